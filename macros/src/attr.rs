@@ -1,0 +1,353 @@
+//! Parse the arguments of `#[ability(...)]` and `#[param(...)]`, collecting every error.
+
+use proc_macro2::{Span, TokenStream};
+use syn::meta::ParseNestedMeta;
+use syn::parse::Parser;
+use syn::spanned::Spanned;
+use syn::{Expr, Lit, LitBool, LitStr, Token};
+
+/// The keys `#[ability]` accepts, in the order the "unknown key" error lists them.
+pub(crate) const ABILITY_KEYS: &[&str] = &[
+    SEMANTIC,
+    FLATTEN,
+    NAME,
+    TITLE,
+    DESCRIPTION,
+    CATEGORY,
+    PERMISSION,
+    PUBLIC,
+    SITE,
+    READ_ONLY,
+    DESTRUCTIVE,
+    IDEMPOTENT,
+    OPEN_WORLD,
+];
+const SEMANTIC: &str = "semantic";
+const FLATTEN: &str = "flatten";
+const NAME: &str = "name";
+const TITLE: &str = "title";
+const DESCRIPTION: &str = "description";
+const CATEGORY: &str = "category";
+const PERMISSION: &str = "permission";
+const PUBLIC: &str = "public";
+const SITE: &str = "site";
+const READ_ONLY: &str = "read_only";
+const DESTRUCTIVE: &str = "destructive";
+const IDEMPOTENT: &str = "idempotent";
+const OPEN_WORLD: &str = "open_world";
+
+/// The keys `#[param]` accepts.
+pub(crate) const PARAM_KEYS: &[&str] = &[DESCRIPTION, DEFAULT];
+const DEFAULT: &str = "default";
+
+/// The five semantics, as written in the attribute.
+pub(crate) const SEMANTICS: &[&str] = &["CREATE", "READ", "UPDATE", "DELETE", "EXECUTE"];
+
+/// What `#[ability(...)]` said.
+#[derive(Default)]
+pub(crate) struct AbilityArgs {
+    pub(crate) semantic: Option<LitStr>,
+    pub(crate) flatten: Option<Span>,
+    pub(crate) name: Option<LitStr>,
+    pub(crate) title: Option<LitStr>,
+    pub(crate) description: Option<LitStr>,
+    pub(crate) category: Option<LitStr>,
+    pub(crate) permission: Option<LitStr>,
+    pub(crate) public: Option<LitBool>,
+    pub(crate) site: Option<LitBool>,
+    pub(crate) read_only: Option<LitBool>,
+    pub(crate) destructive: Option<LitBool>,
+    pub(crate) idempotent: Option<LitBool>,
+    pub(crate) open_world: Option<LitBool>,
+}
+
+/// What `#[param(...)]` said.
+#[derive(Default)]
+pub(crate) struct ParamArgs {
+    pub(crate) description: Option<LitStr>,
+    pub(crate) default: Option<Expr>,
+}
+
+/// Collects errors so every mistake is reported in one compile.
+#[derive(Default)]
+pub(crate) struct Errors(Option<syn::Error>);
+
+impl Errors {
+    pub(crate) fn push(&mut self, error: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+
+    pub(crate) fn spanned(&mut self, span: impl Spanned, message: impl std::fmt::Display) {
+        self.push(syn::Error::new(span.span(), message));
+    }
+
+    pub(crate) fn into_result(self) -> Result<(), syn::Error> {
+        self.0.map_or(Ok(()), Err)
+    }
+}
+
+/// Parse `#[ability(...)]`'s arguments.
+pub(crate) fn parse_ability_args(tokens: TokenStream, errors: &mut Errors) -> AbilityArgs {
+    let mut args = AbilityArgs::default();
+    let parser = syn::meta::parser(|meta| {
+        let Some(key) = meta.path.get_ident().map(ToString::to_string) else {
+            errors.spanned(
+                &meta.path,
+                unknown_key_message("ability", &meta.path_string(), ABILITY_KEYS),
+            );
+            return skip_value(&meta);
+        };
+        match key.as_str() {
+            // semantic = "CREATE" | "READ" | "UPDATE" | "DELETE" | "EXECUTE"
+            SEMANTIC => {
+                if let Some(lit) = string_value(&meta, SEMANTIC, "semantic = \"READ\"", errors)? {
+                    if !SEMANTICS.contains(&lit.value().as_str()) {
+                        errors.spanned(
+                            &lit,
+                            format!(
+                                "unknown semantic \"{}\"; expected one of \"CREATE\", \"READ\", \"UPDATE\", \"DELETE\", \"EXECUTE\"",
+                                lit.value()
+                            ),
+                        );
+                    }
+                    set(&mut args.semantic, lit, &meta, errors);
+                }
+            }
+            // flatten
+            FLATTEN => {
+                if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
+                    errors.spanned(&meta.path, "`flatten` takes no value: write `flatten`");
+                    skip_value(&meta)?;
+                } else {
+                    set(&mut args.flatten, meta.path.span(), &meta, errors);
+                }
+            }
+            // name = "my-plugin/count-posts"
+            NAME => string_key(
+                &meta,
+                &mut args.name,
+                NAME,
+                "name = \"my-plugin/count-posts\"",
+                errors,
+            )?,
+            // title = "Count posts"
+            TITLE => string_key(
+                &meta,
+                &mut args.title,
+                TITLE,
+                "title = \"Count posts\"",
+                errors,
+            )?,
+            // description = "..."
+            DESCRIPTION => string_key(
+                &meta,
+                &mut args.description,
+                DESCRIPTION,
+                "description = \"Count posts.\"",
+                errors,
+            )?,
+            // category = "site"
+            CATEGORY => string_key(
+                &meta,
+                &mut args.category,
+                CATEGORY,
+                "category = \"site\"",
+                errors,
+            )?,
+            // permission = "posts:write"
+            PERMISSION => string_key(
+                &meta,
+                &mut args.permission,
+                PERMISSION,
+                "permission = \"posts:write\"",
+                errors,
+            )?,
+            // public | public = true | public = false (and likewise for the flags below)
+            PUBLIC => bool_key(&meta, &mut args.public, PUBLIC, errors)?,
+            SITE => bool_key(&meta, &mut args.site, SITE, errors)?,
+            READ_ONLY => bool_key(&meta, &mut args.read_only, READ_ONLY, errors)?,
+            DESTRUCTIVE => bool_key(&meta, &mut args.destructive, DESTRUCTIVE, errors)?,
+            IDEMPOTENT => bool_key(&meta, &mut args.idempotent, IDEMPOTENT, errors)?,
+            OPEN_WORLD => bool_key(&meta, &mut args.open_world, OPEN_WORLD, errors)?,
+            other => {
+                errors.spanned(
+                    &meta.path,
+                    unknown_key_message("ability", other, ABILITY_KEYS),
+                );
+                skip_value(&meta)?;
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = parser.parse2(tokens) {
+        errors.push(e);
+    }
+    args
+}
+
+/// Parse one `#[param(...)]` attribute into `args`.
+pub(crate) fn parse_param_attr(attr: &syn::Attribute, args: &mut ParamArgs, errors: &mut Errors) {
+    let result = attr.parse_nested_meta(|meta| {
+        let key = meta.path_string();
+        match key.as_str() {
+            // description = "..."
+            DESCRIPTION => string_key(
+                &meta,
+                &mut args.description,
+                DESCRIPTION,
+                "description = \"The post id.\"",
+                errors,
+            )?,
+            // default = <expression of the parameter's type>
+            DEFAULT => {
+                let expr: Expr = meta.value()?.parse()?;
+                set(&mut args.default, expr, &meta, errors);
+            }
+            other => {
+                errors.spanned(&meta.path, unknown_key_message("param", other, PARAM_KEYS));
+                skip_value(&meta)?;
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        errors.push(e);
+    }
+}
+
+trait PathString {
+    fn path_string(&self) -> String;
+}
+
+impl PathString for ParseNestedMeta<'_> {
+    fn path_string(&self) -> String {
+        self.path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect::<Vec<_>>()
+            .join("::")
+    }
+}
+
+fn unknown_key_message(attr: &str, key: &str, valid: &[&str]) -> String {
+    format!(
+        "unknown {attr} attribute `{key}`; expected one of: {}",
+        valid
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// Store a value, or report a duplicate at the second occurrence.
+fn set<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta<'_>, errors: &mut Errors) {
+    if slot.is_some() {
+        errors.spanned(
+            &meta.path,
+            format!("duplicate attribute `{}`", meta.path_string()),
+        );
+    } else {
+        *slot = Some(value);
+    }
+}
+
+/// Consume whatever follows a key we reject, so parsing can go on.
+fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(Token![=]) {
+        meta.value()?.parse::<Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        let _content;
+        syn::parenthesized!(_content in meta.input);
+        let _: TokenStream = _content.parse()?;
+    }
+    Ok(())
+}
+
+fn string_key(
+    meta: &ParseNestedMeta<'_>,
+    slot: &mut Option<LitStr>,
+    key: &str,
+    example: &str,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    if let Some(lit) = string_value(meta, key, example, errors)? {
+        set(slot, lit, meta, errors);
+    }
+    Ok(())
+}
+
+/// `key = "string"`: anything else is an error at the value showing the expected form.
+fn string_value(
+    meta: &ParseNestedMeta<'_>,
+    key: &str,
+    example: &str,
+    errors: &mut Errors,
+) -> syn::Result<Option<LitStr>> {
+    if !meta.input.peek(Token![=]) {
+        errors.spanned(
+            &meta.path,
+            format!("`{key}` needs a string value, like `{example}`"),
+        );
+        skip_value(meta)?;
+        return Ok(None);
+    }
+    let expr: Expr = meta.value()?.parse()?;
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => {
+            if !lit.suffix().is_empty() {
+                errors.spanned(
+                    &lit,
+                    format!("unexpected suffix `{}` on string literal", lit.suffix()),
+                );
+                return Ok(None);
+            }
+            Ok(Some(lit))
+        }
+        other => {
+            errors.spanned(
+                &other,
+                format!("expected a string literal, like `{example}`"),
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// `key`, `key = true` or `key = false`.
+fn bool_key(
+    meta: &ParseNestedMeta<'_>,
+    slot: &mut Option<LitBool>,
+    key: &str,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    if !meta.input.peek(Token![=]) {
+        if meta.input.peek(syn::token::Paren) {
+            errors.spanned(
+                &meta.path,
+                format!("expected `{key}` or `{key} = true|false`"),
+            );
+            return skip_value(meta);
+        }
+        set(slot, LitBool::new(true, meta.path.span()), meta, errors);
+        return Ok(());
+    }
+    let expr: Expr = meta.value()?.parse()?;
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Bool(lit),
+            ..
+        }) => set(slot, lit, meta, errors),
+        other => errors.spanned(
+            &other,
+            format!("expected `true` or `false`, like `{key} = false`"),
+        ),
+    }
+    Ok(())
+}

@@ -1,0 +1,307 @@
+//! Generate the registration: the function as written, plus one `const _` block holding the
+//! input type, the type checks, the entry point and the `inventory::submit!`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Ident, ItemFn, LitBool, LitStr};
+
+use crate::attr::{AbilityArgs, Errors, parse_ability_args};
+use crate::sig::{Output, Param, ParamKind, Signature, analyse};
+use crate::{check, doc, fallback};
+
+pub(crate) fn ability(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let mut item: ItemFn = match syn::parse2(item.clone()) {
+        Ok(item) => item,
+        Err(_) => {
+            let error = syn::Error::new(
+                Span::call_site(),
+                "`#[ability]` goes on a free `fn` or `async fn`",
+            );
+            let error = syn::Error::new_spanned(&item, error.to_string());
+            let error = error.to_compile_error();
+            return quote! { #item #error };
+        }
+    };
+    let args = parse_ability_args(args, &mut errors);
+    let sig = analyse(&mut item, &mut errors);
+    check::check(&args, &sig, &item, &mut errors);
+    let description = args
+        .description
+        .as_ref()
+        .map(|d| quote!(#d))
+        .or_else(|| doc::description(&item.attrs));
+    if description.is_none() {
+        errors.spanned(
+            &item.sig.ident,
+            format!(
+                "ability `{}` needs a description: add a `///` doc comment or `description = \"...\"`",
+                item.sig.ident
+            ),
+        );
+    }
+    match (errors.into_result(), description) {
+        (Ok(()), Some(description)) => generate(&args, &sig, &item, &description),
+        (Err(error), _) => fallback::emit(&item, error),
+        (Ok(()), None) => fallback::emit(
+            &item,
+            syn::Error::new(Span::call_site(), "missing description"),
+        ),
+    }
+}
+
+fn generate(
+    args: &AbilityArgs,
+    sig: &Signature,
+    item: &ItemFn,
+    description: &TokenStream,
+) -> TokenStream {
+    let p = quote!(::abilities::__private);
+    let fn_ident = &item.sig.ident;
+    let fn_name = fn_ident.to_string();
+    let fn_name = fn_name.strip_prefix("r#").unwrap_or(&fn_name);
+    let name = args
+        .name
+        .as_ref()
+        .map_or_else(|| LitStr::new(fn_name, fn_ident.span()), Clone::clone);
+    let flatten = args.flatten.is_some();
+    let values: Vec<&Param> = sig.params.iter().filter(|p| p.kind.is_value()).collect();
+
+    // Trait checks at the user's own tokens, so errors point at the offending type.
+    let mut checks = Vec::new();
+    for param in &sig.params {
+        let ty = &param.ty;
+        checks.push(match &param.kind {
+            ParamKind::Value(_) => quote_spanned!(ty.span()=> #p::assert_input::<#ty>();),
+            ParamKind::Extractor => quote_spanned!(ty.span()=> #p::assert_extractor::<#ty>();),
+            ParamKind::ContextRef | ParamKind::ContextOwned => quote!(),
+        });
+    }
+    let output_ty = match &sig.output {
+        Output::Plain(ty) | Output::Result { ok: Some(ty) } => Some(ty),
+        Output::Unit | Output::Result { ok: None } => None,
+    };
+    if let Some(ty) = output_ty {
+        checks.push(quote_spanned!(ty.span()=> #p::assert_output::<#ty>();));
+    }
+
+    // The input: none, a hidden struct of named parameters, or the one flattened value.
+    let mut support = TokenStream::new();
+    let (input_def, decode) = if values.is_empty() {
+        (quote!(#p::InputDef::None), quote!())
+    } else if flatten {
+        let param = values[0];
+        let ty = &param.ty;
+        let ParamKind::Value(param_args) = &param.kind else {
+            unreachable!("values are value params")
+        };
+        let default = match &param_args.default {
+            Some(expr) => {
+                support.extend(quote! {
+                    fn __ability_default() -> #p::serde_json::Value {
+                        let __ability_value: #ty = #expr;
+                        #p::encode_default(__ability_value)
+                    }
+                });
+                quote!(::core::option::Option::Some(__ability_default as fn() -> #p::serde_json::Value))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let describe = option_str(param_args.description.as_ref());
+        let ident = &param.ident;
+        (
+            quote!(#p::InputDef::Flattened {
+                schema: #p::input_schema_for::<#ty> as fn() -> #p::schemars::Schema,
+                default: #default,
+                description: #describe,
+            }),
+            quote!(let #ident: #ty = #p::decode(__ability_args)?;),
+        )
+    } else {
+        let mut fields = Vec::new();
+        for param in &values {
+            let (ident, ty) = (&param.ident, &param.ty);
+            let ParamKind::Value(param_args) = &param.kind else {
+                continue;
+            };
+            let mut attrs = TokenStream::new();
+            if let Some(d) = &param_args.description {
+                attrs.extend(quote!(#[schemars(description = #d)]));
+            }
+            if let Some(expr) = &param_args.default {
+                let default_fn = format_ident!("__ability_default_{}", ident_name(ident));
+                let default_path = LitStr::new(&default_fn.to_string(), Span::call_site());
+                support.extend(quote! {
+                    fn #default_fn() -> #ty { #expr }
+                });
+                attrs.extend(quote!(#[serde(default = #default_path)]));
+            }
+            fields.push(quote!(#attrs #ident: #ty,));
+        }
+        let field_idents = values.iter().map(|p| &p.ident);
+        support.extend(quote! {
+            #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
+            #[serde(crate = "::abilities::__private::serde")]
+            #[schemars(crate = "::abilities::__private::schemars")]
+            struct __AbilityInput { #(#fields)* }
+        });
+        (
+            quote!(#p::InputDef::Object {
+                schema: #p::input_schema_for::<__AbilityInput> as fn() -> #p::schemars::Schema,
+            }),
+            quote!(let __AbilityInput { #(#field_idents),* } = #p::decode(__ability_args)?;),
+        )
+    };
+
+    // The call, with extractors taken from the context.
+    let call_args = sig.params.iter().map(|param| {
+        let (ident, ty) = (&param.ident, &param.ty);
+        match &param.kind {
+            ParamKind::Value(_) => quote!(#ident),
+            ParamKind::ContextRef => quote!(&__ability_ctx),
+            ParamKind::ContextOwned => quote!(::core::clone::Clone::clone(&__ability_ctx)),
+            ParamKind::Extractor => quote!(<#ty as #p::FromContext>::from_context(&__ability_ctx)?),
+        }
+    });
+    let await_ = sig.is_async.then(|| quote!(.await));
+    let finish = match &sig.output {
+        Output::Unit => quote! {
+            let () = __ability_out;
+            ::core::result::Result::Ok(#p::serde_json::Value::Null)
+        },
+        Output::Plain(_) => quote!(#p::encode(__ability_out)),
+        Output::Result { ok } => {
+            let ok_arm = match ok {
+                Some(_) => {
+                    quote!(::core::result::Result::Ok(__ability_value) => #p::encode(__ability_value))
+                }
+                None => {
+                    quote!(::core::result::Result::Ok(()) => ::core::result::Result::Ok(#p::serde_json::Value::Null))
+                }
+            };
+            quote! {
+                match __ability_out {
+                    #ok_arm,
+                    ::core::result::Result::Err(__ability_error) => ::core::result::Result::Err(
+                        #p::IntoAbilityError::into_ability_error(__ability_error),
+                    ),
+                }
+            }
+        }
+    };
+    let output_def = match output_ty {
+        Some(ty) => quote!(::core::option::Option::Some(
+            #p::output_schema_for::<#ty> as fn() -> #p::schemars::Schema
+        )),
+        None => quote!(::core::option::Option::None),
+    };
+
+    let semantic = semantic_variant(args);
+    let title = option_str(args.title.as_ref());
+    let category = option_str(args.category.as_ref());
+    let permission = option_str(args.permission.as_ref());
+    let public = bool_or(args.public.as_ref(), true);
+    let site = bool_or(args.site.as_ref(), true);
+    let read_only = option_bool(args.read_only.as_ref());
+    let destructive = option_bool(args.destructive.as_ref());
+    let idempotent = option_bool(args.idempotent.as_ref());
+    let open_world = option_bool(args.open_world.as_ref());
+    let line = quote_spanned!(fn_ident.span()=> ::core::line!());
+    let file = quote_spanned!(fn_ident.span()=> ::core::file!());
+
+    quote! {
+        #item
+
+        #[doc(hidden)]
+        #[allow(non_snake_case, non_camel_case_types, clippy::all)]
+        const _: () = {
+            #support
+
+            const _: () = { #(#checks)* };
+
+            fn __ability_call(
+                __ability_ctx: #p::Context,
+                __ability_args: #p::serde_json::Value,
+            ) -> #p::CallFuture {
+                ::std::boxed::Box::pin(async move {
+                    #decode
+                    let __ability_out = #fn_ident(#(#call_args),*) #await_;
+                    #finish
+                })
+            }
+
+            #p::inventory::submit! {
+                #p::AbilityDef {
+                    name: #name,
+                    title: #title,
+                    description: #description,
+                    category: #category,
+                    semantic: #p::Semantic::#semantic,
+                    permission: #permission,
+                    public: #public,
+                    site: #site,
+                    annotations: #p::Annotations {
+                        read_only_hint: #read_only,
+                        destructive_hint: #destructive,
+                        idempotent_hint: #idempotent,
+                        open_world_hint: #open_world,
+                    },
+                    input: #input_def,
+                    output: #output_def,
+                    call: __ability_call,
+                    rust_path: ::core::concat!(::core::module_path!(), "::", #fn_name),
+                    file: #file,
+                    line: #line,
+                }
+            }
+        };
+    }
+}
+
+fn ident_name(ident: &Ident) -> String {
+    let name = ident.to_string();
+    name.strip_prefix("r#").unwrap_or(&name).to_owned()
+}
+
+fn semantic_variant(args: &AbilityArgs) -> Ident {
+    let value = args
+        .semantic
+        .as_ref()
+        .map(LitStr::value)
+        .unwrap_or_default();
+    let variant = match value.as_str() {
+        "CREATE" => "Create",
+        "UPDATE" => "Update",
+        "DELETE" => "Delete",
+        "EXECUTE" => "Execute",
+        _ => "Read",
+    };
+    Ident::new(
+        variant,
+        args.semantic
+            .as_ref()
+            .map_or_else(Span::call_site, LitStr::span),
+    )
+}
+
+fn option_str(lit: Option<&LitStr>) -> TokenStream {
+    match lit {
+        Some(lit) => quote!(::core::option::Option::Some(#lit)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn option_bool(lit: Option<&LitBool>) -> TokenStream {
+    match lit {
+        Some(lit) => quote!(::core::option::Option::Some(#lit)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn bool_or(lit: Option<&LitBool>, default: bool) -> TokenStream {
+    match lit {
+        Some(lit) => quote!(#lit),
+        None => quote!(#default),
+    }
+}

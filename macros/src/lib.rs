@@ -1,0 +1,19 @@
+//! The `#[ability]` attribute of the [`abilities`](https://docs.rs/abilities) crate.
+//!
+//! Implementation detail: depend on `abilities`, which re-exports this macro and documents it.
+
+mod attr;
+mod check;
+mod doc;
+mod expand;
+mod fallback;
+mod sig;
+
+use proc_macro::TokenStream;
+
+/// Turn a free `fn` or `async fn` into a registered ability. Documented in the `abilities`
+/// crate.
+#[proc_macro_attribute]
+pub fn ability(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::ability(args.into(), item.into()).into()
+}

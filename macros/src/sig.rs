@@ -1,0 +1,217 @@
+//! Analyse the function signature: which parameters are values and which are extractors,
+//! what it returns, and everything the registry cannot hold.
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::{FnArg, GenericArgument, Ident, ItemFn, Pat, PathArguments, ReturnType, Type};
+
+use crate::attr::{Errors, ParamArgs, parse_param_attr};
+
+/// The name of the attribute on parameters, stripped by the macro.
+pub(crate) const PARAM_ATTR: &str = "param";
+
+pub(crate) struct Signature {
+    pub(crate) is_async: bool,
+    pub(crate) params: Vec<Param>,
+    pub(crate) output: Output,
+}
+
+pub(crate) struct Param {
+    pub(crate) ident: Ident,
+    pub(crate) ty: Type,
+    pub(crate) kind: ParamKind,
+}
+
+pub(crate) enum ParamKind {
+    /// `&Context`.
+    ContextRef,
+    /// `Context`, by value.
+    ContextOwned,
+    /// `State<T>` (any `FromContext` whose last path segment is `State`).
+    Extractor,
+    /// A value taken from the arguments.
+    Value(ParamArgs),
+}
+
+impl ParamKind {
+    pub(crate) fn is_value(&self) -> bool {
+        matches!(self, Self::Value(_))
+    }
+}
+
+pub(crate) enum Output {
+    /// No return type, or `()`.
+    Unit,
+    /// `T`.
+    Plain(Type),
+    /// `Result<T, E>` (or an alias named `Result`); `ok` is `None` for `Result<(), E>`.
+    Result { ok: Option<Type> },
+}
+
+/// Analyse `item`, removing the `#[param]` attributes from it.
+pub(crate) fn analyse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
+    let sig = &mut item.sig;
+    if let Some(constness) = &sig.constness {
+        errors.spanned(constness, "`#[ability]` cannot be used on a `const fn`");
+    }
+    if let Some(unsafety) = &sig.unsafety {
+        errors.spanned(
+            unsafety,
+            "`#[ability]` cannot be used on an `unsafe fn`: clients could call it with any input",
+        );
+    }
+    if let Some(abi) = &sig.abi {
+        errors.spanned(abi, "`#[ability]` cannot be used on an `extern fn`");
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.spanned(
+            variadic,
+            "`#[ability]` cannot be used on a variadic function",
+        );
+    }
+    if !sig.generics.params.is_empty() {
+        errors.spanned(
+            &sig.generics.params,
+            "an ability cannot be generic: the registry needs one concrete function; use concrete types",
+        );
+    } else if let Some(clause) = &sig.generics.where_clause {
+        errors.spanned(clause, "an ability cannot have a `where` clause");
+    }
+
+    let mut params = Vec::new();
+    for input in &mut sig.inputs {
+        match input {
+            FnArg::Receiver(receiver) => errors.spanned(
+                &receiver.self_token,
+                "`#[ability]` goes on free functions, not methods: `self` cannot be an ability parameter",
+            ),
+            FnArg::Typed(arg) => {
+                let mut param_args = ParamArgs::default();
+                let mut param_attr_span: Option<Span> = None;
+                arg.attrs.retain(|attr| {
+                    if attr.path().is_ident(PARAM_ATTR) {
+                        param_attr_span.get_or_insert(attr.span());
+                        parse_param_attr(attr, &mut param_args, errors);
+                        false
+                    } else {
+                        true
+                    }
+                });
+                let ident = match &*arg.pat {
+                    Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => pat.ident.clone(),
+                    other => {
+                        errors.spanned(
+                            other,
+                            "ability parameters must be plain identifiers: each one names a property of the input",
+                        );
+                        continue;
+                    }
+                };
+                let ty = (*arg.ty).clone();
+                let kind = match classify(&ty, errors) {
+                    Some(Extractor::ContextRef) => ParamKind::ContextRef,
+                    Some(Extractor::ContextOwned) => ParamKind::ContextOwned,
+                    Some(Extractor::State) => ParamKind::Extractor,
+                    None => ParamKind::Value(param_args),
+                };
+                if let (false, Some(span)) = (kind.is_value(), param_attr_span) {
+                    errors.spanned(span, "`#[param]` describes value parameters; extractors have no schema");
+                }
+                params.push(Param { ident, ty, kind });
+            }
+        }
+    }
+
+    let output = match &sig.output {
+        ReturnType::Default => Output::Unit,
+        ReturnType::Type(_, ty) => output_of(ty, errors),
+    };
+    Signature {
+        is_async: sig.asyncness.is_some(),
+        params,
+        output,
+    }
+}
+
+enum Extractor {
+    ContextRef,
+    ContextOwned,
+    State,
+}
+
+/// Extractors are recognised by name: `&Context`, `Context`, `State<T>`.
+fn classify(ty: &Type, errors: &mut Errors) -> Option<Extractor> {
+    match ty {
+        Type::Reference(reference) => {
+            if last_segment_is(&reference.elem, "Context") {
+                if let Some(mutability) = &reference.mutability {
+                    errors.spanned(
+                        mutability,
+                        "take the context as `&Context`, not `&mut Context`",
+                    );
+                }
+                return Some(Extractor::ContextRef);
+            }
+            errors.spanned(
+                reference.and_token,
+                "ability parameters are deserialized into owned values: use an owned type (`String`, not `&str`)",
+            );
+            None
+        }
+        Type::ImplTrait(impl_trait) => {
+            errors.spanned(
+                impl_trait.impl_token,
+                "an ability parameter cannot be `impl Trait`: use a concrete type",
+            );
+            None
+        }
+        Type::Path(_) if last_segment_is(ty, "Context") => Some(Extractor::ContextOwned),
+        Type::Path(path) => {
+            let last = path.path.segments.last()?;
+            (last.ident == "State" && matches!(last.arguments, PathArguments::AngleBracketed(_)))
+                .then_some(Extractor::State)
+        }
+        _ => None,
+    }
+}
+
+fn last_segment_is(ty: &Type, name: &str) -> bool {
+    match ty {
+        Type::Path(path) => path
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == name && matches!(s.arguments, PathArguments::None)),
+        _ => false,
+    }
+}
+
+fn output_of(ty: &Type, errors: &mut Errors) -> Output {
+    if is_unit(ty) {
+        return Output::Unit;
+    }
+    if let Type::ImplTrait(impl_trait) = ty {
+        errors.spanned(
+            impl_trait.impl_token,
+            "an ability must return a concrete type, not `impl Trait`",
+        );
+        return Output::Unit;
+    }
+    if let Type::Path(path) = ty {
+        if let Some(last) = path.path.segments.last() {
+            if let (true, PathArguments::AngleBracketed(args)) =
+                (last.ident == "Result", &last.arguments)
+            {
+                if let Some(GenericArgument::Type(ok)) = args.args.first() {
+                    let ok = (!is_unit(ok)).then(|| ok.clone());
+                    return Output::Result { ok };
+                }
+            }
+        }
+    }
+    Output::Plain(ty.clone())
+}
+
+fn is_unit(ty: &Type) -> bool {
+    matches!(ty, Type::Tuple(tuple) if tuple.elems.is_empty())
+}

@@ -1,0 +1,84 @@
+//! Not public API. Used by generated code.
+
+#![allow(missing_docs, unreachable_pub)]
+
+pub use ::inventory;
+pub use ::schemars;
+pub use ::serde;
+pub use ::serde_json;
+
+pub use crate::ability::{AbilityDef, CallFuture, InputDef};
+pub use crate::context::FromContext;
+pub use crate::schema::{input_schema_for, output_schema_for};
+pub use crate::{AbilityError, Annotations, Context, Semantic};
+
+use serde_json::Value;
+
+use crate::ErrorCode;
+
+/// A type that can be an ability parameter.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an ability parameter",
+    label = "needs `Deserialize` and `JsonSchema`",
+    note = "derive `serde::Deserialize` and `schemars::JsonSchema` for it; borrowed types like `&str` cannot be parameters, use owned ones like `String`"
+)]
+pub trait AbilityInput: serde::de::DeserializeOwned + schemars::JsonSchema {}
+impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> AbilityInput for T {}
+
+/// A type that can be returned by an ability.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned by an ability",
+    label = "needs `Serialize` and `JsonSchema`",
+    note = "derive `serde::Serialize` and `schemars::JsonSchema` for it"
+)]
+pub trait AbilityOutput: serde::Serialize + schemars::JsonSchema {}
+impl<T: serde::Serialize + schemars::JsonSchema> AbilityOutput for T {}
+
+/// An error type an ability may return.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the error of an ability",
+    label = "no conversion into `AbilityError`",
+    note = "implement `From<{Self}> for abilities::AbilityError`"
+)]
+pub trait IntoAbilityError {
+    fn into_ability_error(self) -> AbilityError;
+}
+impl<E: Into<AbilityError>> IntoAbilityError for E {
+    fn into_ability_error(self) -> AbilityError {
+        self.into()
+    }
+}
+
+pub const fn assert_input<T: AbilityInput>() {}
+pub const fn assert_output<T: AbilityOutput>() {}
+pub const fn assert_error<E: IntoAbilityError>() {}
+pub const fn assert_extractor<T: FromContext>() {}
+
+/// Deserialize validated arguments into the handler's input type.
+///
+/// Validation already ran, so a failure here is a constraint the schema could not express
+/// (say `42.5` for an integer), still the caller's fault.
+pub fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, AbilityError> {
+    serde_json::from_value(value).map_err(|e| {
+        AbilityError::new(
+            ErrorCode::ValidationInvalidType,
+            format!("invalid arguments: {e}"),
+        )
+    })
+}
+
+/// Serialize a handler's output.
+pub fn encode<T: serde::Serialize>(value: T) -> Result<Value, AbilityError> {
+    serde_json::to_value(value).map_err(|e| {
+        tracing::error!(error = %e, "ability output failed to serialize");
+        AbilityError::internal("the ability's result could not be serialized")
+    })
+}
+
+/// Serialize a parameter default for the schema and the normalizer.
+pub fn encode_default<T: serde::Serialize>(value: T) -> Value {
+    serde_json::to_value(value).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "parameter default failed to serialize");
+        Value::Null
+    })
+}

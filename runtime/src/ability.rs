@@ -1,0 +1,168 @@
+//! The static description of an ability, as `#[ability]` registers it.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use schemars::Schema;
+use serde_json::Value;
+
+use crate::{AbilityError, Context};
+
+/// What an ability does to the world. It drives default annotations, the MCP-AQL endpoint
+/// family and danger defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Semantic {
+    /// Creates something new.
+    Create,
+    /// Reads without changing anything.
+    Read,
+    /// Changes something that exists.
+    Update,
+    /// Removes something.
+    Delete,
+    /// Runs an action that fits none of the above.
+    Execute,
+}
+
+impl Semantic {
+    /// The upper-case form used in `#[ability(semantic = "...")]`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Create => "CREATE",
+            Self::Read => "READ",
+            Self::Update => "UPDATE",
+            Self::Delete => "DELETE",
+            Self::Execute => "EXECUTE",
+        }
+    }
+}
+
+impl fmt::Display for Semantic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// MCP tool annotations: hints for clients, never a grant of anything.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotations {
+    /// The tool does not modify its environment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may perform destructive updates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Calling the tool again with the same arguments has no further effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool talks to the world outside the server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+impl Annotations {
+    /// The defaults for a semantic: READ is read-only and idempotent; UPDATE is idempotent;
+    /// DELETE is destructive and idempotent; CREATE and EXECUTE are neither. No ability is
+    /// open-world unless it says so.
+    pub const fn for_semantic(semantic: Semantic) -> Self {
+        let (read_only, destructive, idempotent) = match semantic {
+            Semantic::Read => (true, false, true),
+            Semantic::Create => (false, false, false),
+            Semantic::Update => (false, false, true),
+            Semantic::Delete => (false, true, true),
+            Semantic::Execute => (false, false, false),
+        };
+        Self {
+            read_only_hint: Some(read_only),
+            destructive_hint: Some(destructive),
+            idempotent_hint: Some(idempotent),
+            open_world_hint: Some(false),
+        }
+    }
+
+    /// These annotations with every `Some` of `overrides` taking precedence.
+    pub const fn overridden_by(self, overrides: Annotations) -> Self {
+        const fn pick(over: Option<bool>, base: Option<bool>) -> Option<bool> {
+            match over {
+                Some(v) => Some(v),
+                None => base,
+            }
+        }
+        Self {
+            read_only_hint: pick(overrides.read_only_hint, self.read_only_hint),
+            destructive_hint: pick(overrides.destructive_hint, self.destructive_hint),
+            idempotent_hint: pick(overrides.idempotent_hint, self.idempotent_hint),
+            open_world_hint: pick(overrides.open_world_hint, self.open_world_hint),
+        }
+    }
+}
+
+/// The boxed future an ability's generated entry point returns.
+pub type CallFuture = Pin<Box<dyn Future<Output = Result<Value, AbilityError>> + Send>>;
+
+/// How an ability takes its input.
+#[derive(Clone, Copy)]
+#[doc(hidden)]
+pub enum InputDef {
+    /// No value parameters: arguments are accepted and ignored.
+    None,
+    /// Named parameters, each a property of the input object.
+    Object {
+        /// Generates the object schema.
+        schema: fn() -> Schema,
+    },
+    /// `flatten`: one value parameter whose own schema is the input.
+    Flattened {
+        /// Generates the value's schema.
+        schema: fn() -> Schema,
+        /// The parameter's default, from `#[param(default = ...)]`.
+        default: Option<fn() -> Value>,
+        /// The parameter's description, from `#[param(description = ...)]`.
+        description: Option<&'static str>,
+    },
+}
+
+/// Everything `#[ability]` knows about a function at compile time: string slices and function
+/// pointers, so it is built in a `const` and registered through `inventory`. Schemas and
+/// validators are derived from it once, when the [`Registry`](crate::Registry) is built.
+#[doc(hidden)]
+pub struct AbilityDef {
+    pub name: &'static str,
+    pub title: Option<&'static str>,
+    pub description: &'static str,
+    pub category: Option<&'static str>,
+    pub semantic: Semantic,
+    pub permission: Option<&'static str>,
+    pub public: bool,
+    pub site: bool,
+    pub annotations: Annotations,
+    pub input: InputDef,
+    pub output: Option<fn() -> Schema>,
+    pub call: fn(Context, Value) -> CallFuture,
+    pub rust_path: &'static str,
+    pub file: &'static str,
+    pub line: u32,
+}
+
+impl AbilityDef {
+    /// `file:line` of the definition.
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.file, self.line)
+    }
+}
+
+impl fmt::Debug for AbilityDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AbilityDef")
+            .field("name", &self.name)
+            .field("semantic", &self.semantic)
+            .field("rust_path", &self.rust_path)
+            .field("file", &self.file)
+            .field("line", &self.line)
+            .finish_non_exhaustive()
+    }
+}
+
+inventory::collect!(AbilityDef);

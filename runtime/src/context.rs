@@ -1,0 +1,234 @@
+//! What a handler can reach besides its arguments: the caller, the application's state and
+//! the request's identity.
+
+use std::any::{Any, TypeId, type_name};
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use crate::AbilityError;
+
+/// Who is calling: a principal and the scopes it holds.
+///
+/// Scopes are checked against `#[ability(permission = "...")]` before the handler runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    principal: String,
+    scopes: Scopes,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Scopes {
+    All,
+    Only(BTreeSet<String>),
+}
+
+impl Caller {
+    /// A caller holding exactly `scopes`.
+    pub fn new<S: Into<String>>(
+        principal: impl Into<String>,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        let scopes = scopes.into_iter().map(Into::into).collect();
+        Self {
+            principal: principal.into(),
+            scopes: Scopes::Only(scopes),
+        }
+    }
+
+    /// A caller holding every scope: in-process code and locally configured transports.
+    pub fn trusted(principal: impl Into<String>) -> Self {
+        Self {
+            principal: principal.into(),
+            scopes: Scopes::All,
+        }
+    }
+
+    /// A caller with no scopes at all.
+    pub fn anonymous() -> Self {
+        Self::new("anonymous", std::iter::empty::<String>())
+    }
+
+    /// The principal's name.
+    pub fn principal(&self) -> &str {
+        &self.principal
+    }
+
+    /// Whether the caller holds `scope`.
+    pub fn has_scope(&self, scope: &str) -> bool {
+        match &self.scopes {
+            Scopes::All => true,
+            Scopes::Only(scopes) => scopes.contains(scope),
+        }
+    }
+}
+
+impl Default for Caller {
+    /// [`Caller::trusted`]`("local")`.
+    fn default() -> Self {
+        Self::trusted("local")
+    }
+}
+
+/// Typed application state, keyed by type.
+#[derive(Clone, Default)]
+pub struct StateMap {
+    values: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+}
+
+impl StateMap {
+    /// An empty map.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Store `value`, replacing any earlier value of the same type.
+    pub fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
+        self.values.insert(TypeId::of::<T>(), Arc::new(value));
+    }
+
+    /// The value of type `T`, if one was stored.
+    pub fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.values
+            .get(&TypeId::of::<T>())
+            .cloned()
+            .and_then(|v| v.downcast::<T>().ok())
+    }
+}
+
+impl fmt::Debug for StateMap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StateMap")
+            .field("len", &self.values.len())
+            .finish()
+    }
+}
+
+/// The per-call context handed to the pipeline and, as `&Context`, to handlers that ask for it.
+///
+/// Cheap to clone.
+///
+/// ```
+/// use abilities::{Caller, Context};
+///
+/// let ctx = Context::new()
+///     .with_request_id("42")
+///     .with_caller(Caller::new("alice", ["posts:write"]))
+///     .with_state(String::from("shared"));
+/// assert!(ctx.caller().has_scope("posts:write"));
+/// assert_eq!(ctx.state::<String>().as_deref().map(String::as_str), Some("shared"));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    request_id: Option<Arc<str>>,
+    caller: Arc<Caller>,
+    state: Arc<StateMap>,
+}
+
+impl Context {
+    /// A context with a trusted local caller and no state.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Set the request id (the JSON-RPC id on MCP transports).
+    #[must_use]
+    pub fn with_request_id(mut self, id: impl Into<Arc<str>>) -> Self {
+        self.request_id = Some(id.into());
+        self
+    }
+
+    /// Set the caller.
+    #[must_use]
+    pub fn with_caller(mut self, caller: Caller) -> Self {
+        self.caller = Arc::new(caller);
+        self
+    }
+
+    /// Share a whole state map (a server shares one across calls).
+    #[must_use]
+    pub fn with_state_map(mut self, state: Arc<StateMap>) -> Self {
+        self.state = state;
+        self
+    }
+
+    /// Add one state value.
+    #[must_use]
+    pub fn with_state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        Arc::make_mut(&mut self.state).insert(value);
+        self
+    }
+
+    /// The request id, if the transport has one.
+    pub fn request_id(&self) -> Option<&str> {
+        self.request_id.as_deref()
+    }
+
+    /// Who is calling.
+    pub fn caller(&self) -> &Caller {
+        &self.caller
+    }
+
+    /// The application state of type `T`, if registered.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.state.get::<T>()
+    }
+}
+
+/// Hands an ability the application state of type `T` registered on the server.
+///
+/// ```
+/// use abilities::{ability, State};
+///
+/// struct Greeting(String);
+///
+/// /// Say hello.
+/// #[ability(semantic = "READ")]
+/// fn hello(greeting: State<Greeting>, name: String) -> String {
+///     format!("{} {name}", greeting.0)
+/// }
+/// ```
+pub struct State<T>(pub Arc<T>);
+
+impl<T> Deref for State<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> Clone for State<T> {
+    fn clone(&self) -> Self {
+        Self(Arc::clone(&self.0))
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for State<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("State").field(&self.0).finish()
+    }
+}
+
+/// A handler parameter taken from the [`Context`] rather than from the arguments.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be taken from the call context",
+    label = "not an extractor",
+    note = "extractor parameters are `&Context` and `State<T>`"
+)]
+pub trait FromContext: Sized {
+    /// Take the value from the context, or explain why it is not there.
+    fn from_context(ctx: &Context) -> Result<Self, AbilityError>;
+}
+
+impl<T: Send + Sync + 'static> FromContext for State<T> {
+    fn from_context(ctx: &Context) -> Result<Self, AbilityError> {
+        ctx.state::<T>().map(State).ok_or_else(|| {
+            tracing::error!(
+                state = type_name::<T>(),
+                "ability asked for state that was never registered"
+            );
+            AbilityError::internal("the server is missing application state this ability needs")
+        })
+    }
+}

@@ -1,0 +1,250 @@
+//! One error taxonomy for every surface: upper-snake codes, a message and optional details.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde_json::Value;
+
+/// The machine-readable code of an [`AbilityError`], serialized in upper snake case.
+///
+/// Surfaces map codes to their own error channel (an `isError` tool result, a JSON-RPC
+/// error, an MCP-AQL envelope); the code itself never changes on the way.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// A required parameter is absent.
+    ValidationMissingParam,
+    /// A parameter has the wrong JSON type (or the arguments are not an object).
+    ValidationInvalidType,
+    /// A parameter has the right type but breaks a constraint (enum, range, pattern, length...).
+    ValidationInvalidValue,
+    /// A parameter is not part of the ability's input (surfaces that reject extras).
+    ValidationUnknownParam,
+    /// A request, string, array or nesting depth is over a configured limit.
+    ValidationPayloadTooLarge,
+    /// No ability has the requested name.
+    NotFoundAbility,
+    /// The thing the ability was asked about does not exist.
+    NotFoundResource,
+    /// The caller lacks the scope the ability requires.
+    PermissionDenied,
+    /// The request named another site than the one this server serves.
+    SiteMismatch,
+    /// The operation needs an explicit confirmation before it runs.
+    ConfirmationRequired,
+    /// The resource already exists.
+    ConflictAlreadyExists,
+    /// The ability ran and reported a failure of its own.
+    ExecutionFailed,
+    /// The call took longer than its time limit.
+    Timeout,
+    /// The caller cancelled the call.
+    Cancelled,
+    /// Something went wrong inside the server (a panic, a serialization failure...).
+    InternalError,
+    /// A code defined by the application, in upper snake case.
+    Custom(Cow<'static, str>),
+}
+
+impl ErrorCode {
+    /// The wire form of the code, e.g. `VALIDATION_MISSING_PARAM`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::ValidationMissingParam => "VALIDATION_MISSING_PARAM",
+            Self::ValidationInvalidType => "VALIDATION_INVALID_TYPE",
+            Self::ValidationInvalidValue => "VALIDATION_INVALID_VALUE",
+            Self::ValidationUnknownParam => "VALIDATION_UNKNOWN_PARAM",
+            Self::ValidationPayloadTooLarge => "VALIDATION_PAYLOAD_TOO_LARGE",
+            Self::NotFoundAbility => "NOT_FOUND_ABILITY",
+            Self::NotFoundResource => "NOT_FOUND_RESOURCE",
+            Self::PermissionDenied => "PERMISSION_DENIED",
+            Self::SiteMismatch => "SITE_MISMATCH",
+            Self::ConfirmationRequired => "CONFIRMATION_REQUIRED",
+            Self::ConflictAlreadyExists => "CONFLICT_ALREADY_EXISTS",
+            Self::ExecutionFailed => "EXECUTION_FAILED",
+            Self::Timeout => "TIMEOUT",
+            Self::Cancelled => "CANCELLED",
+            Self::InternalError => "INTERNAL_ERROR",
+            Self::Custom(code) => code,
+        }
+    }
+
+    /// Whether the code reports a problem with the caller's arguments.
+    pub fn is_validation(&self) -> bool {
+        self.as_str().starts_with("VALIDATION_")
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// The error of an ability call: what a client sees as `{code, message, details?}`.
+///
+/// Handlers return it directly or through `From`: any `E` with
+/// `impl From<E> for AbilityError` can be the error type of an ability.
+///
+/// ```
+/// use abilities::AbilityError;
+///
+/// let err = AbilityError::not_found("post 7 does not exist")
+///     .with_details(serde_json::json!({ "resource_id": 7 }));
+/// assert_eq!(
+///     serde_json::to_value(&err).unwrap(),
+///     serde_json::json!({
+///         "code": "NOT_FOUND_RESOURCE",
+///         "message": "post 7 does not exist",
+///         "details": { "resource_id": 7 }
+///     })
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, serde::Serialize, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct AbilityError {
+    code: ErrorCode,
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    details: Option<Value>,
+}
+
+impl AbilityError {
+    /// An error with a code and a message for the caller.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// Attach structured details (shown to the caller beside the message).
+    #[must_use]
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// `NOT_FOUND_RESOURCE`: the thing asked about does not exist.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::NotFoundResource, message)
+    }
+
+    /// `VALIDATION_INVALID_VALUE`: an argument passed the schema but is still unacceptable.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::ValidationInvalidValue, message)
+    }
+
+    /// `PERMISSION_DENIED`.
+    pub fn permission_denied(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::PermissionDenied, message)
+    }
+
+    /// `CONFLICT_ALREADY_EXISTS`.
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::ConflictAlreadyExists, message)
+    }
+
+    /// `EXECUTION_FAILED`: the ability ran and failed for a reason the caller may read.
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::ExecutionFailed, message)
+    }
+
+    /// `INTERNAL_ERROR`: the server failed; the message must not leak internals.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InternalError, message)
+    }
+
+    /// The error's code.
+    pub fn code(&self) -> &ErrorCode {
+        &self.code
+    }
+
+    /// The human-readable message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Structured details, if any.
+    pub fn details(&self) -> Option<&Value> {
+        self.details.as_ref()
+    }
+}
+
+impl From<String> for AbilityError {
+    /// A plain message from a handler becomes `EXECUTION_FAILED`.
+    fn from(message: String) -> Self {
+        Self::failed(message)
+    }
+}
+
+impl From<&str> for AbilityError {
+    /// A plain message from a handler becomes `EXECUTION_FAILED`.
+    fn from(message: &str) -> Self {
+        Self::failed(message)
+    }
+}
+
+impl From<std::convert::Infallible> for AbilityError {
+    fn from(never: std::convert::Infallible) -> Self {
+        match never {}
+    }
+}
+
+/// Why a [`Registry`](crate::Registry) could not be built. Each variant names the definitions
+/// involved by `file:line`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// Two abilities share a name.
+    #[error("duplicate ability name `{name}`: defined at {first} and at {second}")]
+    DuplicateAbility {
+        /// The shared ability name.
+        name: String,
+        /// Where the first definition is.
+        first: String,
+        /// Where the second definition is.
+        second: String,
+    },
+    /// Two different ability names map to the same MCP tool name.
+    #[error(
+        "abilities `{first_name}` ({first}) and `{second_name}` ({second}) both map to the tool name `{tool}`"
+    )]
+    ToolNameCollision {
+        /// The colliding tool name.
+        tool: String,
+        /// The first ability's name.
+        first_name: String,
+        /// Where the first definition is.
+        first: String,
+        /// The second ability's name.
+        second_name: String,
+        /// Where the second definition is.
+        second: String,
+    },
+    /// An ability name yields no valid tool name.
+    #[error("ability name `{name}` ({at}) gives no valid tool name")]
+    InvalidName {
+        /// The offending name.
+        name: String,
+        /// Where it is defined.
+        at: String,
+    },
+    /// A derived schema could not be compiled into a validator.
+    #[error("the input schema of `{name}` ({at}) does not compile: {reason}")]
+    InvalidSchema {
+        /// The ability's name.
+        name: String,
+        /// Where it is defined.
+        at: String,
+        /// What the validator reported.
+        reason: String,
+    },
+}

@@ -1,0 +1,67 @@
+//! Tool names from ability names.
+
+/// The longest tool name many LLM providers accept.
+pub const MAX_TOOL_NAME: usize = 64;
+
+/// The MCP tool name for an ability name: every character outside `[A-Za-z0-9_-]` becomes
+/// `-` (so `my-plugin/count-posts` becomes `my-plugin-count-posts`), and a name over 64
+/// characters keeps its first 55 and gains `-` and 8 hex digits of a hash of the whole
+/// ability name, so it stays unique and is the same on every run and platform.
+/// `None` for an empty name.
+///
+/// ```
+/// use abilities::tool_name;
+///
+/// assert_eq!(tool_name("my-plugin/count-posts").as_deref(), Some("my-plugin-count-posts"));
+/// let long = tool_name(&"x".repeat(100)).unwrap();
+/// assert_eq!(long.len(), 64);
+/// ```
+pub fn tool_name(ability: &str) -> Option<String> {
+    let ability = ability.trim();
+    if ability.is_empty() {
+        return None;
+    }
+    let mut name: String = ability
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if name.len() > MAX_TOOL_NAME {
+        name.truncate(MAX_TOOL_NAME - 9);
+        name.push('-');
+        name.push_str(&format!("{:08x}", fnv1a(ability.as_bytes()) as u32));
+    }
+    Some(name)
+}
+
+/// FNV-1a: a stable hash (std's `DefaultHasher` may change between releases).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
+        (hash ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitizes_and_caps() {
+        assert_eq!(tool_name("a.b c/é").as_deref(), Some("a-b-c--"));
+        assert_eq!(tool_name("  ").as_deref(), None);
+        let a = tool_name(&format!("{}a", "n".repeat(80))).unwrap_or_default();
+        let b = tool_name(&format!("{}b", "n".repeat(80))).unwrap_or_default();
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, b);
+        assert!(
+            a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        );
+        assert_eq!(tool_name(&"n".repeat(64)).map(|s| s.len()), Some(64));
+    }
+}

@@ -1,0 +1,311 @@
+//! The registry: every `#[ability]` of the program, collected once, with schemas derived and
+//! validators compiled at build time so calls do no schema work.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use jsonschema::Validator;
+use serde_json::{Map, Value};
+
+use crate::ability::{AbilityDef, Annotations, InputDef, Semantic};
+use crate::normalize::InputShape;
+use crate::schema::{self, Side};
+use crate::{RegistryError, tool_name};
+
+/// Every ability of the program, sorted by name, ready to list and call.
+///
+/// ```
+/// use abilities::{Context, Registry, ability};
+/// use serde_json::json;
+///
+/// /// Add two numbers.
+/// #[ability(semantic = "READ")]
+/// fn add(a: i64, b: i64) -> i64 {
+///     a + b
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let registry = Registry::collect().unwrap();
+/// let out = registry.call(Context::new(), "add", json!({"a": 2, "b": 40})).await.unwrap();
+/// assert_eq!(out, json!({"result": 42}));
+/// # });
+/// ```
+pub struct Registry {
+    abilities: Vec<Ability>,
+    index: HashMap<String, usize>,
+}
+
+impl Registry {
+    /// Build the registry from every ability linked into the program.
+    ///
+    /// Fails on duplicate ability names, tool-name collisions and schemas that do not compile,
+    /// naming the definitions involved by `file:line`.
+    pub fn collect() -> Result<Self, RegistryError> {
+        Self::from_defs(inventory::iter::<AbilityDef>)
+    }
+
+    /// Build a registry from chosen definitions (tests, or serving a subset).
+    #[doc(hidden)]
+    pub fn from_defs(
+        defs: impl IntoIterator<Item = &'static AbilityDef>,
+    ) -> Result<Self, RegistryError> {
+        let mut defs: Vec<&'static AbilityDef> = defs.into_iter().collect();
+        defs.sort_by(|a, b| (a.name, a.file, a.line).cmp(&(b.name, b.file, b.line)));
+        let mut abilities: Vec<Ability> = Vec::with_capacity(defs.len());
+        let mut index: HashMap<String, usize> = HashMap::with_capacity(defs.len() * 2);
+        for def in defs {
+            if let Some(prev) = abilities.last().filter(|a| a.def.name == def.name) {
+                return Err(RegistryError::DuplicateAbility {
+                    name: def.name.to_owned(),
+                    first: prev.def.location(),
+                    second: def.location(),
+                });
+            }
+            let ability = Ability::build(def)?;
+            let slot = abilities.len();
+            for key in [ability.tool_name.clone(), def.name.to_owned()] {
+                if let Some(&other) = index.get(&key) {
+                    let other = &abilities[other];
+                    return Err(RegistryError::ToolNameCollision {
+                        tool: ability.tool_name.clone(),
+                        first_name: other.def.name.to_owned(),
+                        first: other.def.location(),
+                        second_name: def.name.to_owned(),
+                        second: def.location(),
+                    });
+                }
+                index.insert(key, slot);
+                if ability.tool_name == def.name {
+                    break;
+                }
+            }
+            abilities.push(ability);
+        }
+        Ok(Self { abilities, index })
+    }
+
+    /// The ability with this ability name (`my-plugin/count-posts`) or tool name
+    /// (`my-plugin-count-posts`). The two never clash: a clash is a build error.
+    pub fn get(&self, name: &str) -> Option<&Ability> {
+        self.index.get(name).map(|&i| &self.abilities[i])
+    }
+
+    /// All abilities, sorted by name.
+    pub fn iter(&self) -> std::slice::Iter<'_, Ability> {
+        self.abilities.iter()
+    }
+
+    /// How many abilities there are.
+    pub fn len(&self) -> usize {
+        self.abilities.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.abilities.is_empty()
+    }
+}
+
+impl<'a> IntoIterator for &'a Registry {
+    type Item = &'a Ability;
+    type IntoIter = std::slice::Iter<'a, Ability>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.abilities.iter().map(|a| a.def.name))
+            .finish()
+    }
+}
+
+/// One registered ability: its definition, wire schemas and compiled validator.
+pub struct Ability {
+    pub(crate) def: &'static AbilityDef,
+    tool_name: String,
+    input_schema: Arc<Map<String, Value>>,
+    output_schema: Option<Arc<Map<String, Value>>>,
+    pub(crate) input_shape: InputShape,
+    pub(crate) output_wrapped: bool,
+    pub(crate) validator: Option<Validator>,
+    annotations: Annotations,
+}
+
+impl Ability {
+    fn build(def: &'static AbilityDef) -> Result<Self, RegistryError> {
+        let tool_name = tool_name(def.name).ok_or_else(|| RegistryError::InvalidName {
+            name: def.name.to_owned(),
+            at: def.location(),
+        })?;
+        let (input_schema, input_shape) = input_schema(def);
+        let validator = match def.input {
+            InputDef::None => None,
+            _ => Some(
+                jsonschema::draft202012::new(&Value::Object(input_schema.clone())).map_err(
+                    |e| RegistryError::InvalidSchema {
+                        name: def.name.to_owned(),
+                        at: def.location(),
+                        reason: e.to_string(),
+                    },
+                )?,
+            ),
+        };
+        let (output_schema, output_wrapped) = match def.output {
+            None => (None, false),
+            Some(output) => {
+                let wire = schema::to_wire(schema::clean(output()), Side::Output);
+                (Some(Arc::new(wire.schema)), wire.wrapped)
+            }
+        };
+        Ok(Self {
+            def,
+            tool_name,
+            input_schema: Arc::new(input_schema),
+            output_schema,
+            input_shape,
+            output_wrapped,
+            validator,
+            annotations: Annotations::for_semantic(def.semantic).overridden_by(def.annotations),
+        })
+    }
+
+    /// The ability name, e.g. `my-plugin/count-posts`.
+    pub fn name(&self) -> &'static str {
+        self.def.name
+    }
+
+    /// The MCP tool name, e.g. `my-plugin-count-posts`.
+    pub fn tool_name(&self) -> &str {
+        &self.tool_name
+    }
+
+    /// A human-readable title.
+    pub fn title(&self) -> Option<&'static str> {
+        self.def.title
+    }
+
+    /// What the ability does (defaults to the function's doc comment).
+    pub fn description(&self) -> &'static str {
+        self.def.description
+    }
+
+    /// The ability's category.
+    pub fn category(&self) -> Option<&'static str> {
+        self.def.category
+    }
+
+    /// Its semantic.
+    pub fn semantic(&self) -> Semantic {
+        self.def.semantic
+    }
+
+    /// The scope a caller needs.
+    pub fn permission(&self) -> Option<&'static str> {
+        self.def.permission
+    }
+
+    /// Whether the ability is listed on public surfaces (`public = false` hides it).
+    pub fn is_public(&self) -> bool {
+        self.def.public
+    }
+
+    /// Whether calls are checked against the server's site identity (`site = false` opts out).
+    pub fn checks_site(&self) -> bool {
+        self.def.site
+    }
+
+    /// Annotations: the semantic's defaults with the attribute's overrides.
+    pub fn annotations(&self) -> Annotations {
+        self.annotations
+    }
+
+    /// The input schema as clients see it: always `type: object`.
+    pub fn input_schema(&self) -> &Arc<Map<String, Value>> {
+        &self.input_schema
+    }
+
+    /// The output schema as clients see it (`type: object`), or `None` for `()` returns.
+    pub fn output_schema(&self) -> Option<&Arc<Map<String, Value>>> {
+        self.output_schema.as_ref()
+    }
+
+    /// Whether the input is wrapped under `input` on the wire.
+    pub fn input_wrapped(&self) -> bool {
+        matches!(self.input_shape, InputShape::Wrapped { .. })
+    }
+
+    /// Whether the output is wrapped under `result` on the wire.
+    pub fn output_wrapped(&self) -> bool {
+        self.output_wrapped
+    }
+
+    /// The Rust path of the function, e.g. `my_crate::posts::count_posts`.
+    pub fn rust_path(&self) -> &'static str {
+        self.def.rust_path
+    }
+
+    /// Where the ability is defined, as `file:line`.
+    pub fn location(&self) -> String {
+        self.def.location()
+    }
+}
+
+impl fmt::Debug for Ability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ability")
+            .field("name", &self.def.name)
+            .field("tool_name", &self.tool_name)
+            .field("semantic", &self.def.semantic)
+            .finish_non_exhaustive()
+    }
+}
+
+fn input_schema(def: &AbilityDef) -> (Map<String, Value>, InputShape) {
+    match def.input {
+        InputDef::None => {
+            let wire = schema::to_wire(Map::new(), Side::Input);
+            (wire.schema, InputShape::None)
+        }
+        InputDef::Object { schema } => {
+            let wire = schema::to_wire(schema::clean(schema()), Side::Input);
+            (wire.schema, InputShape::Object { default: None })
+        }
+        InputDef::Flattened {
+            schema,
+            default,
+            description,
+        } => {
+            let mut inner = schema::clean(schema());
+            let default = default.map(|f| f());
+            if let Some(description) = description {
+                inner.insert("description".to_owned(), Value::from(description));
+            }
+            if let Some(default) = &default {
+                inner.insert("default".to_owned(), default.clone());
+            }
+            let mut wire = schema::to_wire(inner, Side::Input);
+            if !wire.wrapped {
+                return (wire.schema, InputShape::Object { default });
+            }
+            let key = Side::Input.key();
+            let nullable = schema::wrapped_inner_mut(&mut wire.schema, key)
+                .is_some_and(|s| schema::admits_null(s));
+            if default.is_some() || nullable {
+                // The server fills the key in, so clients may leave it out.
+                wire.schema.remove("required");
+            }
+            (
+                wire.schema,
+                InputShape::Wrapped {
+                    key,
+                    default,
+                    nullable,
+                },
+            )
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! Schema generation (schemars, JSON Schema 2020-12) and the wire transformation: object
+//! schemas pass, everything else is wrapped under one key (`input` or `result`).
+
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, Schema};
+use serde_json::{Map, Value, json};
+
+/// The schema of a type as the ability's input (what it deserializes from), subschemas inlined.
+pub fn input_schema_for<T: JsonSchema + ?Sized>() -> Schema {
+    settings()
+        .for_deserialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+}
+
+/// The schema of a type as the ability's output (what it serializes to), subschemas inlined.
+pub fn output_schema_for<T: JsonSchema + ?Sized>() -> Schema {
+    settings()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+}
+
+fn settings() -> SchemaSettings {
+    // Many clients cannot follow `$ref`; schemars still emits one where a type is recursive.
+    SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true)
+}
+
+/// Which side of a call a schema describes: it decides the wrap key, and what a schema that
+/// accepts anything becomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Side {
+    /// Arguments: always an object on the wire, so an unconstrained schema is an object.
+    Input,
+    /// Results: can be anything, so an unconstrained schema is wrapped.
+    Output,
+}
+
+impl Side {
+    pub(crate) fn key(self) -> &'static str {
+        match self {
+            Self::Input => "input",
+            Self::Output => "result",
+        }
+    }
+}
+
+/// A schema as it goes on the wire.
+#[derive(Debug)]
+pub(crate) struct WireSchema {
+    pub(crate) schema: Map<String, Value>,
+    /// The original schema sits under [`Side::key`].
+    pub(crate) wrapped: bool,
+}
+
+/// Remove top-level noise (`$schema`, `title`) and turn boolean schemas into objects.
+pub(crate) fn clean(schema: Schema) -> Map<String, Value> {
+    let mut map = match schema.to_value() {
+        Value::Object(map) => map,
+        Value::Bool(false) => Map::from_iter([("not".to_owned(), json!({}))]),
+        _ => Map::new(),
+    };
+    map.remove("$schema");
+    map.remove("title");
+    map
+}
+
+/// Apply the wire contract: a schema that describes an object passes (gaining `"type":
+/// "object"` and `properties` if it lacks them); any other schema is wrapped as
+/// `{type: object, properties: {<key>: S}, required: [<key>]}` with every keyword of `S` kept.
+pub(crate) fn to_wire(mut schema: Map<String, Value>, side: Side) -> WireSchema {
+    if describes_object(&schema, &schema, side) {
+        schema.entry("type").or_insert_with(|| json!("object"));
+        schema.entry("properties").or_insert_with(|| json!({}));
+        return WireSchema {
+            schema,
+            wrapped: false,
+        };
+    }
+    let key = side.key();
+    // Definitions of recursive types stay at the root, where `#/$defs/...` points.
+    let defs = schema.remove("$defs");
+    let mut inner = Value::Object(schema);
+    retarget_root_refs(&mut inner, &format!("#/properties/{key}"));
+    let mut wrapper = Map::new();
+    wrapper.insert("type".to_owned(), json!("object"));
+    wrapper.insert("properties".to_owned(), json!({ key: inner }));
+    wrapper.insert("required".to_owned(), json!([key]));
+    if let Some(defs) = defs {
+        wrapper.insert("$defs".to_owned(), defs);
+    }
+    WireSchema {
+        schema: wrapper,
+        wrapped: true,
+    }
+}
+
+/// The schema wrapped under `key` inside a wire schema made by [`to_wire`].
+pub(crate) fn wrapped_inner_mut<'a>(
+    wire: &'a mut Map<String, Value>,
+    key: &str,
+) -> Option<&'a mut Map<String, Value>> {
+    wire.get_mut("properties")?.get_mut(key)?.as_object_mut()
+}
+
+/// Does the schema only admit JSON objects (or, for input, admit anything)?
+///
+/// Unlike a bare "no `type` means object" rule, a type-less union of strings is not mistaken
+/// for an object: `anyOf`/`oneOf` count as objects only when every branch does.
+fn describes_object(schema: &Map<String, Value>, root: &Map<String, Value>, side: Side) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => return t == "object",
+        Some(Value::Array(types)) => return types.len() == 1 && types[0] == "object",
+        Some(_) => return false,
+        None => {}
+    }
+    if let Some(Value::String(reference)) = schema.get("$ref") {
+        return resolve(reference, root).is_some_and(|target| {
+            !std::ptr::eq(target, schema) && describes_object(target, root, side)
+        });
+    }
+    for union in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = schema.get(union) {
+            return !branches.is_empty()
+                && branches.iter().all(|b| {
+                    b.as_object()
+                        .is_some_and(|b| describes_object(b, root, side))
+                });
+        }
+    }
+    if let Some(Value::Array(all)) = schema.get("allOf") {
+        if all.iter().any(|b| {
+            b.as_object()
+                .is_some_and(|b| describes_object(b, root, side))
+        }) {
+            return true;
+        }
+    }
+    if let Some(Value::Array(values)) = schema.get("enum") {
+        return values.iter().all(Value::is_object);
+    }
+    if let Some(value) = schema.get("const") {
+        return value.is_object();
+    }
+    const OBJECT_KEYWORDS: [&str; 7] = [
+        "properties",
+        "additionalProperties",
+        "patternProperties",
+        "propertyNames",
+        "required",
+        "minProperties",
+        "maxProperties",
+    ];
+    if OBJECT_KEYWORDS.iter().any(|k| schema.contains_key(*k)) {
+        return true;
+    }
+    // Unconstrained: arguments are an object anyway; a result may be any value.
+    side == Side::Input
+}
+
+fn resolve<'a>(reference: &str, root: &'a Map<String, Value>) -> Option<&'a Map<String, Value>> {
+    if reference == "#" {
+        return Some(root);
+    }
+    let pointer = reference.strip_prefix('#')?;
+    let mut node = root;
+    for segment in pointer.split('/').skip(1) {
+        let segment = segment.replace("~1", "/").replace("~0", "~");
+        node = node.get(&segment)?.as_object()?;
+    }
+    Some(node)
+}
+
+/// Point `{"$ref": "#"}` (a recursive root) at the schema's new home inside a wrapper.
+fn retarget_root_refs(value: &mut Value, new_root: &str) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                if k == "$ref" {
+                    if let Value::String(r) = v {
+                        if r == "#" {
+                            *r = new_root.to_owned();
+                        } else if let Some(rest) = r.strip_prefix("#/") {
+                            if !rest.starts_with("$defs/") {
+                                *r = format!("{new_root}/{rest}");
+                            }
+                        }
+                    }
+                } else {
+                    retarget_root_refs(v, new_root);
+                }
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|v| retarget_root_refs(v, new_root)),
+        _ => {}
+    }
+}
+
+/// Does the schema admit `null`?
+pub(crate) fn admits_null(schema: &Map<String, Value>) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) if t == "null" => return true,
+        Some(Value::Array(types)) if types.iter().any(|t| t == "null") => return true,
+        Some(_) => return false,
+        None => {}
+    }
+    for union in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = schema.get(union) {
+            return branches
+                .iter()
+                .any(|b| b.as_object().is_some_and(admits_null));
+        }
+    }
+    if let Some(Value::Array(values)) = schema.get("enum") {
+        return values.iter().any(Value::is_null);
+    }
+    schema.get("const").is_some_and(Value::is_null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wire(schema: Value, side: Side) -> (Value, bool) {
+        let Value::Object(map) = schema else {
+            panic!("test schema must be an object")
+        };
+        let w = to_wire(map, side);
+        (Value::Object(w.schema), w.wrapped)
+    }
+
+    #[test]
+    fn object_passes_and_gains_properties() {
+        let (s, wrapped) = wire(json!({"type": "object"}), Side::Input);
+        assert!(!wrapped);
+        assert_eq!(s, json!({"type": "object", "properties": {}}));
+    }
+
+    #[test]
+    fn missing_type_with_object_keywords_gets_object() {
+        let (s, wrapped) = wire(
+            json!({"properties": {"a": {"type": "string"}}}),
+            Side::Output,
+        );
+        assert!(!wrapped);
+        assert_eq!(
+            s,
+            json!({"type": "object", "properties": {"a": {"type": "string"}}})
+        );
+    }
+
+    #[test]
+    fn scalar_is_wrapped_with_every_keyword() {
+        let inner =
+            json!({"type": "integer", "minimum": 0, "description": "n", "format": "uint64"});
+        let (s, wrapped) = wire(inner.clone(), Side::Output);
+        assert!(wrapped);
+        assert_eq!(
+            s,
+            json!({"type": "object", "properties": {"result": inner}, "required": ["result"]})
+        );
+    }
+
+    #[test]
+    fn nullable_object_and_unions_are_wrapped() {
+        assert!(wire(json!({"type": ["object", "null"]}), Side::Input).1);
+        assert!(
+            wire(
+                json!({"anyOf": [{"type": "string"}, {"type": "object"}]}),
+                Side::Input
+            )
+            .1
+        );
+        assert!(
+            !wire(
+                json!({"oneOf": [{"type": "object"}, {"properties": {}}]}),
+                Side::Input
+            )
+            .1
+        );
+    }
+
+    #[test]
+    fn unconstrained_schema_depends_on_side() {
+        assert!(!wire(json!({}), Side::Input).1);
+        assert!(wire(json!({}), Side::Output).1);
+    }
+
+    #[test]
+    fn recursive_root_refs_follow_the_wrap() {
+        let (s, _) = wire(
+            json!({"type": "array", "items": {"$ref": "#"}, "$defs": {"X": {"type": "string"}}}),
+            Side::Output,
+        );
+        assert_eq!(
+            s["properties"]["result"]["items"]["$ref"],
+            "#/properties/result"
+        );
+        assert_eq!(s["$defs"]["X"], json!({"type": "string"}));
+    }
+
+    #[test]
+    fn null_admission() {
+        assert!(admits_null(
+            json!({"type": ["integer", "null"]})
+                .as_object()
+                .unwrap_or(&Map::new())
+        ));
+        assert!(admits_null(
+            json!({"anyOf": [{"type": "string"}, {"type": "null"}]})
+                .as_object()
+                .unwrap_or(&Map::new())
+        ));
+        assert!(!admits_null(
+            json!({"type": "string"}).as_object().unwrap_or(&Map::new())
+        ));
+    }
+}
