@@ -1,1 +1,141 @@
-fn main() {}
+//! Per-call overhead of the pipeline (normalize, validate, unwrap, call, wrap) against calling
+//! the bare function, for a flattened and an object ability, with valid and invalid input.
+//!
+//! Run: `cargo bench --bench pipeline`. The handlers are synchronous, so each call future
+//! completes on its first poll and no async runtime is measured.
+
+use std::hint::black_box;
+
+use abilities::{Context, Registry, ability};
+use criterion::{Criterion, criterion_group, criterion_main};
+use futures_util::FutureExt;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+#[derive(Deserialize, Serialize, JsonSchema, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum PostType {
+    Post,
+    Page,
+    Attachment,
+}
+
+/// Count published posts of one type.
+#[ability(semantic = "READ", flatten, name = "my-plugin/count-posts")]
+fn count_posts(post_type: PostType) -> u64 {
+    match post_type {
+        PostType::Post => 42,
+        PostType::Page => 7,
+        PostType::Attachment => 0,
+    }
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Post {
+    id: u64,
+    title: String,
+    status: String,
+}
+
+/// Create a post.
+#[ability(semantic = "CREATE")]
+fn create_post(
+    title: String,
+    #[param(default = "draft".to_owned())] status: String,
+    dry_run: Option<bool>,
+) -> Post {
+    let _ = dry_run;
+    Post {
+        id: 7,
+        title,
+        status,
+    }
+}
+
+fn call(
+    registry: &Registry,
+    ctx: &Context,
+    name: &str,
+    args: Value,
+) -> Result<Value, abilities::AbilityError> {
+    match registry.call(ctx.clone(), name, args).now_or_never() {
+        Some(result) => result,
+        None => unreachable!("synchronous handlers complete on the first poll"),
+    }
+}
+
+fn pipeline(c: &mut Criterion) {
+    let registry = match Registry::collect() {
+        Ok(registry) => registry,
+        Err(e) => panic!("bench abilities are valid: {e}"),
+    };
+    let ctx = Context::new();
+
+    let mut flattened = c.benchmark_group("flattened");
+    flattened.bench_function("bare_fn", |b| {
+        b.iter(|| {
+            let post_type: PostType =
+                serde_json::from_value(black_box(json!("post"))).unwrap_or(PostType::Page);
+            black_box(json!({ "result": count_posts(post_type) }))
+        })
+    });
+    flattened.bench_function("pipeline_valid", |b| {
+        b.iter(|| {
+            call(
+                &registry,
+                &ctx,
+                "my-plugin-count-posts",
+                black_box(json!({"input": "post"})),
+            )
+        })
+    });
+    flattened.bench_function("pipeline_invalid", |b| {
+        b.iter(|| {
+            call(
+                &registry,
+                &ctx,
+                "my-plugin-count-posts",
+                black_box(json!({"input": "video"})),
+            )
+        })
+    });
+    flattened.finish();
+
+    let mut object = c.benchmark_group("object");
+    object.bench_function("bare_fn", |b| {
+        b.iter(|| {
+            let args = black_box(json!({"title": "Hello", "dry_run": true}));
+            let title = args["title"].as_str().unwrap_or_default().to_owned();
+            black_box(serde_json::to_value(create_post(
+                title,
+                "draft".to_owned(),
+                args["dry_run"].as_bool(),
+            )))
+        })
+    });
+    object.bench_function("pipeline_valid", |b| {
+        b.iter(|| {
+            call(
+                &registry,
+                &ctx,
+                "create_post",
+                black_box(json!({"title": "Hello", "dry_run": true})),
+            )
+        })
+    });
+    object.bench_function("pipeline_invalid", |b| {
+        b.iter(|| {
+            call(
+                &registry,
+                &ctx,
+                "create_post",
+                black_box(json!({"title": 5, "dry_run": "yes"})),
+            )
+        })
+    });
+    object.finish();
+}
+
+criterion_group!(benches, pipeline);
+criterion_main!(benches);

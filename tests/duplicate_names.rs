@@ -7,7 +7,7 @@ mod first {
 
     /// The first `echo`.
     #[ability(semantic = "READ", name = "tools/echo")]
-    pub fn echo(text: String) -> String {
+    pub(crate) fn echo(text: String) -> String {
         text
     }
 }
@@ -17,7 +17,7 @@ mod second {
 
     /// The second `echo`.
     #[ability(semantic = "READ", name = "tools/echo")]
-    pub fn echo_again(text: String) -> String {
+    pub(crate) fn echo_again(text: String) -> String {
         text
     }
 }

@@ -47,6 +47,8 @@ pub(crate) const SEMANTICS: &[&str] = &["CREATE", "READ", "UPDATE", "DELETE", "E
 #[derive(Default)]
 pub(crate) struct AbilityArgs {
     pub(crate) semantic: Option<LitStr>,
+    /// `semantic` was written, even if its value was wrong (so it is not also "missing").
+    pub(crate) semantic_written: bool,
     pub(crate) flatten: Option<Span>,
     pub(crate) name: Option<LitStr>,
     pub(crate) title: Option<LitStr>,
@@ -103,6 +105,7 @@ pub(crate) fn parse_ability_args(tokens: TokenStream, errors: &mut Errors) -> Ab
         match key.as_str() {
             // semantic = "CREATE" | "READ" | "UPDATE" | "DELETE" | "EXECUTE"
             SEMANTIC => {
+                args.semantic_written = true;
                 if let Some(lit) = string_value(&meta, SEMANTIC, "semantic = \"READ\"", errors)? {
                     if !SEMANTICS.contains(&lit.value().as_str()) {
                         errors.spanned(

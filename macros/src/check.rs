@@ -10,7 +10,7 @@ use crate::sig::Signature;
 const MAX_NAME: usize = 128;
 
 pub(crate) fn check(args: &AbilityArgs, sig: &Signature, item: &ItemFn, errors: &mut Errors) {
-    if args.semantic.is_none() {
+    if !args.semantic_written {
         errors.push(syn::Error::new(
             Span::call_site(),
             "missing `semantic`: write `#[ability(semantic = \"READ\")]` (or CREATE, UPDATE, DELETE, EXECUTE)",

@@ -1,5 +1,5 @@
 //! Generate the registration: the function as written, plus one `const _` block holding the
-//! input type, the type checks, the entry point and the `inventory::submit!`.
+//! defaults, the entry point and the `inventory::submit!`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -16,10 +16,9 @@ pub(crate) fn ability(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(item) => item,
         Err(_) => {
             let error = syn::Error::new(
-                Span::call_site(),
+                item_keyword_span(&item),
                 "`#[ability]` goes on a free `fn` or `async fn`",
             );
-            let error = syn::Error::new_spanned(&item, error.to_string());
             let error = error.to_compile_error();
             return quote! { #item #error };
         }
@@ -68,90 +67,59 @@ fn generate(
     let flatten = args.flatten.is_some();
     let values: Vec<&Param> = sig.params.iter().filter(|p| p.kind.is_value()).collect();
 
-    // Trait checks at the user's own tokens, so errors point at the offending type.
-    let mut checks = Vec::new();
-    for param in &sig.params {
-        let ty = &param.ty;
-        checks.push(match &param.kind {
-            ParamKind::Value(_) => quote_spanned!(ty.span()=> #p::assert_input::<#ty>();),
-            ParamKind::Extractor => quote_spanned!(ty.span()=> #p::assert_extractor::<#ty>();),
-            ParamKind::ContextRef | ParamKind::ContextOwned => quote!(),
-        });
-    }
     let output_ty = match &sig.output {
-        Output::Plain(ty) | Output::Result { ok: Some(ty) } => Some(ty),
-        Output::Unit | Output::Result { ok: None } => None,
+        Output::Plain(ty) | Output::Result { ok: Some(ty), .. } => Some(ty),
+        Output::Unit | Output::Result { ok: None, .. } => None,
     };
-    if let Some(ty) = output_ty {
-        checks.push(quote_spanned!(ty.span()=> #p::assert_output::<#ty>();));
-    }
 
-    // The input: none, a hidden struct of named parameters, or the one flattened value.
+    // The input: none, named parameters, or the one flattened value. Every use of a user's
+    // type is spanned at that type and bounded by one trait, so a type that cannot be an
+    // ability parameter gets exactly one error, at the type.
     let mut support = TokenStream::new();
-    let (input_def, decode) = if values.is_empty() {
-        (quote!(#p::InputDef::None), quote!())
+    let mut decode = TokenStream::new();
+    let input_def = if values.is_empty() {
+        quote!(#p::InputDef::None)
     } else if flatten {
         let param = values[0];
-        let ty = &param.ty;
+        let (ident, ty) = (&param.ident, &param.ty);
         let ParamKind::Value(param_args) = &param.kind else {
             unreachable!("values are value params")
         };
-        let default = match &param_args.default {
-            Some(expr) => {
-                support.extend(quote! {
-                    fn __ability_default() -> #p::serde_json::Value {
-                        let __ability_value: #ty = #expr;
-                        #p::encode_default(__ability_value)
-                    }
-                });
-                quote!(::core::option::Option::Some(__ability_default as fn() -> #p::serde_json::Value))
-            }
-            None => quote!(::core::option::Option::None),
-        };
-        let describe = option_str(param_args.description.as_ref());
-        let ident = &param.ident;
-        (
-            quote!(#p::InputDef::Flattened {
-                schema: #p::input_schema_for::<#ty> as fn() -> #p::schemars::Schema,
-                default: #default,
-                description: #describe,
-            }),
-            quote!(let #ident: #ty = #p::decode(__ability_args)?;),
-        )
+        let (_, default) = default_fns(&p, ident, ty, param_args.default.as_ref(), &mut support);
+        let description = option_str(param_args.description.as_ref());
+        let schema = quote_spanned!(ty.span()=> #p::input_schema_for::<#ty>);
+        decode.extend(
+            quote_spanned!(ty.span()=> let #ident: #ty = #p::decode::<#ty>(__ability_args)?;),
+        );
+        quote!(#p::InputDef::Flattened {
+            schema: #schema as fn() -> #p::schemars::Schema,
+            default: #default,
+            description: #description,
+        })
     } else {
-        let mut fields = Vec::new();
+        decode.extend(quote!(let mut __ability_args = #p::into_object(__ability_args);));
+        let mut properties = Vec::new();
         for param in &values {
             let (ident, ty) = (&param.ident, &param.ty);
             let ParamKind::Value(param_args) = &param.kind else {
                 continue;
             };
-            let mut attrs = TokenStream::new();
-            if let Some(d) = &param_args.description {
-                attrs.extend(quote!(#[schemars(description = #d)]));
-            }
-            if let Some(expr) = &param_args.default {
-                let default_fn = format_ident!("__ability_default_{}", ident_name(ident));
-                let default_path = LitStr::new(&default_fn.to_string(), Span::call_site());
-                support.extend(quote! {
-                    fn #default_fn() -> #ty { #expr }
-                });
-                attrs.extend(quote!(#[serde(default = #default_path)]));
-            }
-            fields.push(quote!(#attrs #ident: #ty,));
+            let name = ident_name(ident);
+            let (take_default, default) =
+                default_fns(&p, ident, ty, param_args.default.as_ref(), &mut support);
+            let description = option_str(param_args.description.as_ref());
+            let schema = quote_spanned!(ty.span()=> #p::property_schema::<#ty>);
+            properties.push(quote!(#p::PropertyDef {
+                name: #name,
+                schema: #schema as fn(&mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema,
+                description: #description,
+                default: #default,
+            }));
+            decode.extend(quote_spanned!(ty.span()=>
+                let #ident: #ty = #p::take_param::<#ty>(&mut __ability_args, #name, #take_default)?;
+            ));
         }
-        let field_idents = values.iter().map(|p| &p.ident);
-        support.extend(quote! {
-            #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
-            #[serde(crate = "::abilities::__private::serde")]
-            #[schemars(crate = "::abilities::__private::schemars")]
-            struct __AbilityInput { #(#fields)* }
-        });
-        (
-            quote!(#p::InputDef::Object {
-                schema: #p::input_schema_for::<__AbilityInput> as fn() -> #p::schemars::Schema,
-            }),
-            quote!(let __AbilityInput { #(#field_idents),* } = #p::decode(__ability_args)?;),
-        )
+        quote!(#p::InputDef::Object { properties: &[#(#properties),*] })
     };
 
     // The call, with extractors taken from the context.
@@ -161,7 +129,9 @@ fn generate(
             ParamKind::Value(_) => quote!(#ident),
             ParamKind::ContextRef => quote!(&__ability_ctx),
             ParamKind::ContextOwned => quote!(::core::clone::Clone::clone(&__ability_ctx)),
-            ParamKind::Extractor => quote!(<#ty as #p::FromContext>::from_context(&__ability_ctx)?),
+            ParamKind::Extractor => {
+                quote_spanned!(ty.span()=> <#ty as #p::FromContext>::from_context(&__ability_ctx)?)
+            }
         }
     });
     let await_ = sig.is_async.then(|| quote!(.await));
@@ -170,30 +140,32 @@ fn generate(
             let () = __ability_out;
             ::core::result::Result::Ok(#p::serde_json::Value::Null)
         },
-        Output::Plain(_) => quote!(#p::encode(__ability_out)),
-        Output::Result { ok } => {
+        Output::Plain(ty) => quote_spanned!(ty.span()=> #p::encode::<#ty>(__ability_out)),
+        Output::Result { ok, err_span } => {
             let ok_arm = match ok {
-                Some(_) => {
-                    quote!(::core::result::Result::Ok(__ability_value) => #p::encode(__ability_value))
-                }
+                Some(ty) => quote_spanned!(ty.span()=>
+                    ::core::result::Result::Ok(__ability_value) => #p::encode::<#ty>(__ability_value)
+                ),
                 None => {
                     quote!(::core::result::Result::Ok(()) => ::core::result::Result::Ok(#p::serde_json::Value::Null))
                 }
             };
+            let into_error = quote_spanned!(*err_span=>
+                #p::IntoAbilityError::into_ability_error(__ability_error)
+            );
             quote! {
                 match __ability_out {
                     #ok_arm,
-                    ::core::result::Result::Err(__ability_error) => ::core::result::Result::Err(
-                        #p::IntoAbilityError::into_ability_error(__ability_error),
-                    ),
+                    ::core::result::Result::Err(__ability_error) => ::core::result::Result::Err(#into_error),
                 }
             }
         }
     };
     let output_def = match output_ty {
-        Some(ty) => quote!(::core::option::Option::Some(
-            #p::output_schema_for::<#ty> as fn() -> #p::schemars::Schema
-        )),
+        Some(ty) => {
+            let schema = quote_spanned!(ty.span()=> #p::output_schema_for::<#ty>);
+            quote!(::core::option::Option::Some(#schema as fn() -> #p::schemars::Schema))
+        }
         None => quote!(::core::option::Option::None),
     };
 
@@ -217,8 +189,6 @@ fn generate(
         #[allow(non_snake_case, non_camel_case_types, clippy::all)]
         const _: () = {
             #support
-
-            const _: () = { #(#checks)* };
 
             fn __ability_call(
                 __ability_ctx: #p::Context,
@@ -257,6 +227,53 @@ fn generate(
             }
         };
     }
+}
+
+/// For a parameter with `#[param(default = expr)]`, define `fn() -> T` (the typed default the
+/// handler gets) and `fn() -> Value` (the default in the schema and the normalizer); return
+/// `Option`s of both as tokens. The expression appears once, so a mistake in it is reported once.
+fn default_fns(
+    p: &TokenStream,
+    ident: &Ident,
+    ty: &syn::Type,
+    default: Option<&syn::Expr>,
+    support: &mut TokenStream,
+) -> (TokenStream, TokenStream) {
+    let Some(expr) = default else {
+        return (
+            quote!(::core::option::Option::None),
+            quote!(::core::option::Option::None),
+        );
+    };
+    let typed = format_ident!("__ability_default_{}", ident_name(ident));
+    let json = format_ident!("__ability_default_json_{}", ident_name(ident));
+    support.extend(quote! {
+        fn #typed() -> #ty { #expr }
+        fn #json() -> #p::serde_json::Value { #p::encode_default(#typed()) }
+    });
+    (
+        quote!(::core::option::Option::Some(#typed as fn() -> #ty)),
+        quote!(::core::option::Option::Some(#json as fn() -> #p::serde_json::Value)),
+    )
+}
+
+/// The span of an item's keyword (`struct`, `impl`, ...), past its attributes and visibility.
+fn item_keyword_span(item: &TokenStream) -> Span {
+    let mut tokens = item.clone().into_iter().peekable();
+    while let Some(token) = tokens.next() {
+        match &token {
+            proc_macro2::TokenTree::Punct(p) if p.as_char() == '#' => {
+                tokens.next();
+            }
+            proc_macro2::TokenTree::Ident(ident) if ident == "pub" => {
+                if let Some(proc_macro2::TokenTree::Group(_)) = tokens.peek() {
+                    tokens.next();
+                }
+            }
+            other => return other.span(),
+        }
+    }
+    Span::call_site()
 }
 
 fn ident_name(ident: &Ident) -> String {

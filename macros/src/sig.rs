@@ -45,7 +45,8 @@ pub(crate) enum Output {
     /// `T`.
     Plain(Type),
     /// `Result<T, E>` (or an alias named `Result`); `ok` is `None` for `Result<(), E>`.
-    Result { ok: Option<Type> },
+    /// `err_span` points at `E`, or at the whole type for an alias without it.
+    Result { ok: Option<Type>, err_span: Span },
 }
 
 /// Analyse `item`, removing the `#[param]` attributes from it.
@@ -82,7 +83,7 @@ pub(crate) fn analyse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
     for input in &mut sig.inputs {
         match input {
             FnArg::Receiver(receiver) => errors.spanned(
-                &receiver.self_token,
+                receiver.self_token,
                 "`#[ability]` goes on free functions, not methods: `self` cannot be an ability parameter",
             ),
             FnArg::Typed(arg) => {
@@ -197,17 +198,19 @@ fn output_of(ty: &Type, errors: &mut Errors) -> Output {
         );
         return Output::Unit;
     }
-    if let Type::Path(path) = ty {
-        if let Some(last) = path.path.segments.last() {
-            if let (true, PathArguments::AngleBracketed(args)) =
-                (last.ident == "Result", &last.arguments)
-            {
-                if let Some(GenericArgument::Type(ok)) = args.args.first() {
-                    let ok = (!is_unit(ok)).then(|| ok.clone());
-                    return Output::Result { ok };
-                }
-            }
-        }
+    if let Type::Path(path) = ty
+        && let Some(last) = path.path.segments.last()
+        && last.ident == "Result"
+        && let PathArguments::AngleBracketed(args) = &last.arguments
+        && let Some(GenericArgument::Type(ok)) = args.args.first()
+    {
+        let err_span = args
+            .args
+            .iter()
+            .nth(1)
+            .map_or_else(|| ty.span(), Spanned::span);
+        let ok = (!is_unit(ok)).then(|| ok.clone());
+        return Output::Result { ok, err_span };
     }
     Output::Plain(ty.clone())
 }

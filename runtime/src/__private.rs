@@ -7,12 +7,12 @@ pub use ::schemars;
 pub use ::serde;
 pub use ::serde_json;
 
-pub use crate::ability::{AbilityDef, CallFuture, InputDef};
+pub use crate::ability::{AbilityDef, CallFuture, InputDef, PropertyDef};
 pub use crate::context::FromContext;
-pub use crate::schema::{input_schema_for, output_schema_for};
+pub use crate::schema::{input_schema_for, output_schema_for, property_schema};
 pub use crate::{AbilityError, Annotations, Context, Semantic};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::ErrorCode;
 
@@ -49,16 +49,11 @@ impl<E: Into<AbilityError>> IntoAbilityError for E {
     }
 }
 
-pub const fn assert_input<T: AbilityInput>() {}
-pub const fn assert_output<T: AbilityOutput>() {}
-pub const fn assert_error<E: IntoAbilityError>() {}
-pub const fn assert_extractor<T: FromContext>() {}
-
 /// Deserialize validated arguments into the handler's input type.
 ///
 /// Validation already ran, so a failure here is a constraint the schema could not express
 /// (say `42.5` for an integer), still the caller's fault.
-pub fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, AbilityError> {
+pub fn decode<T: AbilityInput>(value: Value) -> Result<T, AbilityError> {
     serde_json::from_value(value).map_err(|e| {
         AbilityError::new(
             ErrorCode::ValidationInvalidType,
@@ -68,10 +63,38 @@ pub fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, Ability
 }
 
 /// Serialize a handler's output.
-pub fn encode<T: serde::Serialize>(value: T) -> Result<Value, AbilityError> {
+pub fn encode<T: AbilityOutput>(value: T) -> Result<Value, AbilityError> {
     serde_json::to_value(value).map_err(|e| {
         tracing::error!(error = %e, "ability output failed to serialize");
         AbilityError::internal("the ability's result could not be serialized")
+    })
+}
+
+/// The validated arguments object (the normalizer guarantees an object).
+pub fn into_object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// Take one named parameter out of the arguments: as sent, else its default, else (for a type
+/// that admits null, like `Option<T>`) null.
+pub fn take_param<T: AbilityInput>(
+    args: &mut Map<String, Value>,
+    name: &str,
+    default: Option<fn() -> T>,
+) -> Result<T, AbilityError> {
+    let value = match (args.remove(name), default) {
+        (None, Some(default)) => return Ok(default()),
+        (Some(value), _) => value,
+        (None, None) => Value::Null,
+    };
+    serde_json::from_value(value).map_err(|e| {
+        AbilityError::new(
+            ErrorCode::ValidationInvalidType,
+            format!("parameter '{name}' is invalid: {e}"),
+        )
     })
 }
 

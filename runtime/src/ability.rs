@@ -4,7 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
-use schemars::Schema;
+use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
 use crate::{AbilityError, Context};
@@ -110,8 +110,8 @@ pub enum InputDef {
     None,
     /// Named parameters, each a property of the input object.
     Object {
-        /// Generates the object schema.
-        schema: fn() -> Schema,
+        /// One property per value parameter, in signature order.
+        properties: &'static [PropertyDef],
     },
     /// `flatten`: one value parameter whose own schema is the input.
     Flattened {
@@ -122,6 +122,19 @@ pub enum InputDef {
         /// The parameter's description, from `#[param(description = ...)]`.
         description: Option<&'static str>,
     },
+}
+
+/// One named parameter of an object input.
+#[doc(hidden)]
+pub struct PropertyDef {
+    /// The property name: the parameter's name.
+    pub name: &'static str,
+    /// Generates the parameter type's schema (sharing one generator across properties).
+    pub schema: fn(&mut SchemaGenerator) -> Schema,
+    /// From `#[param(description = ...)]`.
+    pub description: Option<&'static str>,
+    /// From `#[param(default = ...)]`.
+    pub default: Option<fn() -> Value>,
 }
 
 /// Everything `#[ability]` knows about a function at compile time: string slices and function

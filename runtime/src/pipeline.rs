@@ -36,14 +36,14 @@ impl Registry {
 impl Ability {
     /// Run the whole pipeline for this ability. See [`Registry::call`].
     pub async fn call(&self, ctx: Context, args: Value) -> Result<Value, AbilityError> {
-        if let Some(scope) = self.def.permission {
-            if !ctx.caller().has_scope(scope) {
-                return Err(AbilityError::permission_denied(format!(
-                    "'{}' requires the scope '{scope}'",
-                    self.def.name
-                ))
-                .with_details(json!({ "required_scope": scope })));
-            }
+        if let Some(scope) = self.def.permission
+            && !ctx.caller().has_scope(scope)
+        {
+            return Err(AbilityError::permission_denied(format!(
+                "'{}' requires the scope '{scope}'",
+                self.def.name
+            ))
+            .with_details(json!({ "required_scope": scope })));
         }
         let args = normalize(&self.input_shape, args)?;
         if let Some(validator) = &self.validator {

@@ -270,10 +270,10 @@ fn input_schema(def: &AbilityDef) -> (Map<String, Value>, InputShape) {
             let wire = schema::to_wire(Map::new(), Side::Input);
             (wire.schema, InputShape::None)
         }
-        InputDef::Object { schema } => {
-            let wire = schema::to_wire(schema::clean(schema()), Side::Input);
-            (wire.schema, InputShape::Object { default: None })
-        }
+        InputDef::Object { properties } => (
+            schema::object_schema(properties),
+            InputShape::Object { default: None },
+        ),
         InputDef::Flattened {
             schema,
             default,

@@ -2,11 +2,14 @@
 //! schemas pass, everything else is wrapped under one key (`input` or `result`).
 
 use schemars::generate::SchemaSettings;
-use schemars::{JsonSchema, Schema};
+use schemars::{Schema, SchemaGenerator};
+
+use crate::__private::{AbilityInput, AbilityOutput};
+use crate::ability::PropertyDef;
 use serde_json::{Map, Value, json};
 
 /// The schema of a type as the ability's input (what it deserializes from), subschemas inlined.
-pub fn input_schema_for<T: JsonSchema + ?Sized>() -> Schema {
+pub fn input_schema_for<T: AbilityInput>() -> Schema {
     settings()
         .for_deserialize()
         .into_generator()
@@ -14,11 +17,49 @@ pub fn input_schema_for<T: JsonSchema + ?Sized>() -> Schema {
 }
 
 /// The schema of a type as the ability's output (what it serializes to), subschemas inlined.
-pub fn output_schema_for<T: JsonSchema + ?Sized>() -> Schema {
+pub fn output_schema_for<T: AbilityOutput>() -> Schema {
     settings()
         .for_serialize()
         .into_generator()
         .into_root_schema_for::<T>()
+}
+
+/// The schema of one named parameter's type, from the generator shared by all of them.
+pub fn property_schema<T: AbilityInput>(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<T>()
+}
+
+/// The object schema of named parameters: one property each, required unless it has a
+/// default or its type admits `null` (then a missing parameter is `null`, as `Option` wants).
+pub(crate) fn object_schema(properties: &[PropertyDef]) -> Map<String, Value> {
+    let mut generator = settings().for_deserialize().into_generator();
+    let mut props = Map::new();
+    let mut required = Vec::new();
+    for property in properties {
+        let mut schema = clean((property.schema)(&mut generator));
+        if let Some(description) = property.description {
+            schema.insert("description".to_owned(), Value::from(description));
+        }
+        match property.default {
+            Some(default) => {
+                schema.insert("default".to_owned(), default());
+            }
+            None if !admits_null(&schema) => required.push(Value::from(property.name)),
+            None => {}
+        }
+        props.insert(property.name.to_owned(), Value::Object(schema));
+    }
+    let mut object = Map::new();
+    object.insert("type".to_owned(), json!("object"));
+    object.insert("properties".to_owned(), Value::Object(props));
+    if !required.is_empty() {
+        object.insert("required".to_owned(), Value::Array(required));
+    }
+    let defs = generator.take_definitions(true);
+    if !defs.is_empty() {
+        object.insert("$defs".to_owned(), Value::Object(defs));
+    }
+    object
 }
 
 fn settings() -> SchemaSettings {
@@ -69,7 +110,7 @@ pub(crate) fn clean(schema: Schema) -> Map<String, Value> {
 /// "object"` and `properties` if it lacks them); any other schema is wrapped as
 /// `{type: object, properties: {<key>: S}, required: [<key>]}` with every keyword of `S` kept.
 pub(crate) fn to_wire(mut schema: Map<String, Value>, side: Side) -> WireSchema {
-    if describes_object(&schema, &schema, side) {
+    if describes_object(&schema, &schema, side, 0) {
         schema.entry("type").or_insert_with(|| json!("object"));
         schema.entry("properties").or_insert_with(|| json!({}));
         return WireSchema {
@@ -107,7 +148,12 @@ pub(crate) fn wrapped_inner_mut<'a>(
 ///
 /// Unlike a bare "no `type` means object" rule, a type-less union of strings is not mistaken
 /// for an object: `anyOf`/`oneOf` count as objects only when every branch does.
-fn describes_object(schema: &Map<String, Value>, root: &Map<String, Value>, side: Side) -> bool {
+fn describes_object(
+    schema: &Map<String, Value>,
+    root: &Map<String, Value>,
+    side: Side,
+    depth: u8,
+) -> bool {
     match schema.get("type") {
         Some(Value::String(t)) => return t == "object",
         Some(Value::Array(types)) => return types.len() == 1 && types[0] == "object",
@@ -115,26 +161,27 @@ fn describes_object(schema: &Map<String, Value>, root: &Map<String, Value>, side
         None => {}
     }
     if let Some(Value::String(reference)) = schema.get("$ref") {
-        return resolve(reference, root).is_some_and(|target| {
-            !std::ptr::eq(target, schema) && describes_object(target, root, side)
-        });
+        // A chain of references this long is a cycle; such a schema is not an object.
+        return depth < 32
+            && resolve(reference, root)
+                .is_some_and(|target| describes_object(target, root, side, depth + 1));
     }
     for union in ["anyOf", "oneOf"] {
         if let Some(Value::Array(branches)) = schema.get(union) {
             return !branches.is_empty()
                 && branches.iter().all(|b| {
                     b.as_object()
-                        .is_some_and(|b| describes_object(b, root, side))
+                        .is_some_and(|b| describes_object(b, root, side, depth))
                 });
         }
     }
-    if let Some(Value::Array(all)) = schema.get("allOf") {
-        if all.iter().any(|b| {
+    if let Some(Value::Array(all)) = schema.get("allOf")
+        && all.iter().any(|b| {
             b.as_object()
-                .is_some_and(|b| describes_object(b, root, side))
-        }) {
-            return true;
-        }
+                .is_some_and(|b| describes_object(b, root, side, depth))
+        })
+    {
+        return true;
     }
     if let Some(Value::Array(values)) = schema.get("enum") {
         return values.iter().all(Value::is_object);
@@ -180,10 +227,10 @@ fn retarget_root_refs(value: &mut Value, new_root: &str) {
                     if let Value::String(r) = v {
                         if r == "#" {
                             *r = new_root.to_owned();
-                        } else if let Some(rest) = r.strip_prefix("#/") {
-                            if !rest.starts_with("$defs/") {
-                                *r = format!("{new_root}/{rest}");
-                            }
+                        } else if let Some(rest) = r.strip_prefix("#/")
+                            && !rest.starts_with("$defs/")
+                        {
+                            *r = format!("{new_root}/{rest}");
                         }
                     }
                 } else {
@@ -216,7 +263,14 @@ pub(crate) fn admits_null(schema: &Map<String, Value>) -> bool {
     if let Some(Value::Array(values)) = schema.get("enum") {
         return values.iter().any(Value::is_null);
     }
-    schema.get("const").is_some_and(Value::is_null)
+    if let Some(value) = schema.get("const") {
+        return value.is_null();
+    }
+    // References and compositions are taken to exclude null; a schema with none of these
+    // keywords (`{}`, `serde_json::Value`) accepts anything.
+    !["$ref", "allOf", "not", "if"]
+        .iter()
+        .any(|k| schema.contains_key(*k))
 }
 
 #[cfg(test)]

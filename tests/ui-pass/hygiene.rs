@@ -1,0 +1,49 @@
+//! Generated code must not depend on the user's prelude: every name it uses is absolute.
+#![allow(dead_code, non_camel_case_types)]
+
+type Result = ();
+type Option = ();
+type Box = ();
+type Vec = ();
+type String = ();
+struct Ok;
+struct Err;
+struct Some;
+struct None;
+mod core {}
+mod std {}
+mod serde {}
+mod serde_json {}
+mod schemars {}
+mod inventory {}
+
+use abilities::{AbilityError, Context, State, ability};
+
+/// Object input, result output.
+#[ability(semantic = "READ")]
+fn object(a: u8, #[param(default = 3)] b: u8, c: ::core::option::Option<u8>) -> ::core::result::Result<u8, AbilityError> {
+    ::core::result::Result::Ok(a + b + c.unwrap_or(0))
+}
+
+/// Flattened with a default, extractors, async.
+#[ability(semantic = "READ", flatten)]
+async fn flat(ctx: &Context, state: State<u8>, #[param(default = 2)] n: u8) -> u8 {
+    let _ = ctx;
+    n + *state
+}
+
+/// Unit return.
+#[ability(semantic = "EXECUTE")]
+fn unit() {}
+
+/// Unit result.
+#[ability(semantic = "DELETE")]
+fn unit_result() -> ::core::result::Result<(), AbilityError> {
+    ::core::result::Result::Ok(())
+}
+
+fn main() {
+    let registry = abilities::Registry::collect();
+    assert!(registry.is_ok());
+    assert_eq!(registry.map(|r| r.len()).unwrap_or_default(), 4);
+}

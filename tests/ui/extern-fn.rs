@@ -1,0 +1,9 @@
+use abilities::ability;
+
+/// Answers.
+#[ability(semantic = "READ")]
+extern "C" fn answer() -> u8 {
+    42
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use abilities::ability;
+
+#[ability(semantic = "READ")]
+fn answer() -> u8 {
+    42
+}
+
+fn main() {}

@@ -1,0 +1,13 @@
+use abilities::ability;
+
+struct Greeter;
+
+impl Greeter {
+    /// Says hi.
+    #[ability(semantic = "READ")]
+    fn hello(&self, name: String) -> String {
+        name
+    }
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use abilities::ability;
+
+/// Says hi.
+#[ability(semantic = "FETCH")]
+fn hello() -> String {
+    String::new()
+}
+
+fn main() {}
