@@ -1,6 +1,9 @@
 //! The call pipeline end to end: unwrapping, wrapping, extractors, and every error code it
 //! produces, asserted as the exact JSON a client would see.
-#![allow(clippy::expect_used, reason = "a broken fixture should fail the test loudly")]
+#![allow(
+    clippy::expect_used,
+    reason = "a broken fixture should fail the test loudly"
+)]
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};

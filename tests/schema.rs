@@ -1,6 +1,9 @@
 //! Wire schemas pinned as exact JSON: object schemas pass, everything else is wrapped under
 //! `input` / `result`, subschemas are inlined and top-level noise is gone.
-#![allow(clippy::expect_used, reason = "a broken fixture should fail the test loudly")]
+#![allow(
+    clippy::expect_used,
+    reason = "a broken fixture should fail the test loudly"
+)]
 
 use std::collections::BTreeMap;
 

@@ -176,18 +176,28 @@ impl Context {
     }
 }
 
-/// Hands an ability the application state of type `T` registered on the server.
+/// Hands an ability the application state of type `T` registered on the server (or on the
+/// [`Context`] in process). A missing state is an `INTERNAL_ERROR`, never a panic.
 ///
 /// ```
-/// use abilities::{ability, State};
+/// use abilities::{Context, Registry, State, ability};
+/// use serde_json::json;
 ///
-/// struct Greeting(String);
+/// struct Greeting {
+///     word: String,
+/// }
 ///
 /// /// Say hello.
-/// #[ability(semantic = "READ")]
+/// #[ability(semantic = "READ", flatten)]
 /// fn hello(greeting: State<Greeting>, name: String) -> String {
-///     format!("{} {name}", greeting.0)
+///     format!("{} {name}", greeting.word)
 /// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let ctx = Context::new().with_state(Greeting { word: "Hello".into() });
+/// let out = Registry::collect().unwrap().call(ctx, "hello", json!({"input": "Ada"})).await;
+/// assert_eq!(out.unwrap(), json!({"result": "Hello Ada"}));
+/// # });
 /// ```
 pub struct State<T>(pub Arc<T>);
 
