@@ -1,17 +1,22 @@
-// cargo run --example site
-//! The seeds' WordPress walkthrough as abilities: a flattened `my-plugin/count-posts`, post
-//! lookup, creation with `dry_run`, and a deletion that needs a scope, on an in-memory store.
+// cargo run --example site -- --http 127.0.0.1:8080
+//! The seeds' WordPress walkthrough served over MCP: a flattened `my-plugin/count-posts`, post
+//! lookup and listing, creation with `dry_run`, and a deletion that needs the `posts:delete`
+//! scope, on an SQLite database created and seeded on first run.
 //!
-//! With no arguments it lists the derived tools and calls one. To call any tool:
-//! `cargo run --example site -- call wp_get_post '{"id": 1}'`.
+//! `cargo run --example site` serves stdio; `--http ADDR` serves streamable HTTP at `/mcp`;
+//! `--db PATH` picks the database file; `--token T` lets HTTP callers with
+//! `Authorization: Bearer T` delete posts.
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
-use abilities::{AbilityError, Caller, Context, Registry, State, ability};
+use abilities::{AbilityError, Caller, Server, Site, State, StaticTokens, ability};
+use clap::Parser;
+use rusqlite::{Connection, OptionalExtension, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 /// A kind of content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -22,6 +27,16 @@ enum PostType {
     Attachment,
 }
 
+impl PostType {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Post => "post",
+            Self::Page => "page",
+            Self::Attachment => "attachment",
+        }
+    }
+}
+
 /// Publication status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -30,45 +45,80 @@ enum Status {
     Publish,
 }
 
+impl Status {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Draft => "draft",
+            Self::Publish => "publish",
+        }
+    }
+}
+
 /// A post as the site stores it.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 struct Post {
-    id: u64,
-    post_type: PostType,
+    id: i64,
+    post_type: String,
     title: String,
     content: String,
-    status: Status,
+    status: String,
 }
 
-/// The site's content.
-struct Site {
-    posts: Mutex<Vec<Post>>,
-}
+/// The site's database.
+struct Db(Mutex<Connection>);
 
-impl Site {
-    fn seeded() -> Self {
-        let post = |id, post_type, title: &str, status| Post {
-            id,
-            post_type,
-            title: title.to_owned(),
-            content: format!("{title}, in full."),
-            status,
-        };
-        Self {
-            posts: Mutex::new(vec![
-                post(1, PostType::Post, "Hello world", Status::Publish),
-                post(2, PostType::Post, "Second thoughts", Status::Publish),
-                post(3, PostType::Post, "Unfinished", Status::Draft),
-                post(4, PostType::Page, "About", Status::Publish),
-            ]),
+impl Db {
+    fn open(path: &PathBuf) -> rusqlite::Result<Self> {
+        let conn = Connection::open(path)?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             CREATE TABLE IF NOT EXISTS posts (
+                 id INTEGER PRIMARY KEY AUTOINCREMENT,
+                 post_type TEXT NOT NULL,
+                 title TEXT NOT NULL,
+                 content TEXT NOT NULL,
+                 status TEXT NOT NULL
+             );",
+        )?;
+        let count: i64 = conn.query_row("SELECT COUNT(*) FROM posts", [], |r| r.get(0))?;
+        if count == 0 {
+            let seed = [
+                ("post", "Hello world", "publish"),
+                ("post", "Second thoughts", "publish"),
+                ("post", "Unfinished", "draft"),
+                ("page", "About", "publish"),
+                ("attachment", "logo.png", "publish"),
+            ];
+            for (post_type, title, status) in seed {
+                conn.execute(
+                    "INSERT INTO posts (post_type, title, content, status) VALUES (?1, ?2, ?3, ?4)",
+                    params![post_type, title, format!("{title}, in full."), status],
+                )?;
+            }
         }
+        Ok(Self(Mutex::new(conn)))
     }
 
-    fn posts(&self) -> Result<std::sync::MutexGuard<'_, Vec<Post>>, AbilityError> {
-        self.posts
+    fn conn(&self) -> Result<MutexGuard<'_, Connection>, AbilityError> {
+        self.0
             .lock()
-            .map_err(|_| AbilityError::internal("the post store is unavailable"))
+            .map_err(|_| AbilityError::internal("the database is unavailable"))
     }
+}
+
+fn db_error(error: rusqlite::Error) -> AbilityError {
+    tracing::error!(%error, "database error");
+    AbilityError::internal("the database failed")
+}
+
+fn read_post(row: &rusqlite::Row<'_>) -> rusqlite::Result<Post> {
+    Ok(Post {
+        id: row.get(0)?,
+        post_type: row.get(1)?,
+        title: row.get(2)?,
+        content: row.get(3)?,
+        status: row.get(4)?,
+    })
 }
 
 /// Count published posts of one type.
@@ -78,51 +128,99 @@ impl Site {
     name = "my-plugin/count-posts",
     category = "site"
 )]
-fn count_posts(site: State<Site>, post_type: PostType) -> Result<u64, AbilityError> {
-    let posts = site.posts()?;
-    Ok(posts
-        .iter()
-        .filter(|p| p.post_type == post_type && p.status == Status::Publish)
-        .count() as u64)
+fn count_posts(db: State<Db>, post_type: PostType) -> Result<u64, AbilityError> {
+    let conn = db.conn()?;
+    let count: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM posts WHERE post_type = ?1 AND status = 'publish'",
+            [post_type.as_str()],
+            |r| r.get(0),
+        )
+        .map_err(db_error)?;
+    Ok(count.unsigned_abs())
 }
 
 /// Get one post by id.
-#[ability(semantic = "READ", title = "Get post")]
+#[ability(semantic = "READ", title = "Get post", category = "posts")]
 fn wp_get_post(
-    site: State<Site>,
-    #[param(description = "The post id.")] id: u64,
+    db: State<Db>,
+    #[param(description = "The post id.")] id: i64,
 ) -> Result<Post, AbilityError> {
-    site.posts()?
-        .iter()
-        .find(|p| p.id == id)
-        .cloned()
-        .ok_or_else(|| AbilityError::not_found(format!("post {id} does not exist")))
+    let conn = db.conn()?;
+    conn.query_row(
+        "SELECT id, post_type, title, content, status FROM posts WHERE id = ?1",
+        [id],
+        read_post,
+    )
+    .optional()
+    .map_err(db_error)?
+    .ok_or_else(|| {
+        AbilityError::not_found(format!("post {id} does not exist"))
+            .with_details(serde_json::json!({"resource_type": "post", "resource_id": id}))
+    })
+}
+
+/// List posts, newest first.
+#[ability(semantic = "READ", title = "List posts", category = "posts")]
+fn wp_list_posts(
+    db: State<Db>,
+    #[param(description = "Only posts of this type.")] post_type: Option<PostType>,
+    #[param(description = "Only posts with this status.")] status: Option<Status>,
+    #[param(description = "At most this many posts (1-100).", default = 10)] limit: u8,
+) -> Result<Vec<Post>, AbilityError> {
+    let limit = limit.clamp(1, 100);
+    let conn = db.conn()?;
+    let mut statement = conn
+        .prepare(
+            "SELECT id, post_type, title, content, status FROM posts
+             WHERE (?1 IS NULL OR post_type = ?1) AND (?2 IS NULL OR status = ?2)
+             ORDER BY id DESC LIMIT ?3",
+        )
+        .map_err(db_error)?;
+    let rows = statement
+        .query_map(
+            params![
+                post_type.map(PostType::as_str),
+                status.map(Status::as_str),
+                limit
+            ],
+            read_post,
+        )
+        .map_err(db_error)?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(db_error)
 }
 
 /// Create a post. With `dry_run`, validate and return the would-be post without saving it.
-#[ability(semantic = "CREATE", title = "Create post", permission = "posts:write")]
+#[ability(semantic = "CREATE", title = "Create post", category = "posts")]
 fn wp_create_post(
-    site: State<Site>,
+    db: State<Db>,
     #[param(description = "The title.")] title: String,
     #[param(description = "The body.", default = String::new())] content: String,
-    #[param(default = Status::Draft)] status: Status,
-    #[param(description = "Only validate.", default = false)] dry_run: bool,
+    #[param(description = "Publish now, or keep as a draft.", default = Status::Draft)]
+    status: Status,
+    #[param(description = "Only validate; save nothing.", default = false)] dry_run: bool,
 ) -> Result<Post, AbilityError> {
-    if title.trim().is_empty() {
+    let title = title.trim().to_owned();
+    if title.is_empty() {
         return Err(AbilityError::invalid("the title cannot be empty"));
     }
-    let mut posts = site.posts()?;
-    let id = posts.iter().map(|p| p.id).max().unwrap_or(0) + 1;
-    let post = Post {
-        id,
-        post_type: PostType::Post,
+    let mut post = Post {
+        id: 0,
+        post_type: "post".into(),
         title,
         content,
-        status,
+        status: status.as_str().into(),
     };
-    if !dry_run {
-        posts.push(post.clone());
+    if dry_run {
+        return Ok(post);
     }
+    let conn = db.conn()?;
+    conn.execute(
+        "INSERT INTO posts (post_type, title, content, status) VALUES ('post', ?1, ?2, ?3)",
+        params![post.title, post.content, post.status],
+    )
+    .map_err(db_error)?;
+    post.id = conn.last_insert_rowid();
     Ok(post)
 }
 
@@ -136,92 +234,82 @@ struct Deleted {
 #[ability(
     semantic = "DELETE",
     title = "Delete post",
+    category = "posts",
     permission = "posts:delete"
 )]
-fn wp_delete_post(site: State<Site>, id: u64) -> Result<Deleted, AbilityError> {
-    let mut posts = site.posts()?;
-    let before = posts.len();
-    posts.retain(|p| p.id != id);
-    if posts.len() == before {
-        return Err(AbilityError::not_found(format!("post {id} does not exist")));
+fn wp_delete_post(
+    db: State<Db>,
+    #[param(description = "The post id.")] id: i64,
+) -> Result<Deleted, AbilityError> {
+    let conn = db.conn()?;
+    match conn
+        .execute("DELETE FROM posts WHERE id = ?1", [id])
+        .map_err(db_error)?
+    {
+        0 => Err(AbilityError::not_found(format!("post {id} does not exist"))),
+        _ => Ok(Deleted { deleted: true }),
     }
-    Ok(Deleted { deleted: true })
 }
 
-#[tokio::main(flavor = "current_thread")]
+/// Serve the example site over MCP.
+#[derive(Parser)]
+struct Args {
+    /// Serve streamable HTTP at /mcp on this address instead of stdio.
+    #[arg(long)]
+    http: Option<SocketAddr>,
+    /// The SQLite database (created and seeded if missing).
+    #[arg(long, default_value = "site.db")]
+    db: PathBuf,
+    /// A bearer token that grants HTTP callers every scope (others are anonymous).
+    #[arg(long)]
+    token: Option<String>,
+}
+
+#[tokio::main]
 async fn main() -> ExitCode {
-    let registry = match Registry::collect() {
-        Ok(registry) => registry,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let ctx = Context::new()
-        .with_caller(Caller::trusted("cli"))
-        .with_state(Site::seeded());
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.as_slice() {
-        [] => {
-            list(&registry);
-            let args = json!({"input": "post"});
-            println!("\ncall my-plugin-count-posts {args}");
-            report(registry.call(ctx, "my-plugin-count-posts", args).await)
-        }
-        [cmd, name, rest @ ..] if cmd == "call" && rest.len() <= 1 => {
-            let args = match rest.first().map(|a| serde_json::from_str::<Value>(a)) {
-                None => Value::Null,
-                Some(Ok(args)) => args,
-                Some(Err(e)) => {
-                    eprintln!("error: the arguments are not JSON: {e}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            report(registry.call(ctx, name, args).await)
-        }
-        _ => {
-            eprintln!("usage: site [call TOOL ['{{JSON arguments}}']]");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn list(registry: &Registry) {
-    println!("{} tools:", registry.len());
-    for ability in registry {
-        println!(
-            "\n{} ({}, {})",
-            ability.tool_name(),
-            ability.name(),
-            ability.semantic()
-        );
-        println!("  {}", ability.description());
-        println!(
-            "  inputSchema:  {}",
-            Value::Object((**ability.input_schema()).clone())
-        );
-        if let Some(output) = ability.output_schema() {
-            println!("  outputSchema: {}", Value::Object((**output).clone()));
-        }
-        println!(
-            "  annotations:  {}",
-            serde_json::to_value(ability.annotations()).unwrap_or_default()
-        );
-        if let Some(scope) = ability.permission() {
-            println!("  needs scope:  {scope}");
-        }
-    }
-}
-
-fn report(result: Result<Value, AbilityError>) -> ExitCode {
-    match result {
-        Ok(value) => {
-            println!("{value}");
-            ExitCode::SUCCESS
-        }
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "warn,rmcp=error".into()),
+        )
+        .init();
+    let args = Args::parse();
+    match run(args).await {
+        Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            println!("{}", serde_json::to_value(&error).unwrap_or_default());
+            eprintln!("error: {error}");
             ExitCode::FAILURE
         }
     }
+}
+
+async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let db = Db::open(&args.db).map_err(|e| format!("cannot open {}: {e}", args.db.display()))?;
+    let mut tokens = StaticTokens::new().allow_anonymous(Caller::anonymous());
+    if let Some(token) = &args.token {
+        tokens = tokens.with_token(token.clone(), Caller::trusted("token-holder"));
+    }
+    let server = Server::builder()
+        .name("abilities-site-example", env!("CARGO_PKG_VERSION"))
+        .instructions("A WordPress-like site: count, read, list, create and delete posts.")
+        .site(Site::new("example", "https://example.com"))
+        .state(db)
+        .authenticator(tokens)
+        .build()?;
+    match args.http {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            let url = format!("http://{}/mcp", listener.local_addr()?);
+            eprintln!("serving {} tools at {url}", server.tools().len());
+            eprintln!(
+                "client config: {{\"mcpServers\": {{\"site\": {{\"type\": \"http\", \"url\": \"{url}\"}}}}}}"
+            );
+            eprintln!("try: npx @modelcontextprotocol/inspector-cli {url} --method tools/list");
+            println!("{url}");
+            abilities::serve_router(listener, server.router("/mcp")).await?;
+        }
+        None => server.serve_stdio().await?,
+    }
+    Ok(())
 }

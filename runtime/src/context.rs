@@ -6,8 +6,11 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
+use std::time::Duration;
 
-use crate::AbilityError;
+pub use tokio_util::sync::CancellationToken;
+
+use crate::{AbilityError, Site};
 
 /// Who is calling: a principal and the scopes it holds.
 ///
@@ -124,6 +127,10 @@ pub struct Context {
     request_id: Option<Arc<str>>,
     caller: Arc<Caller>,
     state: Arc<StateMap>,
+    site: Option<Arc<Site>>,
+    protocol_version: Option<Arc<str>>,
+    cancellation: CancellationToken,
+    timeout: Option<Duration>,
 }
 
 impl Context {
@@ -158,6 +165,62 @@ impl Context {
     pub fn with_state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         Arc::make_mut(&mut self.state).insert(value);
         self
+    }
+
+    /// Set the site this server serves; calls naming another `site_id` are rejected.
+    #[must_use]
+    pub fn with_site(mut self, site: Arc<Site>) -> Self {
+        self.site = Some(site);
+        self
+    }
+
+    /// Set the protocol version the client negotiated.
+    #[must_use]
+    pub fn with_protocol_version(mut self, version: impl Into<Arc<str>>) -> Self {
+        self.protocol_version = Some(version.into());
+        self
+    }
+
+    /// Set the token that signals the caller cancelled the call.
+    #[must_use]
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = token;
+        self
+    }
+
+    /// Limit how long the handler may run; past it the call fails with `TIMEOUT`.
+    /// Needs a Tokio runtime with the time driver.
+    #[must_use]
+    pub fn with_timeout(mut self, limit: Duration) -> Self {
+        self.timeout = Some(limit);
+        self
+    }
+
+    /// The handler's time limit, if any.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// The site this server serves, if one is configured.
+    pub fn site(&self) -> Option<&Site> {
+        self.site.as_deref()
+    }
+
+    /// The MCP protocol version the client negotiated (`2025-11-25`, ...), if known.
+    pub fn protocol_version(&self) -> Option<&str> {
+        self.protocol_version.as_deref()
+    }
+
+    /// Fires when the client cancels this call (`notifications/cancelled`). Long-running
+    /// handlers can `select!` on [`CancellationToken::cancelled`]; the pipeline also stops
+    /// waiting for the handler when it fires.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancellation
+    }
+
+    /// Whether the client cancelled this call.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancellation.is_cancelled()
     }
 
     /// The request id, if the transport has one.

@@ -4,6 +4,7 @@
 //! Depend on `abilities`, which re-exports everything here with the attribute.
 
 mod ability;
+mod auth;
 mod context;
 mod error;
 mod name;
@@ -11,13 +12,27 @@ mod normalize;
 mod pipeline;
 mod registry;
 mod schema;
+mod server;
+mod site;
+mod surface;
+mod transport;
 mod validate;
 
 #[doc(hidden)]
 pub mod __private;
 
 pub use ability::{Annotations, Semantic};
-pub use context::{Caller, Context, FromContext, State, StateMap};
+pub use auth::{AuthError, AuthFuture, Authenticator, StaticTokens, bearer_token};
+pub use context::{Caller, CancellationToken, Context, FromContext, State, StateMap};
 pub use error::{AbilityError, ErrorCode, RegistryError};
 pub use name::{MAX_TOOL_NAME, tool_name};
 pub use registry::{Ability, Registry};
+pub use server::{McpHandler, Server, ServerBuilder, ServerError};
+pub use site::{CONTRACT_VERSION, Site};
+pub use transport::client::TestClient;
+pub use transport::http::serve_router;
+
+/// axum, for mounting the MCP endpoint in an application.
+pub use axum;
+/// The MCP protocol crate this server is built on, for custom transports and client types.
+pub use rmcp;

@@ -39,18 +39,20 @@ pub(crate) enum InputShape {
     },
 }
 
-/// Normalize raw arguments into the object the input schema validates.
-pub(crate) fn normalize(shape: &InputShape, args: Value) -> Result<Value, AbilityError> {
-    let mut map = match args {
-        Value::Null => Map::new(),
-        Value::Object(map) => map,
-        other => {
-            return Err(AbilityError::new(
-                ErrorCode::ValidationInvalidType,
-                format!("arguments must be a JSON object, got {}", json_type(&other)),
-            ));
-        }
-    };
+/// Arguments as an object: `null` (or missing) is `{}`, anything else but an object is an error.
+pub(crate) fn into_object(args: Value) -> Result<Map<String, Value>, AbilityError> {
+    match args {
+        Value::Null => Ok(Map::new()),
+        Value::Object(map) => Ok(map),
+        other => Err(AbilityError::new(
+            ErrorCode::ValidationInvalidType,
+            format!("arguments must be a JSON object, got {}", json_type(&other)),
+        )),
+    }
+}
+
+/// Normalize arguments into the object the input schema validates.
+pub(crate) fn normalize(shape: &InputShape, mut map: Map<String, Value>) -> Value {
     match shape {
         InputShape::None => {}
         InputShape::Object { default } => {
@@ -73,7 +75,7 @@ pub(crate) fn normalize(shape: &InputShape, args: Value) -> Result<Value, Abilit
             }
         }
     }
-    Ok(Value::Object(map))
+    Value::Object(map)
 }
 
 /// Take the handler's value out of validated, normalized arguments.
@@ -121,8 +123,8 @@ mod tests {
             WRAPPED,
         ] {
             for bad in [json!(1), json!("x"), json!([]), json!(true)] {
-                let err = normalize(&shape, bad).err().map(|e| e.code().clone());
-                assert_eq!(err, Some(ErrorCode::ValidationInvalidType));
+                let err = into_object(bad).err().map(|e| e.code().clone());
+                assert_eq!(err, Some(ErrorCode::ValidationInvalidType), "{shape:?}");
             }
         }
     }

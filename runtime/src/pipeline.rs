@@ -7,8 +7,11 @@ use std::panic::AssertUnwindSafe;
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
 
-use crate::normalize::{normalize, unwrap_input};
-use crate::{Ability, AbilityError, Context, ErrorCode, Registry};
+use crate::normalize::{into_object, json_type, normalize, unwrap_input};
+use crate::{Ability, AbilityError, Context, ErrorCode, Registry, Site};
+
+/// The optional argument every site-checked tool accepts.
+pub(crate) const SITE_ID: &str = "site_id";
 
 /// Names longer than this are cut in error messages.
 const MAX_ECHOED_NAME: usize = 100;
@@ -45,7 +48,9 @@ impl Ability {
             ))
             .with_details(json!({ "required_scope": scope })));
         }
-        let args = normalize(&self.input_shape, args)?;
+        let mut args = into_object(args)?;
+        self.check_site(&ctx, &mut args)?;
+        let args = normalize(&self.input_shape, args);
         if let Some(validator) = &self.validator {
             crate::validate::check(validator, &args)?;
         }
@@ -54,10 +59,69 @@ impl Ability {
         self.wrap_output(output)
     }
 
+    /// Take `site_id` out of the arguments and reject it if it names another site. An ability
+    /// with `site = false`, or whose own input has a `site_id`, leaves it alone.
+    fn check_site(&self, ctx: &Context, args: &mut Map<String, Value>) -> Result<(), AbilityError> {
+        if !self.takes_site_id() {
+            return Ok(());
+        }
+        let expected = ctx.site().map(Site::site_id);
+        match args.remove(SITE_ID) {
+            None | Some(Value::Null) => Ok(()),
+            Some(Value::String(given)) => match expected {
+                Some(expected) if expected != given => {
+                    let given: String = given.chars().take(MAX_ECHOED_NAME).collect();
+                    Err(AbilityError::new(
+                        ErrorCode::SiteMismatch,
+                        format!("this server serves site '{expected}', not '{given}'"),
+                    )
+                    .with_details(json!({ "expected_site_id": expected, "site_id": given })))
+                }
+                _ => Ok(()),
+            },
+            Some(other) => Err(AbilityError::new(
+                ErrorCode::ValidationInvalidType,
+                format!(
+                    "parameter 'site_id' must be string, got {}",
+                    json_type(&other)
+                ),
+            )),
+        }
+    }
+
     async fn run_handler(&self, ctx: Context, input: Value) -> Result<Value, AbilityError> {
         let call = self.def.call;
+        let cancellation = ctx.cancellation().clone();
+        let timeout = ctx.timeout();
         let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| call(ctx, input))) {
-            Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
+            Ok(future) => {
+                let guarded = AssertUnwindSafe(future).catch_unwind();
+                let limited =
+                    async {
+                        match timeout {
+                            Some(limit) => tokio::time::timeout(limit, guarded)
+                                .await
+                                .unwrap_or_else(|_| {
+                                    Ok(Err(AbilityError::new(
+                                        ErrorCode::Timeout,
+                                        format!(
+                                            "'{}' did not finish within {} ms",
+                                            self.def.name,
+                                            limit.as_millis()
+                                        ),
+                                    )))
+                                }),
+                            None => guarded.await,
+                        }
+                    };
+                tokio::select! {
+                    outcome = limited => outcome,
+                    () = cancellation.cancelled() => Ok(Err(AbilityError::new(
+                        ErrorCode::Cancelled,
+                        format!("'{}' was cancelled by the caller", self.def.name),
+                    ))),
+                }
+            }
             Err(panic) => Err(panic),
         };
         outcome.unwrap_or_else(|panic| {
@@ -87,7 +151,7 @@ impl Ability {
             other => {
                 tracing::error!(
                     ability = self.def.name,
-                    got = crate::normalize::json_type(&other),
+                    got = json_type(&other),
                     "ability returned a non-object for an object output schema"
                 );
                 Err(AbilityError::internal(format!(

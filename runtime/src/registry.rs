@@ -91,6 +91,11 @@ impl Registry {
         self.index.get(name).map(|&i| &self.abilities[i])
     }
 
+    /// The ability at `index` in name order.
+    pub(crate) fn at(&self, index: usize) -> Option<&Ability> {
+        self.abilities.get(index)
+    }
+
     /// All abilities, sorted by name.
     pub fn iter(&self) -> std::slice::Iter<'_, Ability> {
         self.abilities.iter()
@@ -128,6 +133,8 @@ pub struct Ability {
     pub(crate) def: &'static AbilityDef,
     tool_name: String,
     input_schema: Arc<Map<String, Value>>,
+    tool_input_schema: Arc<Map<String, Value>>,
+    takes_site_id: bool,
     output_schema: Option<Arc<Map<String, Value>>>,
     pub(crate) input_shape: InputShape,
     pub(crate) output_wrapped: bool,
@@ -161,10 +168,35 @@ impl Ability {
                 (Some(Arc::new(wire.schema)), wire.wrapped)
             }
         };
+        let declares_site_id = input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| p.contains_key(crate::pipeline::SITE_ID));
+        let takes_site_id = def.site && !declares_site_id;
+        let mut tool_input_schema = input_schema.clone();
+        if takes_site_id
+            && let Some(Value::Object(properties)) = tool_input_schema.get_mut("properties")
+        {
+            properties.insert(
+                crate::pipeline::SITE_ID.to_owned(),
+                serde_json::json!({
+                    "type": "string",
+                    "description": "Optional: the site this call is meant for; a call naming another site is rejected."
+                }),
+            );
+        }
+        let input_schema = Arc::new(input_schema);
+        let tool_input_schema = if takes_site_id {
+            Arc::new(tool_input_schema)
+        } else {
+            Arc::clone(&input_schema)
+        };
         Ok(Self {
             def,
             tool_name,
-            input_schema: Arc::new(input_schema),
+            input_schema,
+            tool_input_schema,
+            takes_site_id,
             output_schema,
             input_shape,
             output_wrapped,
@@ -231,6 +263,18 @@ impl Ability {
     /// The output schema as clients see it (`type: object`), or `None` for `()` returns.
     pub fn output_schema(&self) -> Option<&Arc<Map<String, Value>>> {
         self.output_schema.as_ref()
+    }
+
+    /// Whether calls take an optional `site_id` that is checked against the server's site:
+    /// unless `site = false`, or the ability's own input has a `site_id`.
+    pub fn takes_site_id(&self) -> bool {
+        self.takes_site_id
+    }
+
+    /// The input schema as a tool advertises it: [`input_schema`](Self::input_schema) plus
+    /// the optional `site_id` where the ability [takes one](Self::takes_site_id).
+    pub fn tool_input_schema(&self) -> &Arc<Map<String, Value>> {
+        &self.tool_input_schema
     }
 
     /// Whether the input is wrapped under `input` on the wire.

@@ -1,0 +1,100 @@
+//! Who is calling over HTTP: bearer tokens mapped to a principal and scopes.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+
+use axum::http::request::Parts;
+
+use crate::Caller;
+
+/// The future an [`Authenticator`] returns.
+pub type AuthFuture<'a> = Pin<Box<dyn Future<Output = Result<Caller, AuthError>> + Send + 'a>>;
+
+/// Why an HTTP request was refused before reaching any ability.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthError {
+    /// No `Authorization: Bearer` header, and anonymous callers are not allowed.
+    #[error("missing bearer token")]
+    MissingToken,
+    /// The token is not known.
+    #[error("invalid bearer token")]
+    InvalidToken,
+}
+
+/// Decides who an HTTP request comes from. Implement it to check tokens against your own store;
+/// [`StaticTokens`] is a fixed table.
+pub trait Authenticator: Send + Sync + 'static {
+    /// The caller of a request, from its head (headers, extensions...).
+    fn authenticate<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a>;
+}
+
+/// A fixed table of bearer tokens, each mapped to a caller; requests without a token get the
+/// anonymous caller if one is set, or are refused.
+///
+/// ```
+/// use abilities::{Caller, StaticTokens};
+///
+/// let tokens = StaticTokens::new()
+///     .with_token("s3cret", Caller::new("editor", ["posts:write", "posts:delete"]))
+///     .allow_anonymous(Caller::anonymous());
+/// # let _ = tokens;
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct StaticTokens {
+    tokens: HashMap<String, Caller>,
+    anonymous: Option<Caller>,
+}
+
+impl StaticTokens {
+    /// An empty table that refuses every request.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Map `token` to `caller`.
+    #[must_use]
+    pub fn with_token(mut self, token: impl Into<String>, caller: Caller) -> Self {
+        self.tokens.insert(token.into(), caller);
+        self
+    }
+
+    /// Let requests without a token in, as `caller`.
+    #[must_use]
+    pub fn allow_anonymous(mut self, caller: Caller) -> Self {
+        self.anonymous = Some(caller);
+        self
+    }
+
+    fn lookup(&self, request: &Parts) -> Result<Caller, AuthError> {
+        match bearer_token(request) {
+            Some(token) => self
+                .tokens
+                .get(token)
+                .cloned()
+                .ok_or(AuthError::InvalidToken),
+            None => self.anonymous.clone().ok_or(AuthError::MissingToken),
+        }
+    }
+}
+
+impl Authenticator for StaticTokens {
+    fn authenticate<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a> {
+        Box::pin(std::future::ready(self.lookup(request)))
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header.
+pub fn bearer_token(request: &Parts) -> Option<&str> {
+    let value = request
+        .headers
+        .get(axum::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
+}

@@ -1,0 +1,389 @@
+//! The MCP server: one registry served as native tools over stdio, streamable HTTP or an
+//! in-process client, with site identity, application state, callers and time limits.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler};
+use serde_json::Value;
+
+use crate::auth::{Authenticator, StaticTokens};
+use crate::surface::native;
+use crate::{Caller, Context, Registry, RegistryError, Site, StateMap};
+
+/// Why a server could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerError {
+    /// The registry could not be built.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// An ability's tool name is taken by a built-in tool.
+    #[error("the tool name `{tool}` of ability `{ability}` ({at}) is reserved for a built-in tool")]
+    ReservedToolName {
+        /// The tool name.
+        tool: String,
+        /// The ability's name.
+        ability: String,
+        /// Where it is defined.
+        at: String,
+    },
+    /// Binding or serving failed.
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+    /// The MCP session failed to start.
+    #[error("MCP session failed: {0}")]
+    Session(String),
+}
+
+/// Limits and options of the streamable HTTP transport.
+#[derive(Clone, Debug)]
+pub(crate) struct HttpOptions {
+    pub(crate) max_body_bytes: usize,
+    pub(crate) stateful: bool,
+    pub(crate) allowed_hosts: Vec<String>,
+    pub(crate) allowed_origins: Vec<String>,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 4 * 1024 * 1024,
+            stateful: true,
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: vec![
+                "http://localhost:*".into(),
+                "http://127.0.0.1:*".into(),
+                "http://[::1]:*".into(),
+            ],
+        }
+    }
+}
+
+/// Builds a [`Server`].
+///
+/// ```
+/// use abilities::{Caller, Server, Site, StaticTokens};
+///
+/// struct Db;
+///
+/// let server = Server::builder()
+///     .name("my-site", "1.0.0")
+///     .site(Site::new("main", "https://example.com"))
+///     .state(Db)
+///     .authenticator(StaticTokens::new().with_token("s3cret", Caller::new("editor", ["posts:write"])))
+///     .build()
+///     .unwrap();
+/// assert_eq!(server.tools()[0].name, "get_site_context");
+/// ```
+#[must_use]
+pub struct ServerBuilder {
+    registry: Option<Registry>,
+    name: String,
+    version: String,
+    instructions: Option<String>,
+    site: Option<Site>,
+    state: StateMap,
+    local_caller: Caller,
+    authenticator: Option<Arc<dyn Authenticator>>,
+    timeout: Option<Duration>,
+    http: HttpOptions,
+}
+
+impl ServerBuilder {
+    fn new() -> Self {
+        Self {
+            registry: None,
+            name: "abilities".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            instructions: None,
+            site: None,
+            state: StateMap::new(),
+            local_caller: Caller::trusted("local"),
+            authenticator: None,
+            timeout: Some(Duration::from_secs(60)),
+            http: HttpOptions::default(),
+        }
+    }
+
+    /// Serve this registry instead of every ability in the program.
+    pub fn registry(mut self, registry: Registry) -> Self {
+        self.registry = Some(registry);
+        self
+    }
+
+    /// The application's name and version, as `serverInfo` reports them.
+    pub fn name(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.name = name.into();
+        self.version = version.into();
+        self
+    }
+
+    /// Instructions for the client's model, sent at initialization.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The site this server serves (see [`Site`]).
+    pub fn site(mut self, site: Site) -> Self {
+        self.site = Some(site);
+        self
+    }
+
+    /// Application state handed to abilities as `State<T>`; call once per type.
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.state.insert(value);
+        self
+    }
+
+    /// The caller of stdio and in-process sessions (default: trusted, every scope).
+    pub fn local_caller(mut self, caller: Caller) -> Self {
+        self.local_caller = caller;
+        self
+    }
+
+    /// Scopes of stdio and in-process sessions, instead of every scope.
+    pub fn local_scopes<S: Into<String>>(self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.local_caller(Caller::new("local", scopes))
+    }
+
+    /// How HTTP callers are identified. Without one, HTTP callers are anonymous, with no
+    /// scopes.
+    pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
+        self.authenticator = Some(Arc::new(authenticator));
+        self
+    }
+
+    /// Per-call time limit (default 60 s); `None` for none.
+    pub fn timeout(mut self, limit: Option<Duration>) -> Self {
+        self.timeout = limit;
+        self
+    }
+
+    /// The largest HTTP request body accepted (default 4 MiB).
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.http.max_body_bytes = bytes;
+        self
+    }
+
+    /// Serve HTTP without sessions: every request stands alone (default: sessions).
+    pub fn stateless(mut self, stateless: bool) -> Self {
+        self.http.stateful = !stateless;
+        self
+    }
+
+    /// `Host` values HTTP requests may carry (default: loopback names), against DNS rebinding.
+    pub fn allowed_hosts<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
+        self.http.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// `Origin` values browser requests may carry (default: loopback origins on any port).
+    pub fn allowed_origins<S: Into<String>>(
+        mut self,
+        origins: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.http.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Build the server: collect the registry (unless given) and derive every tool once.
+    pub fn build(self) -> Result<Server, ServerError> {
+        let registry = match self.registry {
+            Some(registry) => registry,
+            None => Registry::collect()?,
+        };
+        let mut tools = vec![native::site_context_tool()];
+        let mut index = HashMap::new();
+        index.insert(native::SITE_CONTEXT_TOOL.to_owned(), Entry::SiteContext);
+        for (i, ability) in registry.iter().enumerate() {
+            if ability.tool_name() == native::SITE_CONTEXT_TOOL {
+                return Err(ServerError::ReservedToolName {
+                    tool: ability.tool_name().to_owned(),
+                    ability: ability.name().to_owned(),
+                    at: ability.location(),
+                });
+            }
+            tools.push(native::tool(ability));
+            index.insert(ability.tool_name().to_owned(), Entry::Ability(i));
+        }
+        let authenticator = self
+            .authenticator
+            .unwrap_or_else(|| Arc::new(StaticTokens::new().allow_anonymous(Caller::anonymous())));
+        Ok(Server {
+            inner: Arc::new(Inner {
+                registry,
+                tools,
+                index,
+                info: Implementation::new(self.name, self.version),
+                instructions: self.instructions,
+                site: self.site.map(Arc::new),
+                state: Arc::new(self.state),
+                local_caller: self.local_caller,
+                authenticator,
+                timeout: self.timeout,
+                http: self.http,
+            }),
+        })
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Entry {
+    SiteContext,
+    Ability(usize),
+}
+
+pub(crate) struct Inner {
+    registry: Registry,
+    tools: Vec<Tool>,
+    index: HashMap<String, Entry>,
+    info: Implementation,
+    instructions: Option<String>,
+    site: Option<Arc<Site>>,
+    state: Arc<StateMap>,
+    local_caller: Caller,
+    pub(crate) authenticator: Arc<dyn Authenticator>,
+    timeout: Option<Duration>,
+    pub(crate) http: HttpOptions,
+}
+
+/// An MCP server over one registry. Cheap to clone.
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl Server {
+    /// Start building a server.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::new()
+    }
+
+    /// The tools as `tools/list` reports them: `get_site_context`, then one per ability.
+    pub fn tools(&self) -> &[Tool] {
+        &self.inner.tools
+    }
+
+    /// The registry served.
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// The `rmcp` handler for this server, for a transport of your own. `caller` is who every
+    /// request comes from, or `None` to take it from the HTTP request.
+    pub fn handler(&self, caller: Option<Caller>) -> McpHandler {
+        McpHandler {
+            inner: Arc::clone(&self.inner),
+            caller: caller.map(Arc::new),
+        }
+    }
+
+    /// The handler for local transports (stdio, in-process), as the configured local caller.
+    pub(crate) fn local_handler(&self) -> McpHandler {
+        self.handler(Some(self.inner.local_caller.clone()))
+    }
+}
+
+/// The `rmcp` [`ServerHandler`] of a [`Server`]: native tools over its registry.
+#[derive(Clone)]
+pub struct McpHandler {
+    inner: Arc<Inner>,
+    caller: Option<Arc<Caller>>,
+}
+
+impl McpHandler {
+    fn context(&self, request: &RequestContext<RoleServer>) -> Context {
+        let caller = match &self.caller {
+            Some(caller) => Caller::clone(caller),
+            None => request
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Caller>())
+                .cloned()
+                .unwrap_or_else(Caller::anonymous),
+        };
+        let mut ctx = Context::new()
+            .with_request_id(request_id(&request.id))
+            .with_caller(caller)
+            .with_state_map(Arc::clone(&self.inner.state))
+            .with_cancellation(request.ct.clone());
+        if let Some(site) = &self.inner.site {
+            ctx = ctx.with_site(Arc::clone(site));
+        }
+        if let Some(version) = request.protocol_version() {
+            ctx = ctx.with_protocol_version(version.to_string());
+        }
+        if let Some(limit) = self.inner.timeout {
+            ctx = ctx.with_timeout(limit);
+        }
+        ctx
+    }
+}
+
+fn request_id(id: &rmcp::model::RequestId) -> String {
+    match id {
+        rmcp::model::NumberOrString::Number(n) => n.to_string(),
+        rmcp::model::NumberOrString::String(s) => s.to_string(),
+    }
+}
+
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> ServerConfig {
+        let config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(self.inner.info.clone());
+        match &self.inner.instructions {
+            Some(instructions) => config.with_instructions(instructions.clone()),
+            None => config,
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let position = match self.inner.index.get(name)? {
+            Entry::SiteContext => 0,
+            Entry::Ability(i) => i + 1,
+        };
+        self.inner.tools.get(position).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(entry) = self.inner.index.get(request.name.as_ref()).copied() else {
+            let shown: String = request.name.chars().take(100).collect();
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool: {shown}"),
+                Some(serde_json::json!({"code": "NOT_FOUND_ABILITY", "name": shown})),
+            ));
+        };
+        let ctx = self.context(&context);
+        let args = request.arguments.map_or(Value::Null, Value::Object);
+        let outcome = match entry {
+            Entry::SiteContext => Ok(native::site_context(ctx.site())),
+            Entry::Ability(i) => match self.inner.registry.at(i) {
+                Some(ability) => ability.call(ctx, args).await,
+                None => Err(crate::AbilityError::internal(
+                    "the tool table is inconsistent",
+                )),
+            },
+        };
+        Ok(native::result(outcome).into())
+    }
+}

@@ -1,0 +1,132 @@
+//! Streamable HTTP: rmcp's service behind a gate that authenticates the caller and answers
+//! oversized, unparsable and non-message bodies with the JSON-RPC error their kind calls for.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::Value;
+use tokio::net::TcpListener;
+
+use crate::auth::AuthError;
+use crate::server::Inner;
+use crate::transport::stdio::{check_message, error_line};
+use crate::{Server, ServerError};
+
+impl Server {
+    /// The MCP endpoint as a service to mount in an axum app at any path:
+    /// `app.nest_service("/mcp", server.http_service())`.
+    pub fn http_service(&self) -> Router {
+        let handler = self.handler(None);
+        let http = &self.inner.http;
+        let mut config = StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(http.stateful)
+            .with_json_response(!http.stateful)
+            .with_max_request_body_bytes(http.max_body_bytes)
+            .with_allowed_origins(http.allowed_origins.clone());
+        config = if http.allowed_hosts.is_empty() {
+            config.disable_allowed_hosts()
+        } else {
+            config.with_allowed_hosts(http.allowed_hosts.clone())
+        };
+        let service = StreamableHttpService::new(
+            move || Ok(handler.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        Router::new()
+            .fallback_service(service)
+            .layer(middleware::from_fn_with_state(
+                Arc::clone(&self.inner),
+                gate,
+            ))
+    }
+
+    /// A router serving the MCP endpoint at `path` (e.g. `/mcp`).
+    pub fn router(&self, path: &str) -> Router {
+        Router::new().nest_service(path, self.http_service())
+    }
+
+    /// Serve the MCP endpoint at `/mcp` on `addr` until Ctrl-C.
+    pub async fn serve_http(&self, addr: SocketAddr) -> Result<(), ServerError> {
+        let listener = TcpListener::bind(addr).await?;
+        serve_router(listener, self.router("/mcp")).await
+    }
+}
+
+/// Serve `router` on `listener` until Ctrl-C, letting requests in flight finish.
+pub async fn serve_router(listener: TcpListener, router: Router) -> Result<(), ServerError> {
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}
+
+async fn gate(State(inner): State<Arc<Inner>>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    match inner.authenticator.authenticate(&parts).await {
+        Ok(caller) => {
+            parts.extensions.insert(caller);
+        }
+        Err(error) => return unauthorized(&error),
+    }
+    if parts.method != Method::POST {
+        return next.run(Request::from_parts(parts, body)).await;
+    }
+    let limit = inner.http.max_body_bytes;
+    let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            return rpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &Value::Null,
+                -32600,
+                format!("Invalid Request: the body exceeds {limit} bytes"),
+            );
+        }
+    };
+    match serde_json::from_slice::<Value>(&bytes) {
+        Err(e) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                -32700,
+                format!("Parse error: {e}"),
+            );
+        }
+        Ok(message) => {
+            if let Err((id, why)) = check_message(&message) {
+                return rpc_error(StatusCode::BAD_REQUEST, &id, -32600, why);
+            }
+        }
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+fn unauthorized(error: &AuthError) -> Response {
+    let mut response = rpc_error(
+        StatusCode::UNAUTHORIZED,
+        &Value::Null,
+        -32001,
+        format!("Unauthorized: {error}"),
+    );
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+fn rpc_error(status: StatusCode, id: &Value, code: i32, message: String) -> Response {
+    let body = error_line(id, code, message);
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
