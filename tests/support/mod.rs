@@ -1,0 +1,246 @@
+//! Test helpers: a line-level stdio peer and a small HTTP client, so tests see the exact wire.
+
+#![allow(dead_code, reason = "each test binary uses part of the helpers")]
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use abilities::Server;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+
+/// A client end of [`Server::serve_stream`], speaking raw lines.
+pub struct Lines {
+    write: WriteHalf<DuplexStream>,
+    read: BufReader<ReadHalf<DuplexStream>>,
+    /// Responses read while waiting for another id.
+    pending: HashMap<String, Value>,
+}
+
+impl Lines {
+    /// Serve `server` on an in-memory stream and return the client end.
+    pub fn start(server: &Server) -> Self {
+        let (client, server_end) = tokio::io::duplex(1 << 20);
+        let (server_read, server_write) = tokio::io::split(server_end);
+        let server = server.clone();
+        tokio::spawn(async move {
+            let _ = server.serve_stream(server_read, server_write).await;
+        });
+        let (read, write) = tokio::io::split(client);
+        Self {
+            write,
+            read: BufReader::new(read),
+            pending: HashMap::new(),
+        }
+    }
+
+    /// Start and complete the `initialize` handshake.
+    pub async fn initialized(server: &Server) -> Self {
+        let mut lines = Self::start(server);
+        let init = lines
+            .request(
+                1,
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "1"}
+                }),
+            )
+            .await;
+        assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+        lines
+            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())
+            .await;
+        lines
+    }
+
+    /// Write one raw line.
+    pub async fn send(&mut self, line: &str) {
+        self.write
+            .write_all(line.as_bytes())
+            .await
+            .expect("the server reads");
+        self.write.write_all(b"\n").await.expect("the server reads");
+    }
+
+    /// Read the next line as JSON.
+    pub async fn next(&mut self) -> Value {
+        let mut line = String::new();
+        let read = tokio::time::timeout(Duration::from_secs(20), self.read.read_line(&mut line))
+            .await
+            .expect("a response within 20 s")
+            .expect("the server writes");
+        assert!(read > 0, "the server closed the stream");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    /// Read until the response with `id` arrives.
+    pub async fn response(&mut self, id: &Value) -> Value {
+        if let Some(found) = self.pending.remove(&id.to_string()) {
+            return found;
+        }
+        loop {
+            let message = self.next().await;
+            if &message["id"] == id {
+                return message;
+            }
+            self.pending.insert(message["id"].to_string(), message);
+        }
+    }
+
+    /// Send a request and wait for its response.
+    pub async fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        )
+        .await;
+        self.response(&json!(id)).await
+    }
+
+    /// `tools/call` and its `result` (panics on a JSON-RPC error).
+    pub async fn call(&mut self, id: u64, name: &str, args: Value) -> Value {
+        let response = self
+            .request(id, "tools/call", json!({"name": name, "arguments": args}))
+            .await;
+        assert!(
+            response.get("error").is_none(),
+            "unexpected JSON-RPC error: {response}"
+        );
+        response["result"].clone()
+    }
+}
+
+/// The `{code, message, details?}` of an `isError` tool result.
+pub fn tool_error(result: &Value) -> Value {
+    assert_eq!(
+        result["isError"], true,
+        "expected an error result: {result}"
+    );
+    let text = result["content"][0]["text"].as_str().expect("a text block");
+    serde_json::from_str(text).expect("the text is JSON")
+}
+
+/// An HTTP response, with any SSE `data:` payloads parsed.
+#[derive(Debug)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub headers: hyper::HeaderMap,
+    pub body: String,
+}
+
+impl HttpResponse {
+    /// The JSON-RPC messages of the body: the JSON itself, or every SSE `data:` line.
+    pub fn messages(&self) -> Vec<Value> {
+        if let Ok(value) = serde_json::from_str::<Value>(&self.body) {
+            return vec![value];
+        }
+        self.body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .collect()
+    }
+
+    /// The one message of the body.
+    pub fn message(&self) -> Value {
+        let mut messages = self.messages();
+        assert_eq!(messages.len(), 1, "one message expected: {self:?}");
+        messages.remove(0)
+    }
+
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    }
+}
+
+/// POST `body` to `http://addr/path` with the MCP headers plus `extra`.
+pub async fn post(
+    addr: SocketAddr,
+    path: &str,
+    extra: &[(&str, &str)],
+    body: impl Into<Bytes>,
+) -> HttpResponse {
+    let stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("the server listens");
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .expect("HTTP handshake");
+    tokio::spawn(connection);
+    let mut request = hyper::Request::post(path);
+    if !extra
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+    {
+        request = request.header("host", addr.to_string());
+    }
+    request = request
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    for (name, value) in extra {
+        request = request.header(*name, *value);
+    }
+    let request = request
+        .body(Full::new(body.into()))
+        .expect("a valid request");
+    let response = tokio::time::timeout(Duration::from_secs(20), sender.send_request(request))
+        .await
+        .expect("a response within 20 s")
+        .expect("the server answers");
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = tokio::time::timeout(Duration::from_secs(20), response.into_body().collect())
+        .await
+        .expect("the body within 20 s")
+        .expect("a body")
+        .to_bytes();
+    HttpResponse {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}
+
+/// Serve `server` at `/mcp` on a free loopback port.
+pub async fn serve_http(server: &Server) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a free port");
+    let addr = listener.local_addr().expect("an address");
+    let router = server.router("/mcp");
+    tokio::spawn(async move {
+        let _ = abilities::axum::serve(listener, router).await;
+    });
+    addr
+}
+
+/// `initialize` over HTTP; returns the session id.
+pub async fn http_session(addr: SocketAddr) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}
+    }});
+    let response = post(addr, "/mcp", &[], init.to_string()).await;
+    assert_eq!(response.status, 200, "{response:?}");
+    let session = response.header("mcp-session-id").expect("a session id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let ack = post(
+        addr,
+        "/mcp",
+        &[
+            ("mcp-session-id", &session),
+            ("mcp-protocol-version", "2025-11-25"),
+        ],
+        initialized,
+    )
+    .await;
+    assert_eq!(ack.status, 202, "{ack:?}");
+    session
+}
