@@ -91,6 +91,11 @@ impl StateMap {
         self.values.insert(TypeId::of::<T>(), Arc::new(value));
     }
 
+    /// Store a value the application already shares, so abilities see the very same one.
+    pub fn insert_shared<T: Send + Sync + 'static>(&mut self, value: Arc<T>) {
+        self.values.insert(TypeId::of::<T>(), value);
+    }
+
     /// The value of type `T`, if one was stored.
     pub fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.values

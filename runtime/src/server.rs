@@ -143,6 +143,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Application state the application already holds in an `Arc` (say an axum app's
+    /// database), handed to abilities as `State<T>` without a copy.
+    pub fn shared_state<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
+        self.state.insert_shared(value);
+        self
+    }
+
     /// The caller of stdio and in-process sessions (default: trusted, every scope).
     pub fn local_caller(mut self, caller: Caller) -> Self {
         self.local_caller = caller;

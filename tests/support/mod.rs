@@ -1,7 +1,10 @@
 //! Test helpers: a line-level stdio peer and a small HTTP client, so tests see the exact wire.
 
 #![allow(dead_code, reason = "each test binary uses part of the helpers")]
-#![allow(unreachable_pub, reason = "a module of test helpers shared by test binaries")]
+#![allow(
+    unreachable_pub,
+    reason = "a module of test helpers shared by test binaries"
+)]
 #![allow(clippy::expect_used, reason = "helpers fail the test loudly")]
 
 use std::collections::HashMap;

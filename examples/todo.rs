@@ -1,0 +1,71 @@
+// cargo run --example todo -- --http 127.0.0.1:8081
+//! The MCP-AQL walkthrough's Todo manager as native MCP tools (`list_todos`, `get_todo`,
+//! `create_todo`, `update_todo`, `delete_todo`, `clear_completed`) on SQLite.
+//!
+//! `cargo run --example todo` serves stdio; `--http ADDR` serves streamable HTTP at `/mcp`;
+//! `--db PATH` picks the database file (created and seeded on first run).
+
+#[path = "shared/todo.rs"]
+mod todo;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use abilities::{Caller, Server, StaticTokens};
+use clap::Parser;
+
+/// Serve the Todo manager over MCP.
+#[derive(Parser)]
+struct Args {
+    /// Serve streamable HTTP at /mcp on this address instead of stdio.
+    #[arg(long)]
+    http: Option<SocketAddr>,
+    /// The SQLite database (created and seeded if missing).
+    #[arg(long, default_value = "todo.db")]
+    db: PathBuf,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "warn,rmcp=error".into()),
+        )
+        .init();
+    match run(Args::parse()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let db = todo::TodoDb::open(&args.db)
+        .map_err(|e| format!("cannot open {}: {e}", args.db.display()))?;
+    let server = Server::builder()
+        .name("abilities-todo-example", env!("CARGO_PKG_VERSION"))
+        .instructions("A todo list: list, get, create, update and delete todos.")
+        .state(db)
+        // A local example: HTTP callers may do everything the stdio caller may.
+        .authenticator(StaticTokens::new().allow_anonymous(Caller::trusted("anonymous")))
+        .build()?;
+    match args.http {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            let url = format!("http://{}/mcp", listener.local_addr()?);
+            eprintln!("serving {} tools at {url}", server.tools().len());
+            eprintln!(
+                "client config: {{\"mcpServers\": {{\"todo\": {{\"type\": \"http\", \"url\": \"{url}\"}}}}}}"
+            );
+            println!("{url}");
+            abilities::serve_router(listener, server.router("/mcp")).await?;
+        }
+        None => server.serve_stdio().await?,
+    }
+    Ok(())
+}
