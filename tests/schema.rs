@@ -131,7 +131,7 @@ fn integer_output_is_wrapped_under_result_with_its_bounds() {
         output("my-plugin/count-posts"),
         Some(json!({
             "type": "object",
-            "properties": {"result": {"type": "integer", "format": "uint64", "minimum": 0}},
+            "properties": {"result": {"type": "integer", "minimum": 0}},
             "required": ["result"]
         }))
     );
@@ -144,7 +144,7 @@ fn named_parameters_make_an_object_with_descriptions_bounds_and_defaults() {
         json!({
             "type": "object",
             "properties": {"id": {
-                "type": "integer", "format": "uint32", "minimum": 0, "description": "The post id."
+                "type": "integer", "minimum": 0, "description": "The post id."
             }},
             "required": ["id"]
         })
@@ -154,7 +154,7 @@ fn named_parameters_make_an_object_with_descriptions_bounds_and_defaults() {
         json!({
             "type": "object",
             "properties": {
-                "limit": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255, "default": 10},
+                "limit": {"type": "integer", "minimum": 0, "maximum": 255, "default": 10},
                 "status": {"type": ["string", "null"]}
             }
         })
@@ -169,7 +169,7 @@ fn struct_output_passes_unwrapped_and_nested_structs_are_inlined() {
             "type": "object",
             "description": "A post.",
             "properties": {
-                "id": {"type": "integer", "format": "uint32", "minimum": 0},
+                "id": {"type": "integer", "minimum": 0},
                 "title": {"type": "string"},
                 "author": {
                     "type": "object",
@@ -189,7 +189,7 @@ fn vec_and_option_outputs_are_wrapped() {
         Some(json!({
             "type": "object",
             "properties": {"result": {
-                "type": "array", "items": {"type": "integer", "format": "uint32", "minimum": 0}
+                "type": "array", "items": {"type": "integer", "minimum": 0}
             }},
             "required": ["result"]
         }))
@@ -217,7 +217,7 @@ fn flattened_default_is_kept_inside_and_not_required() {
         json!({
             "type": "object",
             "properties": {"input": {
-                "type": "integer", "format": "uint8", "minimum": 0, "maximum": 255,
+                "type": "integer", "minimum": 0, "maximum": 255,
                 "description": "How many times.", "default": 3
             }}
         })
@@ -242,7 +242,7 @@ fn recursive_types_keep_a_ref_and_its_definitions() {
     assert_eq!(
         output("store_thread"),
         Some(
-            json!({"type": "object", "additionalProperties": {"type": "integer", "format": "uint32", "minimum": 0}, "properties": {}})
+            json!({"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}, "properties": {}})
         )
     );
 }

@@ -173,7 +173,7 @@ async fn tools_list_gives_the_derived_tools() {
             },
             "outputSchema": {
                 "type": "object",
-                "properties": {"result": {"type": "integer", "format": "uint64", "minimum": 0}},
+                "properties": {"result": {"type": "integer", "minimum": 0}},
                 "required": ["result"]
             },
             "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}

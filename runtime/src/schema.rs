@@ -57,7 +57,9 @@ pub(crate) fn object_schema(properties: &[PropertyDef]) -> Map<String, Value> {
     }
     let defs = generator.take_definitions(true);
     if !defs.is_empty() {
-        object.insert("$defs".to_owned(), Value::Object(defs));
+        let mut defs = Value::Object(defs);
+        drop_numeric_formats(&mut defs);
+        object.insert("$defs".to_owned(), defs);
     }
     object
 }
@@ -94,9 +96,14 @@ pub(crate) struct WireSchema {
     pub(crate) wrapped: bool,
 }
 
-/// Remove top-level noise (`$schema`, `title`) and turn boolean schemas into objects.
+/// Remove top-level noise (`$schema`, `title`), turn boolean schemas into objects and drop
+/// the numeric `format`s schemars adds (`uint64`, `int32`, `double`...): they are not JSON
+/// Schema formats, strict validators (Ajv in the TypeScript SDK) warn about them on every
+/// call, and the bounds they stand for are kept as `minimum` / `maximum`.
 pub(crate) fn clean(schema: Schema) -> Map<String, Value> {
-    let mut map = match schema.to_value() {
+    let mut value = schema.to_value();
+    drop_numeric_formats(&mut value);
+    let mut map = match value {
         Value::Object(map) => map,
         Value::Bool(false) => Map::from_iter([("not".to_owned(), json!({}))]),
         _ => Map::new(),
@@ -104,6 +111,27 @@ pub(crate) fn clean(schema: Schema) -> Map<String, Value> {
     map.remove("$schema");
     map.remove("title");
     map
+}
+
+fn drop_numeric_formats(value: &mut Value) {
+    const NUMERIC: [&str; 14] = [
+        "int", "int8", "int16", "int32", "int64", "int128", "uint", "uint8", "uint16", "uint32",
+        "uint64", "uint128", "float", "double",
+    ];
+    match value {
+        Value::Object(map) => {
+            if map
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| NUMERIC.contains(&f))
+            {
+                map.remove("format");
+            }
+            map.values_mut().for_each(drop_numeric_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_numeric_formats),
+        _ => {}
+    }
 }
 
 /// Apply the wire contract: a schema that describes an object passes (gaining `"type":

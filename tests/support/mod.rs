@@ -172,6 +172,17 @@ pub async fn post(
     extra: &[(&str, &str)],
     body: impl Into<Bytes>,
 ) -> HttpResponse {
+    request(addr, "POST", path, extra, body).await
+}
+
+/// Send a request with the MCP headers plus `extra`.
+pub async fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    extra: &[(&str, &str)],
+    body: impl Into<Bytes>,
+) -> HttpResponse {
     let stream = tokio::net::TcpStream::connect(addr)
         .await
         .expect("the server listens");
@@ -180,7 +191,7 @@ pub async fn post(
             .await
             .expect("HTTP handshake");
     tokio::spawn(connection);
-    let mut request = hyper::Request::post(path);
+    let mut request = hyper::Request::builder().method(method).uri(path);
     if !extra
         .iter()
         .any(|(name, _)| name.eq_ignore_ascii_case("host"))

@@ -79,6 +79,15 @@ async fn gate(State(inner): State<Arc<Inner>>, request: Request, next: Next) -> 
         }
         Err(error) => return unauthorized(&error),
     }
+    if parts.method == Method::DELETE {
+        // rmcp answers a terminated session with 202; clients (the Python SDK) expect 200 or
+        // 204, and nothing is left to process.
+        let mut response = next.run(Request::from_parts(parts, body)).await;
+        if response.status() == StatusCode::ACCEPTED {
+            *response.status_mut() = StatusCode::NO_CONTENT;
+        }
+        return response;
+    }
     if parts.method != Method::POST {
         return next.run(Request::from_parts(parts, body)).await;
     }

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Interop tests with real third-party MCP clients against the `site` example, over stdio and
+# streamable HTTP on 127.0.0.1: the TypeScript SDK (which validates structuredContent against
+# outputSchema), the Python SDK in both lifecycles, and the Inspector CLI. Installs pinned
+# client versions under target/interop. A missing tool fails the run; nothing is skipped.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+work="$root/target/interop"
+
+for tool in node npm python3 cargo; do
+  command -v "$tool" >/dev/null || { echo "interop: '$tool' is required and missing" >&2; exit 1; }
+done
+
+mkdir -p "$work/node/run"
+if ! cmp -s "$here/package.json" "$work/node/package.json" || [ ! -d "$work/node/node_modules/@modelcontextprotocol/sdk" ]; then
+  cp "$here/package.json" "$work/node/package.json"
+  (cd "$work/node" && npm install --no-audit --no-fund --loglevel=error)
+fi
+cp "$here/ts_client.mjs" "$work/node/ts_client.mjs"
+if ! "$work/venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "2.3.0")' 2>/dev/null; then
+  python3 -m venv "$work/venv"
+  "$work/venv/bin/pip" install --quiet --disable-pip-version-check 'mcp==2.3.0'
+fi
+
+(cd "$root" && cargo build --quiet --example site)
+site="$root/target/debug/examples/site"
+tmp=$(mktemp -d)
+server_pid=
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# The HTTP server prints its URL on stdout once it listens.
+"$site" --http 127.0.0.1:0 --db "$tmp/http.db" >"$tmp/url" 2>"$tmp/server.log" &
+server_pid=$!
+for _ in $(seq 1 100); do
+  [ -s "$tmp/url" ] && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$tmp/server.log" >&2; echo "interop: the HTTP server died" >&2; exit 1; }
+  sleep 0.1
+done
+url=$(head -n 1 "$tmp/url")
+[ -n "$url" ] || { echo "interop: the HTTP server printed no URL" >&2; exit 1; }
+
+passed=0
+failed=0
+run() {
+  local label=$1
+  shift
+  echo "--- $label"
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $label"; fi
+}
+
+expect="$here/expect.json"
+stdio=("$site" --db "$tmp/stdio.db")
+run "ts sdk, stdio" node "$work/node/ts_client.mjs" "$expect" stdio "${stdio[@]}"
+run "ts sdk, http" node "$work/node/ts_client.mjs" "$expect" http "$url"
+run "python sdk (initialize), stdio" "$work/venv/bin/python" "$here/py_client.py" "$expect" legacy stdio "${stdio[@]}"
+run "python sdk (initialize), http" "$work/venv/bin/python" "$here/py_client.py" "$expect" legacy http "$url"
+run "python sdk (server/discover), stdio" "$work/venv/bin/python" "$here/py_client.py" "$expect" auto stdio "${stdio[@]}"
+run "python sdk (server/discover), http" "$work/venv/bin/python" "$here/py_client.py" "$expect" auto http "$url"
+
+# The Inspector CLI must run from a subdirectory of its npm project (a bug of 1.0.3).
+inspector() { (cd "$work/node/run" && node "$work/node/node_modules/@modelcontextprotocol/inspector-cli/build/index.js" "$@"); }
+inspect() {
+  local transport=$1
+  shift
+  local target=("$@")
+  local out
+  out=$(inspector "${target[@]}" --method tools/list) &&
+    python3 "$here/check_inspector.py" "$expect" tools "$transport" <<<"$out" &&
+    out=$(inspector "${target[@]}" --method tools/call --tool-name my-plugin-count-posts --tool-arg input=post) &&
+    python3 "$here/check_inspector.py" "$expect" count_posts "$transport" <<<"$out" &&
+    out=$(inspector "${target[@]}" --method tools/call --tool-name wp_get_post --tool-arg id=999) &&
+    python3 "$here/check_inspector.py" "$expect" missing_post "$transport" <<<"$out"
+}
+run "inspector cli, stdio" inspect stdio "${stdio[@]}"
+run "inspector cli, http" inspect http "$url"
+
+echo "interop: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
