@@ -232,9 +232,7 @@ pub async fn serve_http(server: &Server) -> SocketAddr {
         .expect("a free port");
     let addr = listener.local_addr().expect("an address");
     let router = server.router("/mcp");
-    tokio::spawn(async move {
-        let _ = abilities::axum::serve(listener, router).await;
-    });
+    tokio::spawn(abilities::serve_router(listener, router));
     addr
 }
 

@@ -10,6 +10,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
@@ -61,8 +62,15 @@ impl Server {
     }
 }
 
-/// Serve `router` on `listener` until Ctrl-C, letting requests in flight finish.
+/// Serve `router` on `listener` until Ctrl-C, letting requests in flight finish. Responses are
+/// small JSON-RPC messages, so Nagle's algorithm is off (`TCP_NODELAY`): with it, a client that
+/// delays its ACKs waits 40 ms for every answer.
 pub async fn serve_router(listener: TcpListener, router: Router) -> Result<(), ServerError> {
+    let listener = listener.tap_io(|stream| {
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "could not set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, router)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;

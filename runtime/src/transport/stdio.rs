@@ -1,13 +1,18 @@
-//! Newline-delimited JSON-RPC over stdio or any byte stream.
+//! Newline-delimited JSON-RPC over stdio or any byte stream, as an rmcp transport.
 //!
-//! Lines are checked before they reach the protocol engine, so a line that is not JSON gets
-//! the JSON-RPC parse error (-32700, `id: null`) and a JSON value that is not a message gets
-//! an invalid-request error (-32600); either way the server keeps serving.
+//! Each line is parsed once, straight into the protocol's message type. A line that is not
+//! JSON gets the JSON-RPC parse error (-32700, `id: null`); a JSON value that is not a message
+//! gets an invalid-request error (-32600, with the message's id when it has one); an
+//! unknown notification is ignored, as JSON-RPC wants. The server keeps serving either way.
 
-use rmcp::ServiceExt;
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::service::{RxJsonRpcMessage, ServiceExt, TxJsonRpcMessage};
+use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
+use tokio::sync::Mutex;
 
 use crate::{Server, ServerError};
 
@@ -29,109 +34,154 @@ impl Server {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let (engine_io, pump_io) = tokio::io::duplex(1 << 16);
-        let (from_engine, mut to_engine) = tokio::io::split(pump_io);
-        let (lines_out, mut lines) = mpsc::channel::<Vec<u8>>(256);
-
-        let writer = tokio::spawn(async move {
-            let mut output = output;
-            while let Some(mut line) = lines.recv().await {
-                line.push(b'\n');
-                if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
-                    break;
-                }
-            }
-        });
-
-        let engine_out = lines_out.clone();
-        let relay = tokio::spawn(async move {
-            let mut reader = BufReader::new(from_engine);
-            let mut line = Vec::new();
-            loop {
-                line.clear();
-                match reader.read_until(b'\n', &mut line).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        let trimmed = line.strip_suffix(b"\n").unwrap_or(&line).to_vec();
-                        if engine_out.send(trimmed).await.is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
-
-        let handler = self.local_handler();
-        let engine = tokio::spawn(async move {
-            match handler.serve(engine_io).await {
-                Ok(running) => running
-                    .waiting()
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| ServerError::Session(e.to_string())),
-                // The stream closed before the client initialized: nothing to serve.
-                Err(e) => {
-                    tracing::debug!(error = %e, "session ended before initialization");
-                    Ok(())
-                }
-            }
-        });
-
-        let mut reader = BufReader::new(input);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            let read = AsyncReadExt::take(&mut reader, MAX_LINE_BYTES as u64 + 1)
-                .read_until(b'\n', &mut line)
-                .await?;
-            if read == 0 {
-                break;
-            }
-            if line.len() > MAX_LINE_BYTES && !line.ends_with(b"\n") {
-                // Skip the rest of the oversized line.
-                let mut rest = Vec::new();
-                reader.read_until(b'\n', &mut rest).await?;
-                let error = error_line(
-                    &Value::Null,
-                    -32600,
-                    format!("Invalid Request: message exceeds {MAX_LINE_BYTES} bytes"),
-                );
-                if lines_out.send(error).await.is_err() {
-                    break;
-                }
-                continue;
-            }
-            let text = line.strip_suffix(b"\n").unwrap_or(&line);
-            let text = text.strip_suffix(b"\r").unwrap_or(text);
-            if text.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            match check_line(text) {
-                Ok(()) => {
-                    to_engine.write_all(text).await?;
-                    to_engine.write_all(b"\n").await?;
-                }
-                Err(error) => {
-                    if lines_out.send(error).await.is_err() {
-                        break;
-                    }
-                }
+        let transport = LineTransport {
+            reader: BufReader::new(input),
+            writer: Arc::new(Mutex::new(output)),
+            line: Vec::new(),
+            skipping: false,
+        };
+        match self.local_handler().serve(transport).await {
+            Ok(running) => running
+                .waiting()
+                .await
+                .map(drop)
+                .map_err(|e| ServerError::Session(e.to_string())),
+            // The stream closed before the client initialized: nothing to serve.
+            Err(e) => {
+                tracing::debug!(error = %e, "session ended before initialization");
+                Ok(())
             }
         }
-        drop(to_engine);
-        let result = engine.await.unwrap_or(Ok(()));
-        let _ = relay.await;
-        drop(lines_out);
-        let _ = writer.await;
-        result
     }
 }
 
-/// `Ok` for a line that is a JSON-RPC message; otherwise the error line to answer with.
-fn check_line(text: &[u8]) -> Result<(), Vec<u8>> {
-    let value = serde_json::from_slice::<Value>(text)
-        .map_err(|e| error_line(&Value::Null, -32700, format!("Parse error: {e}")))?;
-    check_message(&value).map_err(|(id, message)| error_line(&id, -32600, message))
+struct LineTransport<R, W> {
+    reader: BufReader<R>,
+    writer: Arc<Mutex<W>>,
+    line: Vec<u8>,
+    /// Discarding the rest of an oversized line.
+    skipping: bool,
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(
+    writer: &Mutex<W>,
+    mut line: Vec<u8>,
+) -> std::io::Result<()> {
+    line.push(b'\n');
+    let mut writer = writer.lock().await;
+    writer.write_all(&line).await?;
+    writer.flush().await
+}
+
+impl<R, W> Transport<RoleServer> for LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let writer = Arc::clone(&self.writer);
+        async move {
+            let line = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            write_line(&writer, line).await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            // rmcp polls `receive` inside a `select!`, so this future may be dropped mid-read:
+            // `self.line` keeps the partial bytes and is emptied only once a line is whole.
+            let room = (MAX_LINE_BYTES + 1).saturating_sub(self.line.len()) as u64;
+            let read = AsyncReadExt::take(&mut self.reader, room)
+                .read_until(b'\n', &mut self.line)
+                .await;
+            let at_eof = match read {
+                Ok(0) if self.line.is_empty() => return None,
+                Ok(0) => true,
+                Ok(_) => false,
+                Err(e) => {
+                    tracing::error!(error = %e, "reading the input failed");
+                    return None;
+                }
+            };
+            let whole = self.line.ends_with(b"\n") || at_eof;
+            if self.skipping {
+                // The tail of an oversized line, already answered.
+                self.skipping = !whole;
+                self.line.clear();
+                continue;
+            }
+            let answer = if !whole {
+                if self.line.len() <= MAX_LINE_BYTES {
+                    continue;
+                }
+                self.skipping = true;
+                self.line.clear();
+                Some(error_line(
+                    &Value::Null,
+                    -32600,
+                    format!("Invalid Request: message exceeds {MAX_LINE_BYTES} bytes"),
+                ))
+            } else {
+                let line = std::mem::take(&mut self.line);
+                let text = trim_line(&line);
+                if text.is_empty() {
+                    continue;
+                }
+                match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
+                    Ok(message) => return Some(message),
+                    Err(e) => reject(text, &e),
+                }
+            };
+            if let Some(answer) = answer
+                && write_line(&self.writer, answer).await.is_err()
+            {
+                return None;
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.writer.lock().await.shutdown().await
+    }
+}
+
+fn trim_line(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    line.trim_ascii()
+}
+
+/// The answer to a line that is not a message the server understands, if it deserves one.
+fn reject(text: &[u8], error: &serde_json::Error) -> Option<Vec<u8>> {
+    let value = match serde_json::from_slice::<Value>(text) {
+        Ok(value) => value,
+        Err(e) => {
+            return Some(error_line(
+                &Value::Null,
+                -32700,
+                format!("Parse error: {e}"),
+            ));
+        }
+    };
+    if let Err((id, why)) = check_message(&value) {
+        return Some(error_line(&id, -32600, why));
+    }
+    if value.get("id").is_none() {
+        // A notification the server does not know: JSON-RPC sends nothing back.
+        tracing::debug!(%error, "ignoring an unknown notification");
+        return None;
+    }
+    Some(error_line(
+        &value["id"],
+        -32600,
+        format!("Invalid Request: {error}"),
+    ))
 }
 
 /// Is `value` shaped like a JSON-RPC 2.0 message? On error: the id to answer with and why.
