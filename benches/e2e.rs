@@ -284,11 +284,15 @@ impl Connection1 {
         let request = request
             .body(Full::new(Bytes::from(body.to_string())))
             .unwrap_or_else(|e| panic!("request: {e}"));
+        self.0
+            .ready()
+            .await
+            .unwrap_or_else(|e| panic!("connection to {addr}: {e}"));
         let response = self
             .0
             .send_request(request)
             .await
-            .unwrap_or_else(|e| panic!("send: {e}"));
+            .unwrap_or_else(|e| panic!("send to {addr}: {e:?}"));
         let session = response
             .headers()
             .get("mcp-session-id")
@@ -376,10 +380,14 @@ fn main() {
     println!(
         "my-plugin-count-posts, {callers} concurrent callers, {calls} calls per run, median of {rounds} rounds"
     );
+    let only = std::env::var("E2E_TRANSPORT").unwrap_or_default();
     for transport in [
         "lines (stdio framing, in-memory pipe)",
         "streamable HTTP, 127.0.0.1",
     ] {
+        if !transport.starts_with(only.as_str()) {
+            continue;
+        }
         let mut results: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
         for round in 0..rounds {
             let order = if round % 2 == 0 {

@@ -2,6 +2,7 @@
 //! the request's identity.
 
 use std::any::{Any, TypeId, type_name};
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::ops::Deref;
@@ -133,7 +134,7 @@ pub struct Context {
     caller: Arc<Caller>,
     state: Arc<StateMap>,
     site: Option<Arc<Site>>,
-    protocol_version: Option<Arc<str>>,
+    protocol_version: Option<Cow<'static, str>>,
     cancellation: CancellationToken,
     timeout: Option<Duration>,
 }
@@ -153,8 +154,14 @@ impl Context {
 
     /// Set the caller.
     #[must_use]
-    pub fn with_caller(mut self, caller: Caller) -> Self {
-        self.caller = Arc::new(caller);
+    pub fn with_caller(self, caller: Caller) -> Self {
+        self.with_shared_caller(Arc::new(caller))
+    }
+
+    /// Set a caller shared by many calls (a session's).
+    #[must_use]
+    pub fn with_shared_caller(mut self, caller: Arc<Caller>) -> Self {
+        self.caller = caller;
         self
     }
 
@@ -181,7 +188,7 @@ impl Context {
 
     /// Set the protocol version the client negotiated.
     #[must_use]
-    pub fn with_protocol_version(mut self, version: impl Into<Arc<str>>) -> Self {
+    pub fn with_protocol_version(mut self, version: impl Into<Cow<'static, str>>) -> Self {
         self.protocol_version = Some(version.into());
         self
     }

@@ -1,6 +1,7 @@
 //! The MCP server: one registry served as native tools over stdio, streamable HTTP or an
 //! in-process client, with site identity, application state, callers and time limits.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -309,30 +310,45 @@ pub struct McpHandler {
 impl McpHandler {
     fn context(&self, request: &RequestContext<RoleServer>) -> Context {
         let caller = match &self.caller {
-            Some(caller) => Caller::clone(caller),
+            Some(caller) => Arc::clone(caller),
             None => request
                 .extensions
                 .get::<axum::http::request::Parts>()
-                .and_then(|parts| parts.extensions.get::<Caller>())
+                .and_then(|parts| parts.extensions.get::<Arc<Caller>>())
                 .cloned()
-                .unwrap_or_else(Caller::anonymous),
+                .unwrap_or_else(|| Arc::new(Caller::anonymous())),
         };
         let mut ctx = Context::new()
             .with_request_id(request_id(&request.id))
-            .with_caller(caller)
+            .with_shared_caller(caller)
             .with_state_map(Arc::clone(&self.inner.state))
             .with_cancellation(request.ct.clone());
         if let Some(site) = &self.inner.site {
             ctx = ctx.with_site(Arc::clone(site));
         }
         if let Some(version) = request.protocol_version() {
-            ctx = ctx.with_protocol_version(version.to_string());
+            ctx = ctx.with_protocol_version(known_version(version.as_str()));
         }
         if let Some(limit) = self.inner.timeout {
             ctx = ctx.with_timeout(limit);
         }
         ctx
     }
+}
+
+/// A protocol version, without an allocation for the known ones.
+fn known_version(version: &str) -> Cow<'static, str> {
+    const KNOWN: [&str; 5] = [
+        "2024-11-05",
+        "2025-03-26",
+        "2025-06-18",
+        "2025-11-25",
+        "2026-07-28",
+    ];
+    KNOWN
+        .iter()
+        .find(|k| **k == version)
+        .map_or_else(|| Cow::Owned(version.to_owned()), |k| Cow::Borrowed(*k))
 }
 
 fn request_id(id: &rmcp::model::RequestId) -> String {
@@ -384,8 +400,9 @@ impl ServerHandler for McpHandler {
         let args = request.arguments.map_or(Value::Null, Value::Object);
         let outcome = match entry {
             Entry::SiteContext => Ok(native::site_context(ctx.site())),
+            // Boxed, so the future rmcp moves into its task stays small.
             Entry::Ability(i) => match self.inner.registry.at(i) {
-                Some(ability) => ability.call(ctx, args).await,
+                Some(ability) => Box::pin(ability.call(ctx, args)).await,
                 None => Err(crate::AbilityError::internal(
                     "the tool table is inconsistent",
                 )),

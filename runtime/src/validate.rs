@@ -14,6 +14,9 @@ const MAX_QUOTED: usize = 120;
 /// (a missing parameter, then a wrong type, then a broken constraint) and
 /// `details.violations` lists all of them as `{pointer, code, message}`.
 pub(crate) fn check(validator: &Validator, args: &Value) -> Result<(), AbilityError> {
+    if validator.is_valid(args) {
+        return Ok(());
+    }
     let mut violations: Vec<Violation> = validator
         .iter_errors(args)
         .map(Violation::from_error)

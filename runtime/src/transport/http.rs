@@ -83,7 +83,7 @@ async fn gate(State(inner): State<Arc<Inner>>, request: Request, next: Next) -> 
     let (mut parts, body) = request.into_parts();
     match inner.authenticator.authenticate(&parts).await {
         Ok(caller) => {
-            parts.extensions.insert(caller);
+            parts.extensions.insert(Arc::new(caller));
         }
         Err(error) => return unauthorized(&error),
     }
@@ -111,23 +111,41 @@ async fn gate(State(inner): State<Arc<Inner>>, request: Request, next: Next) -> 
             );
         }
     };
-    match serde_json::from_slice::<Value>(&bytes) {
-        Err(e) => {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                &Value::Null,
-                -32700,
-                format!("Parse error: {e}"),
-            );
-        }
-        Ok(message) => {
-            if let Err((id, why)) = check_message(&message) {
-                return rpc_error(StatusCode::BAD_REQUEST, &id, -32600, why);
-            }
-        }
+    // rmcp parses the body; only when it refuses it (415) is the body examined again, to
+    // answer with the JSON-RPC error its kind calls for instead of a plain-text status.
+    let json_body = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        });
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes.clone())))
+        .await;
+    if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE || !json_body {
+        return response;
     }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+    match serde_json::from_slice::<Value>(&bytes) {
+        Err(e) => rpc_error(
+            StatusCode::BAD_REQUEST,
+            &Value::Null,
+            -32700,
+            format!("Parse error: {e}"),
+        ),
+        Ok(message) => match check_message(&message) {
+            Err((id, why)) => rpc_error(StatusCode::BAD_REQUEST, &id, -32600, why),
+            Ok(()) if message.get("id").is_some() => rpc_error(
+                StatusCode::BAD_REQUEST,
+                &message["id"],
+                -32600,
+                "Invalid Request: not a message this server understands".to_owned(),
+            ),
+            Ok(()) => response,
+        },
+    }
 }
 
 fn unauthorized(error: &AuthError) -> Response {
