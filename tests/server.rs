@@ -10,8 +10,8 @@
 mod support;
 
 use std::collections::HashSet;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use abilities::{AbilityError, Caller, Context, Server, Site, State, StaticTokens, ability};
@@ -36,9 +36,31 @@ fn count_posts(post_type: PostType) -> u64 {
     }
 }
 
-/// Rows created through `create_row`.
+/// Rows created through `create_row`, in SQLite.
 struct Rows {
-    items: Mutex<Vec<u64>>,
+    db: Mutex<rusqlite::Connection>,
+}
+
+impl Rows {
+    fn with(values: &[u64]) -> Self {
+        let db = rusqlite::Connection::open_in_memory().expect("in-memory SQLite");
+        db.execute_batch("CREATE TABLE rows (n INTEGER NOT NULL)")
+            .expect("a table");
+        for n in values {
+            db.execute("INSERT INTO rows (n) VALUES (?1)", [*n as i64])
+                .expect("an insert");
+        }
+        Self { db: Mutex::new(db) }
+    }
+
+    /// (rows, distinct values)
+    fn counts(&self) -> (i64, i64) {
+        let db = self.db.lock().expect("not poisoned");
+        db.query_row("SELECT COUNT(*), COUNT(DISTINCT n) FROM rows", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .expect("a count")
+    }
 }
 
 /// A created row.
@@ -51,23 +73,24 @@ struct Row {
 #[ability(semantic = "CREATE")]
 async fn create_row(rows: State<Rows>, n: u64) -> Result<Row, AbilityError> {
     tokio::task::yield_now().await;
-    rows.items
+    let db = rows
+        .db
         .lock()
-        .map_err(|_| AbilityError::internal("poisoned"))?
-        .push(n);
+        .map_err(|_| AbilityError::internal("poisoned"))?;
+    db.execute("INSERT INTO rows (n) VALUES (?1)", [n as i64])
+        .map_err(|e| AbilityError::internal(e.to_string()))?;
     Ok(Row { n })
 }
 
 /// Delete everything; needs a scope.
 #[ability(semantic = "DELETE", permission = "rows:delete")]
 fn delete_rows(rows: State<Rows>) -> Result<usize, AbilityError> {
-    let mut rows = rows
-        .items
+    let db = rows
+        .db
         .lock()
         .map_err(|_| AbilityError::internal("poisoned"))?;
-    let n = rows.len();
-    rows.clear();
-    Ok(n)
+    db.execute("DELETE FROM rows", [])
+        .map_err(|e| AbilityError::internal(e.to_string()))
 }
 
 /// Panics.
@@ -118,12 +141,14 @@ fn whoami(ctx: &Context) -> Seen {
 }
 
 fn server() -> Server {
+    server_with(&Arc::new(Rows::with(&[])))
+}
+
+fn server_with(rows: &Arc<Rows>) -> Server {
     Server::builder()
         .name("test-site", "9.9.9")
         .site(Site::new("main", "https://example.com").with_blog_id(4))
-        .state(Rows {
-            items: Mutex::new(Vec::new()),
-        })
+        .shared_state(Arc::clone(rows))
         .timeout(Some(Duration::from_millis(300)))
         .build()
         .expect("the test abilities are valid")
@@ -294,6 +319,22 @@ async fn bad_lines_get_their_json_rpc_error_and_the_server_keeps_serving() {
 }
 
 #[tokio::test]
+async fn an_oversized_line_is_refused_and_skipped() {
+    let mut lines = Lines::initialized(&server()).await;
+    let pad = "x".repeat(17 << 20);
+    let huge =
+        format!(r#"{{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {{"pad": "{pad}"}}}}"#);
+    lines.send(&huge).await;
+    let refused = lines.next().await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert_eq!(refused["id"], Value::Null);
+    let ok = lines
+        .call(3, "my-plugin-count-posts", json!({"input": "post"}))
+        .await;
+    assert_eq!(ok["structuredContent"], json!({"result": 42}));
+}
+
+#[tokio::test]
 async fn site_identity_is_checked_before_the_handler() {
     let mut lines = Lines::initialized(&server()).await;
     let context = lines.call(2, "get_site_context", json!({})).await;
@@ -345,9 +386,7 @@ async fn the_context_carries_caller_site_protocol_and_request_id() {
 #[tokio::test]
 async fn scopes_are_enforced_per_caller() {
     let server = Server::builder()
-        .state(Rows {
-            items: Mutex::new(vec![1, 2]),
-        })
+        .state(Rows::with(&[1, 2]))
         .local_scopes(["rows:read"])
         .build()
         .expect("valid");
@@ -409,7 +448,8 @@ async fn cancellation_reaches_the_handler() {
 
 #[tokio::test]
 async fn two_hundred_pipelined_calls_are_all_answered_and_persisted_once() {
-    let server = server();
+    let rows = Arc::new(Rows::with(&[]));
+    let server = server_with(&rows);
     let mut lines = Lines::initialized(&server).await;
     for i in 0..200u64 {
         let call = json!({"jsonrpc": "2.0", "id": 1000 + i, "method": "tools/call", "params": {"name": "create_row", "arguments": {"n": i}}});
@@ -423,12 +463,11 @@ async fn two_hundred_pipelined_calls_are_all_answered_and_persisted_once() {
             "{response}"
         );
     }
-    let client = server.connect().await.expect("connects");
-    let deleted = client
-        .call("delete_rows", json!({}))
-        .await
-        .expect("answers");
-    assert_eq!(deleted.structured_content, Some(json!({"result": 200})));
+    assert_eq!(
+        rows.counts(),
+        (200, 200),
+        "every row persisted exactly once"
+    );
 }
 
 #[tokio::test]
@@ -447,7 +486,8 @@ async fn the_in_process_client_speaks_the_protocol() {
 
 #[tokio::test]
 async fn http_serves_two_hundred_concurrent_calls_over_one_session() {
-    let server = server();
+    let rows = Arc::new(Rows::with(&[]));
+    let server = server_with(&rows);
     let addr = serve_http(&server).await;
     let session = http_session(addr).await;
     let calls = (0..200u64).map(|i| {
@@ -467,12 +507,11 @@ async fn http_serves_two_hundred_concurrent_calls_over_one_session() {
         seen.insert(id);
     }
     assert_eq!(seen.len(), 200);
-    let client = server.connect().await.expect("connects");
-    let deleted = client
-        .call("delete_rows", json!({}))
-        .await
-        .expect("answers");
-    assert_eq!(deleted.structured_content, Some(json!({"result": 200})));
+    assert_eq!(
+        rows.counts(),
+        (200, 200),
+        "every row persisted exactly once"
+    );
 }
 
 #[tokio::test]
@@ -527,9 +566,7 @@ async fn http_rejects_bad_bodies_hosts_and_tokens_with_json_rpc_errors() {
 #[tokio::test]
 async fn http_callers_get_scopes_from_their_token() {
     let server = Server::builder()
-        .state(Rows {
-            items: Mutex::new(vec![7]),
-        })
+        .state(Rows::with(&[7]))
         .authenticator(
             StaticTokens::new()
                 .with_token("admin", Caller::new("admin", ["rows:delete"]))
