@@ -16,13 +16,17 @@ use crate::{AbilityError, Site};
 /// Who is calling: a principal and the scopes it holds.
 ///
 /// Scopes are checked against `#[ability(permission = "...")]` before the handler runs.
+/// Cheap to clone.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Caller {
+pub struct Caller(Arc<CallerInner>);
+
+#[derive(Debug, PartialEq, Eq)]
+struct CallerInner {
     principal: String,
     scopes: Scopes,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 enum Scopes {
     All,
     Only(BTreeSet<String>),
@@ -35,18 +39,18 @@ impl Caller {
         scopes: impl IntoIterator<Item = S>,
     ) -> Self {
         let scopes = scopes.into_iter().map(Into::into).collect();
-        Self {
+        Self(Arc::new(CallerInner {
             principal: principal.into(),
             scopes: Scopes::Only(scopes),
-        }
+        }))
     }
 
     /// A caller holding every scope: in-process code and locally configured transports.
     pub fn trusted(principal: impl Into<String>) -> Self {
-        Self {
+        Self(Arc::new(CallerInner {
             principal: principal.into(),
             scopes: Scopes::All,
-        }
+        }))
     }
 
     /// A caller with no scopes at all.
@@ -56,12 +60,12 @@ impl Caller {
 
     /// The principal's name.
     pub fn principal(&self) -> &str {
-        &self.principal
+        &self.0.principal
     }
 
     /// Whether the caller holds `scope`.
     pub fn has_scope(&self, scope: &str) -> bool {
-        match &self.scopes {
+        match &self.0.scopes {
             Scopes::All => true,
             Scopes::Only(scopes) => scopes.contains(scope),
         }
@@ -131,7 +135,7 @@ impl fmt::Debug for StateMap {
 #[derive(Clone, Debug, Default)]
 pub struct Context {
     request_id: Option<Arc<str>>,
-    caller: Arc<Caller>,
+    caller: Caller,
     state: Arc<StateMap>,
     site: Option<Arc<Site>>,
     protocol_version: Option<Cow<'static, str>>,
@@ -154,13 +158,7 @@ impl Context {
 
     /// Set the caller.
     #[must_use]
-    pub fn with_caller(self, caller: Caller) -> Self {
-        self.with_shared_caller(Arc::new(caller))
-    }
-
-    /// Set a caller shared by many calls (a session's).
-    #[must_use]
-    pub fn with_shared_caller(mut self, caller: Arc<Caller>) -> Self {
+    pub fn with_caller(mut self, caller: Caller) -> Self {
         self.caller = caller;
         self
     }

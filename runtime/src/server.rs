@@ -290,7 +290,7 @@ impl Server {
     pub fn handler(&self, caller: Option<Caller>) -> McpHandler {
         McpHandler {
             inner: Arc::clone(&self.inner),
-            caller: caller.map(Arc::new),
+            caller,
         }
     }
 
@@ -304,23 +304,23 @@ impl Server {
 #[derive(Clone)]
 pub struct McpHandler {
     inner: Arc<Inner>,
-    caller: Option<Arc<Caller>>,
+    caller: Option<Caller>,
 }
 
 impl McpHandler {
     fn context(&self, request: &RequestContext<RoleServer>) -> Context {
         let caller = match &self.caller {
-            Some(caller) => Arc::clone(caller),
+            Some(caller) => caller.clone(),
             None => request
                 .extensions
                 .get::<axum::http::request::Parts>()
-                .and_then(|parts| parts.extensions.get::<Arc<Caller>>())
+                .and_then(|parts| parts.extensions.get::<Caller>())
                 .cloned()
-                .unwrap_or_else(|| Arc::new(Caller::anonymous())),
+                .unwrap_or_else(Caller::anonymous),
         };
         let mut ctx = Context::new()
             .with_request_id(request_id(&request.id))
-            .with_shared_caller(caller)
+            .with_caller(caller)
             .with_state_map(Arc::clone(&self.inner.state))
             .with_cancellation(request.ct.clone());
         if let Some(site) = &self.inner.site {

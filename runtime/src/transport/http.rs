@@ -1,6 +1,7 @@
 //! Streamable HTTP: rmcp's service behind a gate that authenticates the caller and answers
 //! oversized, unparsable and non-message bodies with the JSON-RPC error their kind calls for.
 
+use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -15,6 +16,8 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
 use tokio::net::TcpListener;
+use tower_layer::Layer;
+use tower_service::Service;
 
 use crate::auth::AuthError;
 use crate::server::Inner;
@@ -24,7 +27,13 @@ use crate::{Server, ServerError};
 impl Server {
     /// The MCP endpoint as a service to mount in an axum app at any path:
     /// `app.nest_service("/mcp", server.http_service())`.
-    pub fn http_service(&self) -> Router {
+    pub fn http_service(
+        &self,
+    ) -> impl Service<Request, Response = Response, Error = Infallible, Future: Send>
+    + Clone
+    + Send
+    + Sync
+    + 'static {
         let handler = self.handler(None);
         let http = &self.inner.http;
         let mut config = StreamableHttpServerConfig::default()
@@ -42,12 +51,7 @@ impl Server {
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        Router::new()
-            .fallback_service(service)
-            .layer(middleware::from_fn_with_state(
-                Arc::clone(&self.inner),
-                gate,
-            ))
+        middleware::from_fn_with_state(Arc::clone(&self.inner), gate).layer(service)
     }
 
     /// A router serving the MCP endpoint at `path` (e.g. `/mcp`).
@@ -83,7 +87,7 @@ async fn gate(State(inner): State<Arc<Inner>>, request: Request, next: Next) -> 
     let (mut parts, body) = request.into_parts();
     match inner.authenticator.authenticate(&parts).await {
         Ok(caller) => {
-            parts.extensions.insert(Arc::new(caller));
+            parts.extensions.insert(caller);
         }
         Err(error) => return unauthorized(&error),
     }
