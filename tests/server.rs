@@ -549,6 +549,14 @@ async fn http_rejects_bad_bodies_hosts_and_tokens_with_json_rpc_errors() {
     )
     .await;
     assert_eq!(rebinding.status, 403);
+    let foreign_page = post(
+        addr,
+        "/mcp",
+        &[("origin", "http://evil.example")],
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+    )
+    .await;
+    assert_eq!(foreign_page.status, 403, "{foreign_page:?}");
     let session = http_session(addr).await;
     let after = post(
         addr,
