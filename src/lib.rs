@@ -4,7 +4,7 @@
 ///
 /// See the crate documentation for the keys. In short:
 ///
-/// ```
+/// ```standalone_crate
 /// use abilities::{AbilityError, Context, ability};
 ///
 /// /// Look up a user's display name.

@@ -252,7 +252,7 @@ impl Context {
 /// Hands an ability the application state of type `T` registered on the server (or on the
 /// [`Context`] in process). A missing state is an `INTERNAL_ERROR`, never a panic.
 ///
-/// ```
+/// ```standalone_crate
 /// use abilities::{Context, Registry, State, ability};
 /// use serde_json::json;
 ///

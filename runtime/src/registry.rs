@@ -15,7 +15,7 @@ use crate::{RegistryError, tool_name};
 
 /// Every ability of the program, sorted by name, ready to list and call.
 ///
-/// ```
+/// ```standalone_crate
 /// use abilities::{Context, Registry, ability};
 /// use serde_json::json;
 ///

@@ -69,7 +69,7 @@ impl Default for HttpOptions {
 
 /// Builds a [`Server`].
 ///
-/// ```
+/// ```standalone_crate
 /// use abilities::{Caller, Server, Site, StaticTokens};
 ///
 /// struct Db;

@@ -10,7 +10,7 @@ use crate::{Caller, Server, ServerError};
 
 /// A connected in-process client.
 ///
-/// ```
+/// ```standalone_crate
 /// use abilities::{Server, ability};
 /// use serde_json::json;
 ///
