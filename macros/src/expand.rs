@@ -138,17 +138,19 @@ fn generate(
     let finish = match &sig.output {
         Output::Unit => quote! {
             let () = __ability_out;
-            ::core::result::Result::Ok(#p::serde_json::Value::Null)
+            ::core::result::Result::Ok(<#p::Output as ::core::default::Default>::default())
         },
-        Output::Plain(ty) => quote_spanned!(ty.span()=> #p::encode::<#ty>(__ability_out)),
+        Output::Plain(ty) => quote_spanned!(ty.span()=> #p::into_output::<#ty>(__ability_out)),
         Output::Result { ok, err_span } => {
             let ok_arm = match ok {
                 Some(ty) => quote_spanned!(ty.span()=>
-                    ::core::result::Result::Ok(__ability_value) => #p::encode::<#ty>(__ability_value)
+                    ::core::result::Result::Ok(__ability_value) => #p::into_output::<#ty>(__ability_value)
                 ),
-                None => {
-                    quote!(::core::result::Result::Ok(()) => ::core::result::Result::Ok(#p::serde_json::Value::Null))
-                }
+                None => quote!(
+                    ::core::result::Result::Ok(()) => ::core::result::Result::Ok(
+                        <#p::Output as ::core::default::Default>::default()
+                    )
+                ),
             };
             let into_error = quote_spanned!(*err_span=>
                 #p::IntoAbilityError::into_ability_error(__ability_error)
@@ -163,10 +165,12 @@ fn generate(
     };
     let output_def = match output_ty {
         Some(ty) => {
-            let schema = quote_spanned!(ty.span()=> #p::output_schema_for::<#ty>);
-            quote!(::core::option::Option::Some(#schema as fn() -> #p::schemars::Schema))
+            let schema = quote_spanned!(ty.span()=> <#ty as #p::AbilityOutput>::output_schema);
+            quote!(#schema as fn() -> ::core::option::Option<#p::schemars::Schema>)
         }
-        None => quote!(::core::option::Option::None),
+        None => {
+            quote!(#p::no_output_schema as fn() -> ::core::option::Option<#p::schemars::Schema>)
+        }
     };
 
     let semantic = semantic_variant(args);

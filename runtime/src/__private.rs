@@ -7,9 +7,9 @@ pub use ::schemars;
 pub use ::serde;
 pub use ::serde_json;
 
-pub use crate::ability::{AbilityDef, CallFuture, InputDef, PropertyDef};
+pub use crate::ability::{AbilityDef, CallFuture, InputDef, Output, PropertyDef};
 pub use crate::context::FromContext;
-pub use crate::schema::{input_schema_for, output_schema_for, property_schema};
+pub use crate::schema::{input_schema_for, property_schema};
 pub use crate::{AbilityError, Annotations, Context, Semantic};
 
 use serde_json::{Map, Value};
@@ -25,14 +25,64 @@ use crate::ErrorCode;
 pub trait AbilityInput: serde::de::DeserializeOwned + schemars::JsonSchema {}
 impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> AbilityInput for T {}
 
-/// A type that can be returned by an ability.
+/// A type that can be returned by an ability: its output schema, and how it becomes output.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned by an ability",
     label = "needs `Serialize` and `JsonSchema`",
-    note = "derive `serde::Serialize` and `schemars::JsonSchema` for it"
+    note = "derive `serde::Serialize` and `schemars::JsonSchema` for it, or return `abilities::Rich<T>` or `abilities::Contents`"
 )]
-pub trait AbilityOutput: serde::Serialize + schemars::JsonSchema {}
-impl<T: serde::Serialize + schemars::JsonSchema> AbilityOutput for T {}
+pub trait AbilityOutput: Sized {
+    /// The output schema, before the wire transformation; `None` for content-only results.
+    fn output_schema() -> Option<schemars::Schema>;
+    /// Turn the handler's value into output.
+    fn into_output(self) -> Result<Output, AbilityError>;
+}
+
+impl<T: serde::Serialize + schemars::JsonSchema> AbilityOutput for T {
+    fn output_schema() -> Option<schemars::Schema> {
+        Some(crate::schema::output_schema_for::<T>())
+    }
+    fn into_output(self) -> Result<Output, AbilityError> {
+        Ok(Output {
+            structured: Some(encode(self)?),
+            content: None,
+        })
+    }
+}
+
+impl<T: serde::Serialize + schemars::JsonSchema> AbilityOutput for crate::Rich<T> {
+    fn output_schema() -> Option<schemars::Schema> {
+        Some(crate::schema::output_schema_for::<T>())
+    }
+    fn into_output(self) -> Result<Output, AbilityError> {
+        Ok(Output {
+            structured: Some(encode(self.structured)?),
+            content: Some(self.content),
+        })
+    }
+}
+
+impl AbilityOutput for crate::Contents {
+    fn output_schema() -> Option<schemars::Schema> {
+        None
+    }
+    fn into_output(self) -> Result<Output, AbilityError> {
+        Ok(Output {
+            structured: None,
+            content: Some(self.0),
+        })
+    }
+}
+
+/// Turn a handler's return value into output.
+pub fn into_output<T: AbilityOutput>(value: T) -> Result<Output, AbilityError> {
+    value.into_output()
+}
+
+/// The output schema of `()` returns: none.
+pub fn no_output_schema() -> Option<schemars::Schema> {
+    None
+}
 
 /// An error type an ability may return.
 #[diagnostic::on_unimplemented(
@@ -63,7 +113,7 @@ pub fn decode<T: AbilityInput>(value: Value) -> Result<T, AbilityError> {
 }
 
 /// Serialize a handler's output.
-pub fn encode<T: AbilityOutput>(value: T) -> Result<Value, AbilityError> {
+fn encode<T: serde::Serialize>(value: T) -> Result<Value, AbilityError> {
     serde_json::to_value(value).map_err(|e| {
         tracing::error!(error = %e, "ability output failed to serialize");
         AbilityError::internal("the ability's result could not be serialized")

@@ -7,7 +7,7 @@ use std::pin::Pin;
 use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
-use crate::{AbilityError, Context};
+use crate::{AbilityError, Content, Context};
 
 /// What an ability does to the world. It drives default annotations, the MCP-AQL endpoint
 /// family and danger defaults.
@@ -100,7 +100,15 @@ impl Annotations {
 }
 
 /// The boxed future an ability's generated entry point returns.
-pub type CallFuture = Pin<Box<dyn Future<Output = Result<Value, AbilityError>> + Send>>;
+pub type CallFuture = Pin<Box<dyn Future<Output = Result<Output, AbilityError>> + Send>>;
+
+/// What a handler produced: structured JSON (unwrapped), content blocks, both or neither (`()`).
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct Output {
+    pub structured: Option<Value>,
+    pub content: Option<Vec<Content>>,
+}
 
 /// How an ability takes its input.
 #[derive(Clone, Copy)]
@@ -152,7 +160,7 @@ pub struct AbilityDef {
     pub site: bool,
     pub annotations: Annotations,
     pub input: InputDef,
-    pub output: Option<fn() -> Schema>,
+    pub output: fn() -> Option<Schema>,
     pub call: fn(Context, Value) -> CallFuture,
     pub rust_path: &'static str,
     pub file: &'static str,

@@ -5,6 +5,7 @@
 
 mod ability;
 mod auth;
+mod content;
 mod context;
 mod error;
 mod name;
@@ -23,9 +24,11 @@ pub mod __private;
 
 pub use ability::{Annotations, Semantic};
 pub use auth::{AuthError, AuthFuture, Authenticator, StaticTokens, bearer_token};
+pub use content::{Content, Contents, EmbeddedResource, Rich};
 pub use context::{Caller, CancellationToken, Context, FromContext, State, StateMap};
 pub use error::{AbilityError, ErrorCode, RegistryError};
 pub use name::{MAX_TOOL_NAME, tool_name};
+pub use pipeline::CallOutput;
 pub use registry::{Ability, Registry};
 pub use server::{McpHandler, Server, ServerBuilder, ServerError};
 pub use site::{CONTRACT_VERSION, Site};

@@ -7,8 +7,9 @@ use std::panic::AssertUnwindSafe;
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
 
+use crate::ability::Output;
 use crate::normalize::{into_object, json_type, normalize, unwrap_input};
-use crate::{Ability, AbilityError, Context, ErrorCode, Registry, Site};
+use crate::{Ability, AbilityError, Content, Context, ErrorCode, Registry, Site};
 
 /// The optional argument every site-checked tool accepts.
 pub(crate) const SITE_ID: &str = "site_id";
@@ -36,9 +37,50 @@ impl Registry {
     }
 }
 
+/// The whole result of a call: the structured JSON as the wire carries it (wrapped where the
+/// output schema says so) and any content blocks of a [`Rich`](crate::Rich) or
+/// [`Contents`](crate::Contents) return.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallOutput {
+    structured: Option<Value>,
+    content: Option<Vec<Content>>,
+}
+
+impl CallOutput {
+    /// The structured result (always an object), absent for content-only results.
+    pub fn structured(&self) -> Option<&Value> {
+        self.structured.as_ref()
+    }
+
+    /// Content blocks beyond the JSON text, if the ability returned any.
+    pub fn content(&self) -> Option<&[Content]> {
+        self.content.as_deref()
+    }
+
+    pub(crate) fn structured_only(value: Value) -> Self {
+        Self {
+            structured: Some(value),
+            content: None,
+        }
+    }
+
+    pub(crate) fn into_parts(self) -> (Option<Value>, Option<Vec<Content>>) {
+        (self.structured, self.content)
+    }
+}
+
 impl Ability {
-    /// Run the whole pipeline for this ability. See [`Registry::call`].
+    /// Run the whole pipeline for this ability and return the structured result (`{}` for
+    /// content-only results). See [`Registry::call`].
     pub async fn call(&self, ctx: Context, args: Value) -> Result<Value, AbilityError> {
+        let output = self.call_output(ctx, args).await?;
+        Ok(output
+            .structured
+            .unwrap_or_else(|| Value::Object(Map::new())))
+    }
+
+    /// Run the whole pipeline for this ability and return everything it produced.
+    pub async fn call_output(&self, ctx: Context, args: Value) -> Result<CallOutput, AbilityError> {
         if let Some(scope) = self.def.permission
             && !ctx.caller().has_scope(scope)
         {
@@ -55,8 +97,20 @@ impl Ability {
             crate::validate::check(validator, &args)?;
         }
         let input = unwrap_input(&self.input_shape, args);
-        let output = self.run_handler(ctx, input).await?;
-        self.wrap_output(output)
+        let Output {
+            structured,
+            content,
+        } = self.run_handler(ctx, input).await?;
+        let structured = match structured {
+            Some(value) => Some(self.wrap_output(value)?),
+            // `()` returns.
+            None if content.is_none() => Some(Value::Object(Map::new())),
+            None => None,
+        };
+        Ok(CallOutput {
+            structured,
+            content,
+        })
     }
 
     /// Take `site_id` out of the arguments and reject it if it names another site. An ability
@@ -89,7 +143,7 @@ impl Ability {
         }
     }
 
-    async fn run_handler(&self, ctx: Context, input: Value) -> Result<Value, AbilityError> {
+    async fn run_handler(&self, ctx: Context, input: Value) -> Result<Output, AbilityError> {
         let call = self.def.call;
         let cancellation = ctx.cancellation().clone();
         let timeout = ctx.timeout();
@@ -146,8 +200,6 @@ impl Ability {
         }
         match output {
             Value::Object(_) => Ok(output),
-            // `()` returns.
-            Value::Null if self.output_schema().is_none() => Ok(Value::Object(Map::new())),
             other => {
                 tracing::error!(
                     ability = self.def.name,

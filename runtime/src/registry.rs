@@ -161,10 +161,10 @@ impl Ability {
                 )?,
             ),
         };
-        let (output_schema, output_wrapped) = match def.output {
+        let (output_schema, output_wrapped) = match (def.output)() {
             None => (None, false),
             Some(output) => {
-                let wire = schema::to_wire(schema::clean(output()), Side::Output);
+                let wire = schema::to_wire(schema::clean(output), Side::Output);
                 (Some(Arc::new(wire.schema)), wire.wrapped)
             }
         };
@@ -260,7 +260,8 @@ impl Ability {
         &self.input_schema
     }
 
-    /// The output schema as clients see it (`type: object`), or `None` for `()` returns.
+    /// The output schema as clients see it (`type: object`), or `None` for `()` and
+    /// [`Contents`](crate::Contents) returns.
     pub fn output_schema(&self) -> Option<&Arc<Map<String, Value>>> {
         self.output_schema.as_ref()
     }

@@ -4,7 +4,7 @@
 use schemars::generate::SchemaSettings;
 use schemars::{Schema, SchemaGenerator};
 
-use crate::__private::{AbilityInput, AbilityOutput};
+use crate::__private::AbilityInput;
 use crate::ability::PropertyDef;
 use serde_json::{Map, Value, json};
 
@@ -17,7 +17,7 @@ pub fn input_schema_for<T: AbilityInput>() -> Schema {
 }
 
 /// The schema of a type as the ability's output (what it serializes to), subschemas inlined.
-pub fn output_schema_for<T: AbilityOutput>() -> Schema {
+pub(crate) fn output_schema_for<T: schemars::JsonSchema>() -> Schema {
     settings()
         .for_serialize()
         .into_generator()

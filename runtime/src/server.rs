@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::auth::{Authenticator, StaticTokens};
 use crate::surface::native;
-use crate::{Caller, Context, Registry, RegistryError, Site, StateMap};
+use crate::{CallOutput, Caller, Context, Registry, RegistryError, Site, StateMap};
 
 /// Why a server could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -399,10 +399,12 @@ impl ServerHandler for McpHandler {
         let ctx = self.context(&context);
         let args = request.arguments.map_or(Value::Null, Value::Object);
         let outcome = match entry {
-            Entry::SiteContext => Ok(native::site_context(ctx.site())),
+            Entry::SiteContext => Ok(CallOutput::structured_only(native::site_context(
+                ctx.site(),
+            ))),
             // Boxed, so the future rmcp moves into its task stays small.
             Entry::Ability(i) => match self.inner.registry.at(i) {
-                Some(ability) => Box::pin(ability.call(ctx, args)).await,
+                Some(ability) => Box::pin(ability.call_output(ctx, args)).await,
                 None => Err(crate::AbilityError::internal(
                     "the tool table is inconsistent",
                 )),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-use crate::{Ability, AbilityError, CONTRACT_VERSION, Site};
+use crate::{Ability, AbilityError, CONTRACT_VERSION, CallOutput, Site};
 
 /// The built-in tool that reports the site's identity.
 pub(crate) const SITE_CONTEXT_TOOL: &str = "get_site_context";
@@ -87,12 +87,28 @@ pub(crate) fn site_context(site: Option<&Site>) -> Value {
     })
 }
 
-/// The tool result of a pipeline outcome.
-pub(crate) fn result(outcome: Result<Value, AbilityError>) -> CallToolResult {
-    match outcome {
-        Ok(value) => CallToolResult::structured(value),
-        Err(error) => error_result(&error),
+/// The tool result of a pipeline outcome: the JSON text block (and `structuredContent`) when
+/// there is structured output, then any content blocks the ability added.
+pub(crate) fn result(outcome: Result<CallOutput, AbilityError>) -> CallToolResult {
+    let output = match outcome {
+        Ok(output) => output,
+        Err(error) => return error_result(&error),
+    };
+    let (structured, content) = output.into_parts();
+    let mut result = match structured {
+        Some(value) => CallToolResult::structured(value),
+        None => CallToolResult::success(Vec::new()),
+    };
+    for block in content.into_iter().flatten() {
+        match serde_json::to_value(&block).and_then(serde_json::from_value::<ContentBlock>) {
+            Ok(block) => result.content.push(block),
+            Err(e) => {
+                tracing::error!(error = %e, "a content block did not convert");
+                return error_result(&AbilityError::internal("the result could not be encoded"));
+            }
+        }
     }
+    result
 }
 
 /// A failed call as a tool result: `isError: true`, `{code, message, details?}` as text.
