@@ -79,6 +79,60 @@ impl Default for Caller {
     }
 }
 
+/// The severity of a log message sent to the client, lowest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    /// Detail for debugging.
+    Debug,
+    /// Normal operation.
+    Info,
+    /// Normal but significant.
+    Notice,
+    /// Something may be wrong.
+    Warning,
+    /// Something failed.
+    Error,
+    /// A component failed.
+    Critical,
+    /// Act now.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+/// The way back to the client of a call: notifications it asked for. Implemented by the
+/// server's transports.
+#[doc(hidden)]
+pub trait ClientChannel: Send + Sync {
+    /// Send `notifications/progress` if the request carried a progress token.
+    fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> ClientFuture<'_>;
+    /// Send `notifications/message` if `level` is at or above the session's level.
+    fn log(
+        &self,
+        level: LogLevel,
+        logger: Option<String>,
+        data: serde_json::Value,
+    ) -> ClientFuture<'_>;
+}
+
+/// The future a [`ClientChannel`] method returns.
+#[doc(hidden)]
+pub type ClientFuture<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>>;
+
+#[derive(Clone)]
+struct Client(Arc<dyn ClientChannel>);
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Client")
+    }
+}
+
 /// Typed application state, keyed by type.
 #[derive(Clone, Default)]
 pub struct StateMap {
@@ -141,6 +195,7 @@ pub struct Context {
     protocol_version: Option<Cow<'static, str>>,
     cancellation: CancellationToken,
     timeout: Option<Duration>,
+    client: Option<Client>,
 }
 
 impl Context {
@@ -209,6 +264,37 @@ impl Context {
     /// The handler's time limit, if any.
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
+    }
+
+    /// Connect the call to its client, for progress and log notifications.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn with_client(mut self, client: Arc<dyn ClientChannel>) -> Self {
+        self.client = Some(Client(client));
+        self
+    }
+
+    /// Report progress: sends `notifications/progress` when the client asked for it (a
+    /// progress token on the request); does nothing otherwise. `progress` should grow with
+    /// every report.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(client) = &self.client {
+            client
+                .0
+                .progress(progress, total, message.map(str::to_owned))
+                .await;
+        }
+    }
+
+    /// Send a log message to the client (`notifications/message`), if `level` is at or above
+    /// the level the client set with `logging/setLevel` (default: `Info`). Does nothing in
+    /// process, without a client.
+    pub async fn log(&self, level: LogLevel, data: impl serde::Serialize) {
+        if let Some(client) = &self.client {
+            let data = serde_json::to_value(data)
+                .unwrap_or_else(|e| serde_json::Value::String(e.to_string()));
+            client.0.log(level, None, data).await;
+        }
     }
 
     /// The site this server serves, if one is configured.

@@ -25,7 +25,10 @@ pub mod __private;
 pub use ability::{Annotations, Semantic};
 pub use auth::{AuthError, AuthFuture, Authenticator, StaticTokens, bearer_token};
 pub use content::{Content, Contents, EmbeddedResource, Rich};
-pub use context::{Caller, CancellationToken, Context, FromContext, State, StateMap};
+pub use context::{
+    Caller, CancellationToken, ClientChannel, ClientFuture, Context, FromContext, LogLevel, State,
+    StateMap,
+};
 pub use error::{AbilityError, ErrorCode, RegistryError};
 pub use name::{MAX_TOOL_NAME, tool_name};
 pub use pipeline::CallOutput;

@@ -1,22 +1,34 @@
 //! The MCP server: one registry served as native tools over stdio, streamable HTTP or an
 //! in-process client, with site identity, application state, callers and time limits.
 
+#![allow(
+    deprecated,
+    reason = "rmcp marks MCP logging deprecated (SEP-2577), but every protocol version this server speaks has it"
+)]
+
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::sync::atomic::{AtomicU8, Ordering};
+
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, Tool,
 };
 use rmcp::service::RequestContext;
-use rmcp::{RoleServer, ServerHandler};
+use rmcp::{Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use crate::auth::{Authenticator, StaticTokens};
+use crate::context::ClientFuture;
 use crate::surface::native;
-use crate::{CallOutput, Caller, Context, Registry, RegistryError, Site, StateMap};
+use crate::{
+    CallOutput, Caller, ClientChannel, Context, LogLevel, Registry, RegistryError, Site, StateMap,
+};
 
 /// Why a server could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -291,6 +303,7 @@ impl Server {
         McpHandler {
             inner: Arc::clone(&self.inner),
             caller,
+            log_level: default_log_level(),
         }
     }
 
@@ -300,11 +313,96 @@ impl Server {
     }
 }
 
-/// The `rmcp` [`ServerHandler`] of a [`Server`]: native tools over its registry.
+/// The `rmcp` [`ServerHandler`] of a [`Server`]: native tools over its registry. One per
+/// session: it holds the session's log level.
 #[derive(Clone)]
 pub struct McpHandler {
     inner: Arc<Inner>,
     caller: Option<Caller>,
+    log_level: Arc<AtomicU8>,
+}
+
+impl McpHandler {
+    /// A handler for a new session: the same server and caller, a fresh log level.
+    pub fn for_session(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+            caller: self.caller.clone(),
+            log_level: default_log_level(),
+        }
+    }
+}
+
+fn default_log_level() -> Arc<AtomicU8> {
+    Arc::new(AtomicU8::new(LogLevel::Info as u8))
+}
+
+/// Progress and log notifications of one request, back to its client.
+struct RequestClient {
+    peer: Peer<RoleServer>,
+    progress_token: Option<ProgressToken>,
+    log_level: Arc<AtomicU8>,
+}
+
+impl ClientChannel for RequestClient {
+    fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> ClientFuture<'_> {
+        Box::pin(async move {
+            let Some(token) = &self.progress_token else {
+                return;
+            };
+            let mut params = ProgressNotificationParam::new(token.clone(), progress);
+            params.total = total;
+            params.message = message;
+            if let Err(error) = self.peer.notify_progress(params).await {
+                tracing::debug!(%error, "a progress notification was not sent");
+            }
+        })
+    }
+
+    fn log(&self, level: LogLevel, logger: Option<String>, data: Value) -> ClientFuture<'_> {
+        Box::pin(async move {
+            if (level as u8) < self.log_level.load(Ordering::Relaxed) {
+                return;
+            }
+            let mut params = LoggingMessageNotificationParam::new(to_rmcp_level(level), data);
+            params.logger = logger;
+            let sent = self.peer.notify_logging_message(params).await;
+            if let Err(error) = sent {
+                tracing::debug!(%error, "a log notification was not sent");
+            }
+        })
+    }
+}
+
+fn to_rmcp_level(level: LogLevel) -> LoggingLevel {
+    match level {
+        LogLevel::Debug => LoggingLevel::Debug,
+        LogLevel::Info => LoggingLevel::Info,
+        LogLevel::Notice => LoggingLevel::Notice,
+        LogLevel::Warning => LoggingLevel::Warning,
+        LogLevel::Error => LoggingLevel::Error,
+        LogLevel::Critical => LoggingLevel::Critical,
+        LogLevel::Alert => LoggingLevel::Alert,
+        LogLevel::Emergency => LoggingLevel::Emergency,
+    }
+}
+
+fn from_rmcp_level(level: LoggingLevel) -> LogLevel {
+    match level {
+        LoggingLevel::Debug => LogLevel::Debug,
+        LoggingLevel::Info => LogLevel::Info,
+        LoggingLevel::Notice => LogLevel::Notice,
+        LoggingLevel::Warning => LogLevel::Warning,
+        LoggingLevel::Error => LogLevel::Error,
+        LoggingLevel::Critical => LogLevel::Critical,
+        LoggingLevel::Alert => LogLevel::Alert,
+        LoggingLevel::Emergency => LogLevel::Emergency,
+    }
 }
 
 impl McpHandler {
@@ -332,7 +430,11 @@ impl McpHandler {
         if let Some(limit) = self.inner.timeout {
             ctx = ctx.with_timeout(limit);
         }
-        ctx
+        ctx.with_client(Arc::new(RequestClient {
+            peer: request.peer.clone(),
+            progress_token: request.meta.get_progress_token(),
+            log_level: Arc::clone(&self.log_level),
+        }))
     }
 }
 
@@ -360,8 +462,11 @@ fn request_id(id: &rmcp::model::RequestId) -> String {
 
 impl ServerHandler for McpHandler {
     fn get_info(&self) -> ServerConfig {
-        let config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(self.inner.info.clone());
+        let capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_tools()
+            .build();
+        let config = ServerConfig::new(capabilities).with_server_info(self.inner.info.clone());
         match &self.inner.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),
             None => config,
@@ -374,6 +479,16 @@ impl ServerHandler for McpHandler {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level
+            .store(from_rmcp_level(request.level) as u8, Ordering::Relaxed);
+        Ok(())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

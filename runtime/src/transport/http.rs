@@ -47,7 +47,7 @@ impl Server {
             config.with_allowed_hosts(http.allowed_hosts.clone())
         };
         let service = StreamableHttpService::new(
-            move || Ok(handler.clone()),
+            move || Ok(handler.for_session()),
             Arc::new(LocalSessionManager::default()),
             config,
         );
