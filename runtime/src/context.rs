@@ -11,7 +11,7 @@ use std::time::Duration;
 
 pub use tokio_util::sync::CancellationToken;
 
-use crate::{AbilityError, Site};
+use crate::{AbilityError, ErrorCode, Site};
 
 /// Who is calling: a principal and the scopes it holds.
 ///
@@ -118,6 +118,38 @@ pub trait ClientChannel: Send + Sync {
         logger: Option<String>,
         data: serde_json::Value,
     ) -> ClientFuture<'_>;
+    /// Send `elicitation/create` with these params; the client's result.
+    fn elicit(&self, params: serde_json::Value) -> ClientRequestFuture<'_>;
+    /// Send `sampling/createMessage` with these params; the client's result.
+    fn sample(&self, params: serde_json::Value) -> ClientRequestFuture<'_>;
+}
+
+/// The future of a request to the client.
+#[doc(hidden)]
+pub type ClientRequestFuture<'a> = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<serde_json::Value, AbilityError>> + Send + 'a>,
+>;
+
+/// What the user did with an elicitation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ElicitAction {
+    /// Answered; the content is there.
+    Accept,
+    /// Declined to answer.
+    Decline,
+    /// Dismissed the question.
+    Cancel,
+}
+
+/// The user's answer to [`Context::elicit`].
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+pub struct Elicitation {
+    /// What the user did.
+    pub action: ElicitAction,
+    /// The answer, shaped by the requested schema, when accepted.
+    #[serde(default)]
+    pub content: Option<serde_json::Value>,
 }
 
 /// The future a [`ClientChannel`] method returns.
@@ -295,6 +327,67 @@ impl Context {
                 .unwrap_or_else(|e| serde_json::Value::String(e.to_string()));
             client.0.log(level, None, data).await;
         }
+    }
+
+    /// Ask the user for structured input: `elicitation/create` with `message` and a
+    /// `requested_schema` (an object schema of primitive properties). Fails with
+    /// `CLIENT_CAPABILITY_MISSING` when the client did not declare elicitation.
+    pub async fn elicit(
+        &self,
+        message: &str,
+        requested_schema: serde_json::Value,
+    ) -> Result<Elicitation, AbilityError> {
+        let client = self.client_for("elicitation")?;
+        let params = serde_json::json!({"mode": "form", "message": message, "requestedSchema": requested_schema});
+        let result = client.elicit(params).await?;
+        serde_json::from_value(result).map_err(|e| {
+            AbilityError::new(
+                ErrorCode::ExecutionFailed,
+                format!("the client's elicitation answer is malformed: {e}"),
+            )
+        })
+    }
+
+    /// Ask the client's model: `sampling/createMessage` with these params (`messages`,
+    /// `maxTokens`, optionally `systemPrompt`...); the client's result (`role`, `content`,
+    /// `model`...). Fails with `CLIENT_CAPABILITY_MISSING` when the client did not declare
+    /// sampling.
+    pub async fn sample(
+        &self,
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, AbilityError> {
+        self.client_for("sampling")?.sample(params).await
+    }
+
+    /// Ask the client's model one question and return the text of its answer.
+    pub async fn sample_text(&self, prompt: &str, max_tokens: u32) -> Result<String, AbilityError> {
+        let result = self
+            .sample(serde_json::json!({
+                "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+                "maxTokens": max_tokens
+            }))
+            .await?;
+        let content = &result["content"];
+        let text = if content.is_array() {
+            &content[0]["text"]
+        } else {
+            &content["text"]
+        };
+        text.as_str().map(str::to_owned).ok_or_else(|| {
+            AbilityError::new(
+                ErrorCode::ExecutionFailed,
+                "the client's model answered without text",
+            )
+        })
+    }
+
+    fn client_for(&self, capability: &str) -> Result<&dyn ClientChannel, AbilityError> {
+        self.client.as_ref().map(|c| &*c.0).ok_or_else(|| {
+            AbilityError::new(
+                ErrorCode::ClientCapabilityMissing,
+                format!("no client to ask: {capability} needs an MCP client"),
+            )
+        })
     }
 
     /// The site this server serves, if one is configured.

@@ -40,6 +40,9 @@ pub enum ErrorCode {
     Timeout,
     /// The caller cancelled the call.
     Cancelled,
+    /// The ability needs something of the client (elicitation, sampling) that it did not
+    /// declare.
+    ClientCapabilityMissing,
     /// Something went wrong inside the server (a panic, a serialization failure...).
     InternalError,
     /// A code defined by the application, in upper snake case.
@@ -64,6 +67,7 @@ impl ErrorCode {
             Self::ExecutionFailed => "EXECUTION_FAILED",
             Self::Timeout => "TIMEOUT",
             Self::Cancelled => "CANCELLED",
+            Self::ClientCapabilityMissing => "CLIENT_CAPABILITY_MISSING",
             Self::InternalError => "INTERNAL_ERROR",
             Self::Custom(code) => code,
         }

@@ -26,8 +26,8 @@ pub use ability::{Annotations, Semantic};
 pub use auth::{AuthError, AuthFuture, Authenticator, StaticTokens, bearer_token};
 pub use content::{Content, Contents, EmbeddedResource, Rich};
 pub use context::{
-    Caller, CancellationToken, ClientChannel, ClientFuture, Context, FromContext, LogLevel, State,
-    StateMap,
+    Caller, CancellationToken, ClientChannel, ClientFuture, ClientRequestFuture, Context,
+    ElicitAction, Elicitation, FromContext, LogLevel, State, StateMap,
 };
 pub use error::{AbilityError, ErrorCode, RegistryError};
 pub use name::{MAX_TOOL_NAME, tool_name};

@@ -3,7 +3,7 @@
 
 #![allow(
     deprecated,
-    reason = "rmcp marks MCP logging deprecated (SEP-2577), but every protocol version this server speaks has it"
+    reason = "rmcp marks MCP logging and sampling deprecated (SEP-2577), but the protocol versions clients speak today have them"
 )]
 
 use std::borrow::Cow;
@@ -14,20 +14,21 @@ use std::time::Duration;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
-    LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, Tool,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, CreateMessageRequestParams,
+    ElicitRequestParams, ErrorData, Implementation, ListToolsResult, LoggingLevel,
+    LoggingMessageNotificationParam, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use crate::auth::{Authenticator, StaticTokens};
-use crate::context::ClientFuture;
+use crate::context::{ClientFuture, ClientRequestFuture};
 use crate::surface::native;
 use crate::{
-    CallOutput, Caller, ClientChannel, Context, LogLevel, Registry, RegistryError, Site, StateMap,
+    AbilityError, CallOutput, Caller, ClientChannel, Context, ErrorCode, LogLevel, Registry,
+    RegistryError, Site, StateMap,
 };
 
 /// Why a server could not be built.
@@ -342,9 +343,70 @@ struct RequestClient {
     peer: Peer<RoleServer>,
     progress_token: Option<ProgressToken>,
     log_level: Arc<AtomicU8>,
+    capabilities: Option<ClientCapabilities>,
+}
+
+impl RequestClient {
+    fn missing(capability: &str) -> AbilityError {
+        AbilityError::new(
+            ErrorCode::ClientCapabilityMissing,
+            format!("the client did not declare the {capability} capability"),
+        )
+    }
+}
+
+/// Typed params from JSON, or the reason they are not valid.
+fn params<T: serde::de::DeserializeOwned>(method: &str, value: Value) -> Result<T, AbilityError> {
+    serde_json::from_value(value)
+        .map_err(|e| AbilityError::internal(format!("invalid {method} request: {e}")))
+}
+
+fn client_error(method: &str, error: &rmcp::service::ServiceError) -> AbilityError {
+    AbilityError::new(
+        ErrorCode::ExecutionFailed,
+        format!("the client failed {method}: {error}"),
+    )
 }
 
 impl ClientChannel for RequestClient {
+    fn elicit(&self, value: Value) -> ClientRequestFuture<'_> {
+        Box::pin(async move {
+            if self
+                .capabilities
+                .as_ref()
+                .is_none_or(|c| c.elicitation.is_none())
+            {
+                return Err(Self::missing("elicitation"));
+            }
+            let request = params::<ElicitRequestParams>("elicitation/create", value)?;
+            let result = self
+                .peer
+                .create_elicitation(request)
+                .await
+                .map_err(|e| client_error("elicitation/create", &e))?;
+            serde_json::to_value(result).map_err(|e| AbilityError::internal(e.to_string()))
+        })
+    }
+
+    fn sample(&self, value: Value) -> ClientRequestFuture<'_> {
+        Box::pin(async move {
+            if self
+                .capabilities
+                .as_ref()
+                .is_none_or(|c| c.sampling.is_none())
+            {
+                return Err(Self::missing("sampling"));
+            }
+            let request = params::<CreateMessageRequestParams>("sampling/createMessage", value)?;
+            let result = self
+                .peer
+                .create_message(request)
+                .await
+                .map_err(|e| client_error("sampling/createMessage", &e))?;
+            serde_json::to_value(result).map_err(|e| AbilityError::internal(e.to_string()))
+        })
+    }
+
     fn progress(
         &self,
         progress: f64,
@@ -434,6 +496,7 @@ impl McpHandler {
             peer: request.peer.clone(),
             progress_token: request.meta.get_progress_token(),
             log_level: Arc::clone(&self.log_level),
+            capabilities: request.client_capabilities(),
         }))
     }
 }
