@@ -1,0 +1,227 @@
+// cargo run --example conformance -- --addr 127.0.0.1:3011
+//! The tools the official MCP conformance suite's server scenarios call, written with
+//! `#[ability]` only, served over streamable HTTP at `/mcp`. Resources and prompts of the suite
+//! are not here yet.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use abilities::{
+    AbilityError, Caller, Content, Contents, Context, LogLevel, Server, StaticTokens, ability,
+};
+use clap::Parser;
+use serde_json::json;
+
+/// A 1x1 transparent PNG.
+const PNG: [u8; 67] = [
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0a, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+    0x42, 0x60, 0x82,
+];
+
+/// A WAV file with no samples.
+const WAV: [u8; 44] = [
+    0x52, 0x49, 0x46, 0x46, 0x24, 0x00, 0x00, 0x00, 0x57, 0x41, 0x56, 0x45, 0x66, 0x6d, 0x74, 0x20,
+    0x10, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x44, 0xac, 0x00, 0x00, 0x88, 0x58, 0x01, 0x00,
+    0x02, 0x00, 0x10, 0x00, 0x64, 0x61, 0x74, 0x61, 0x00, 0x00, 0x00, 0x00,
+];
+
+/// Returns a simple text response.
+#[ability(semantic = "READ")]
+fn test_simple_text() -> Contents {
+    Contents::new([Content::text("This is a simple text response for testing.")])
+}
+
+/// Returns an image.
+#[ability(semantic = "READ")]
+fn test_image_content() -> Contents {
+    Contents::new([Content::image(PNG, "image/png")])
+}
+
+/// Returns audio.
+#[ability(semantic = "READ")]
+fn test_audio_content() -> Contents {
+    Contents::new([Content::audio(WAV, "audio/wav")])
+}
+
+/// Returns an embedded resource.
+#[ability(semantic = "READ")]
+fn test_embedded_resource() -> Contents {
+    Contents::new([Content::resource_text(
+        "test://embedded-resource",
+        "text/plain",
+        "This is an embedded resource content.",
+    )])
+}
+
+/// Returns text, an image and an embedded resource.
+#[ability(semantic = "READ")]
+fn test_multiple_content_types() -> Contents {
+    Contents::new([
+        Content::text("Multiple content types test:"),
+        Content::image(PNG, "image/png"),
+        Content::resource_text(
+            "test://mixed-content-resource",
+            "application/json",
+            r#"{"test":"data","value":123}"#,
+        ),
+    ])
+}
+
+/// Sends log messages while it works.
+#[ability(semantic = "EXECUTE")]
+async fn test_tool_with_logging(ctx: &Context) -> Contents {
+    for message in [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ] {
+        ctx.log(LogLevel::Info, message).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Contents::new([Content::text("Tool with logging executed successfully")])
+}
+
+/// Always fails, as a tool error.
+#[ability(semantic = "EXECUTE")]
+fn test_error_handling() -> Result<Contents, AbilityError> {
+    Err(AbilityError::failed(
+        "This tool intentionally returns an error for testing",
+    ))
+}
+
+/// Reports progress while it works.
+#[ability(semantic = "EXECUTE")]
+async fn test_tool_with_progress(ctx: &Context) -> Contents {
+    for step in [0.0, 50.0, 100.0] {
+        ctx.progress(step, Some(100.0), Some(&format!("Completed step {step}")))
+            .await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Contents::new([Content::text("Progress tool completed")])
+}
+
+/// Asks the client's model.
+#[ability(semantic = "EXECUTE")]
+async fn test_sampling(
+    ctx: &Context,
+    #[param(description = "The prompt to send.")] prompt: String,
+) -> Result<Contents, AbilityError> {
+    let answer = ctx.sample_text(&prompt, 100).await?;
+    Ok(Contents::new([Content::text(format!(
+        "LLM response: {answer}"
+    ))]))
+}
+
+/// Asks the user for a username and an email.
+#[ability(semantic = "EXECUTE")]
+async fn test_elicitation(
+    ctx: &Context,
+    #[param(description = "What to ask.")] message: String,
+) -> Result<Contents, AbilityError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"}
+        },
+        "required": ["username", "email"]
+    });
+    let answer = ctx.elicit(&message, schema).await?;
+    Ok(Contents::new([Content::text(format!(
+        "User response: {}",
+        json!({"action": format!("{:?}", answer.action).to_lowercase(), "content": answer.content})
+    ))]))
+}
+
+/// Asks with a schema whose fields have defaults.
+#[ability(semantic = "EXECUTE")]
+async fn test_elicitation_sep1034_defaults(ctx: &Context) -> Result<Contents, AbilityError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {"type": "string", "description": "User status", "enum": ["active", "inactive", "pending"], "default": "active"},
+            "verified": {"type": "boolean", "description": "Verification status", "default": true}
+        }
+    });
+    let answer = ctx
+        .elicit(
+            "Please review and update the form fields with defaults",
+            schema,
+        )
+        .await?;
+    Ok(Contents::new([Content::text(format!(
+        "Elicitation completed: {:?} {}",
+        answer.action,
+        answer.content.unwrap_or_default()
+    ))]))
+}
+
+/// Asks with every kind of enum field.
+#[ability(semantic = "EXECUTE")]
+async fn test_elicitation_sep1330_enums(ctx: &Context) -> Result<Contents, AbilityError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "description": "Choose an option", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {"type": "string", "description": "Choose a titled option", "oneOf": [
+                {"const": "value1", "title": "First Option"},
+                {"const": "value2", "title": "Second Option"},
+                {"const": "value3", "title": "Third Option"}
+            ]},
+            "legacyEnum": {"type": "string", "description": "Choose a legacy option", "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"]},
+            "untitledMulti": {"type": "array", "description": "Choose multiple options",
+                "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+            "titledMulti": {"type": "array", "description": "Choose multiple titled options", "items": {"anyOf": [
+                {"const": "value1", "title": "First Choice"},
+                {"const": "value2", "title": "Second Choice"},
+                {"const": "value3", "title": "Third Choice"}
+            ]}}
+        }
+    });
+    let answer = ctx
+        .elicit("Please select options from the enum fields", schema)
+        .await?;
+    Ok(Contents::new([Content::text(format!(
+        "Elicitation completed: {:?} {}",
+        answer.action,
+        answer.content.unwrap_or_default()
+    ))]))
+}
+
+/// Serve the conformance tools.
+#[derive(Parser)]
+struct Args {
+    /// Where to listen.
+    #[arg(long, default_value = "127.0.0.1:3011")]
+    addr: SocketAddr,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    let run = async {
+        let server = Server::builder()
+            .name("abilities-conformance", env!("CARGO_PKG_VERSION"))
+            .authenticator(StaticTokens::new().allow_anonymous(Caller::trusted("conformance")))
+            .build()?;
+        let listener = tokio::net::TcpListener::bind(args.addr).await?;
+        println!("http://{}/mcp", listener.local_addr()?);
+        abilities::serve_router(listener, server.router("/mcp")).await?;
+        Ok::<_, Box<dyn std::error::Error>>(())
+    };
+    match run.await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
