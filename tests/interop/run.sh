@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Interop tests with real third-party MCP clients against the `site` example, over stdio and
 # streamable HTTP on 127.0.0.1: the TypeScript SDK (which validates structuredContent against
-# outputSchema), the Python SDK in both lifecycles, and the Inspector CLI. Installs pinned
-# client versions under target/interop. A missing tool fails the run; nothing is skipped.
+# outputSchema), the Python SDK in both lifecycles, and the Inspector CLI; then the official
+# conformance suite against the `conformance` example, with its expected failures. Installs
+# pinned versions under target/interop. A missing tool fails the run; nothing is skipped.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -23,12 +24,20 @@ if ! "$work/venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m
   "$work/venv/bin/pip" install --quiet --disable-pip-version-check 'mcp==2.3.0'
 fi
 
-(cd "$root" && cargo build --quiet --example site)
+mkdir -p "$work/conformance"
+if ! cmp -s "$here/conformance/package.json" "$work/conformance/package.json" || [ ! -x "$work/conformance/node_modules/.bin/node" ]; then
+  cp "$here/conformance/package.json" "$work/conformance/package.json"
+  (cd "$work/conformance" && npm install --no-audit --no-fund --loglevel=error)
+fi
+
+(cd "$root" && cargo build --quiet --example site --example conformance)
 site="$root/target/debug/examples/site"
 tmp=$(mktemp -d)
 server_pid=
+conformance_pid=
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
+  [ -n "$conformance_pid" ] && kill "$conformance_pid" 2>/dev/null || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -78,6 +87,25 @@ inspect() {
 }
 run "inspector cli, stdio" inspect stdio "${stdio[@]}"
 run "inspector cli, http" inspect http "$url"
+
+# The official conformance suite (Node 22, from npm) against the conformance example.
+"$root/target/debug/examples/conformance" --addr 127.0.0.1:0 >"$tmp/conformance-url" 2>"$tmp/conformance.log" &
+conformance_pid=$!
+for _ in $(seq 1 100); do
+  [ -s "$tmp/conformance-url" ] && break
+  kill -0 "$conformance_pid" 2>/dev/null || { cat "$tmp/conformance.log" >&2; echo "interop: the conformance server died" >&2; exit 1; }
+  sleep 0.1
+done
+conformance_url=$(head -n 1 "$tmp/conformance-url")
+suite() {
+  "$work/conformance/node_modules/.bin/node" "$work/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js" \
+    server --url "$conformance_url" --expected-failures "$here/conformance/expected-failures.yml" >"$tmp/suite.log" 2>&1
+  local status=$?
+  # The suite's own "Total:" line is reworded so it is not read as this run's closing line.
+  sed -n '/=== SUMMARY ===/,$p' "$tmp/suite.log" | sed 's/^Total: \(.*\)$/conformance 0.1.16 total, \1 (see the baseline above)/' 
+  return $status
+}
+run "conformance 0.1.16 (expected failures: tests/interop/conformance/expected-failures.yml)" suite
 
 echo "interop: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
