@@ -33,25 +33,32 @@ fi
 (cd "$root" && cargo build --quiet --example site --example conformance)
 site="$root/target/debug/examples/site"
 tmp=$(mktemp -d)
-server_pid=
-conformance_pid=
+pids=()
 cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
-  [ -n "$conformance_pid" ] && kill "$conformance_pid" 2>/dev/null || true
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-# The HTTP server prints its URL on stdout once it listens.
-"$site" --http 127.0.0.1:0 --db "$tmp/http.db" >"$tmp/url" 2>"$tmp/server.log" &
-server_pid=$!
-for _ in $(seq 1 100); do
-  [ -s "$tmp/url" ] && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$tmp/server.log" >&2; echo "interop: the HTTP server died" >&2; exit 1; }
-  sleep 0.1
-done
-url=$(head -n 1 "$tmp/url")
-[ -n "$url" ] || { echo "interop: the HTTP server printed no URL" >&2; exit 1; }
+# start NAME CMD...: run an HTTP server in the background and wait until it prints its URL on
+# stdout (our examples do once they listen); the URL is left in $started_url.
+start() {
+  local name=$1
+  shift
+  "$@" >"$tmp/$name.url" 2>"$tmp/$name.log" &
+  local pid=$!
+  pids+=("$pid")
+  for _ in $(seq 1 100); do
+    [ -s "$tmp/$name.url" ] && break
+    kill -0 "$pid" 2>/dev/null || { cat "$tmp/$name.log" >&2; echo "interop: the $name server died" >&2; exit 1; }
+    sleep 0.1
+  done
+  started_url=$(head -n 1 "$tmp/$name.url")
+  [ -n "$started_url" ] || { echo "interop: the $name server printed no URL" >&2; exit 1; }
+}
+
+start site "$site" --http 127.0.0.1:0 --db "$tmp/http.db"
+url=$started_url
 
 passed=0
 failed=0
@@ -89,14 +96,8 @@ run "inspector cli, stdio" inspect stdio "${stdio[@]}"
 run "inspector cli, http" inspect http "$url"
 
 # The official conformance suite (Node 22, from npm) against the conformance example.
-"$root/target/debug/examples/conformance" --addr 127.0.0.1:0 >"$tmp/conformance-url" 2>"$tmp/conformance.log" &
-conformance_pid=$!
-for _ in $(seq 1 100); do
-  [ -s "$tmp/conformance-url" ] && break
-  kill -0 "$conformance_pid" 2>/dev/null || { cat "$tmp/conformance.log" >&2; echo "interop: the conformance server died" >&2; exit 1; }
-  sleep 0.1
-done
-conformance_url=$(head -n 1 "$tmp/conformance-url")
+start conformance "$root/target/debug/examples/conformance" --addr 127.0.0.1:0
+conformance_url=$started_url
 suite() {
   "$work/conformance/node_modules/.bin/node" "$work/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js" \
     server --url "$conformance_url" --expected-failures "$here/conformance/expected-failures.yml" >"$tmp/suite.log" 2>&1

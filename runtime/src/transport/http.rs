@@ -21,7 +21,7 @@ use tower_service::Service;
 
 use crate::auth::AuthError;
 use crate::server::Inner;
-use crate::transport::stdio::{check_message, error_line};
+use crate::transport::{check_message, error_line};
 use crate::{Server, ServerError};
 
 impl Server {

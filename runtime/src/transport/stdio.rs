@@ -10,10 +10,11 @@ use std::sync::Arc;
 use rmcp::RoleServer;
 use rmcp::service::{RxJsonRpcMessage, ServiceExt, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
+use super::{check_message, error_line};
 use crate::{Server, ServerError};
 
 /// The longest line accepted; a longer one is answered with an error and skipped.
@@ -182,44 +183,4 @@ fn reject(text: &[u8], error: &serde_json::Error) -> Option<Vec<u8>> {
         -32600,
         format!("Invalid Request: {error}"),
     ))
-}
-
-/// Is `value` shaped like a JSON-RPC 2.0 message? On error: the id to answer with and why.
-pub(crate) fn check_message(value: &Value) -> Result<(), (Value, String)> {
-    let Value::Object(message) = value else {
-        let why = if value.is_array() {
-            "batches are not supported"
-        } else {
-            "a message must be a JSON object"
-        };
-        return Err((Value::Null, format!("Invalid Request: {why}")));
-    };
-    let id = match message.get("id") {
-        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
-        _ => Value::Null,
-    };
-    if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err((
-            id,
-            "Invalid Request: \"jsonrpc\" must be \"2.0\"".to_owned(),
-        ));
-    }
-    let shaped = match message.get("method") {
-        Some(method) => method.is_string(),
-        None => message.contains_key("result") || message.contains_key("error"),
-    };
-    if !shaped {
-        return Err((
-            id,
-            "Invalid Request: a message needs a string \"method\", or a \"result\" or \"error\""
-                .to_owned(),
-        ));
-    }
-    Ok(())
-}
-
-pub(crate) fn error_line(id: &Value, code: i32, message: String) -> Vec<u8> {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-        .to_string()
-        .into_bytes()
 }
