@@ -146,6 +146,15 @@ struct Run {
     p99: Duration,
 }
 
+/// Wait for the callers and summarize their latencies over the time since `start`.
+async fn gather(tasks: Vec<tokio::task::JoinHandle<Vec<Duration>>>, start: Instant) -> Run {
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await.unwrap_or_default());
+    }
+    summarize(latencies, start.elapsed())
+}
+
 fn summarize(mut latencies: Vec<Duration>, elapsed: Duration) -> Run {
     latencies.sort_unstable();
     let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
@@ -213,11 +222,7 @@ async fn lines_run(which: Which, posts: Arc<Posts>, callers: usize, calls: usize
             })
         })
         .collect();
-    let mut latencies = Vec::with_capacity(calls);
-    for task in tasks {
-        latencies.extend(task.await.unwrap_or_default());
-    }
-    summarize(latencies, start.elapsed())
+    gather(tasks, start).await
 }
 
 async fn serve_http(which: Which, posts: Arc<Posts>) -> SocketAddr {
@@ -343,11 +348,7 @@ async fn http_run(which: Which, posts: Arc<Posts>, callers: usize, calls: usize)
             })
         })
         .collect();
-    let mut latencies = Vec::with_capacity(calls);
-    for task in tasks {
-        latencies.extend(task.await.unwrap_or_default());
-    }
-    summarize(latencies, start.elapsed())
+    gather(tasks, start).await
 }
 
 fn env_usize(name: &str, default: usize) -> usize {
