@@ -1,14 +1,14 @@
 // cargo run --example conformance -- --addr 127.0.0.1:3011
-//! The tools the official MCP conformance suite's server scenarios call, written with
-//! `#[ability]` only, served over streamable HTTP at `/mcp`. Resources and prompts of the suite
-//! are not here yet.
+//! The tools, resources and prompts the official MCP conformance suite's server scenarios
+//! use, written with `#[ability]` only, served over streamable HTTP at `/mcp`.
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use abilities::{
-    AbilityError, Caller, Content, Contents, Context, LogLevel, Server, StaticTokens, ability,
+    AbilityError, Caller, Content, Contents, Context, LogLevel, Prompt, Server, StaticTokens,
+    ability,
 };
 use clap::Parser;
 use serde_json::json;
@@ -196,7 +196,96 @@ async fn test_elicitation_sep1330_enums(ctx: &Context) -> Result<Contents, Abili
     ))]))
 }
 
-/// Serve the conformance tools.
+/// A static text resource.
+#[ability(
+    semantic = "READ",
+    resource = "test://static-text",
+    mime_type = "text/plain"
+)]
+fn static_text() -> String {
+    "This is the content of the static text resource.".into()
+}
+
+/// A static binary resource (a PNG image).
+#[ability(
+    semantic = "READ",
+    resource = "test://static-binary",
+    mime_type = "image/png"
+)]
+fn static_binary() -> Contents {
+    Contents::new([Content::image(PNG, "image/png")])
+}
+
+/// A resource template: data for any id.
+#[ability(
+    semantic = "READ",
+    resource = "test://template/{id}/data",
+    mime_type = "application/json"
+)]
+fn template_data(#[param(description = "The item's id.")] id: String) -> serde_json::Value {
+    json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")})
+}
+
+/// A resource clients subscribe to.
+#[ability(
+    semantic = "READ",
+    resource = "test://watched-resource",
+    mime_type = "text/plain"
+)]
+fn watched_resource() -> String {
+    "Watched resource content".into()
+}
+
+/// A simple prompt without arguments.
+#[ability(semantic = "READ", prompt)]
+fn test_simple_prompt() -> Prompt {
+    Prompt::new().user("This is a simple prompt for testing.")
+}
+
+/// Values offered for `arg1`.
+fn arg1_values(_: &Context, typed: &str) -> Vec<String> {
+    ["test", "testing", "value"]
+        .iter()
+        .filter(|v| v.starts_with(typed))
+        .map(|v| (*v).to_owned())
+        .collect()
+}
+
+/// A prompt with two arguments.
+#[ability(semantic = "READ", prompt)]
+fn test_prompt_with_arguments(
+    #[param(description = "First test argument", complete = arg1_values)] arg1: String,
+    #[param(description = "Second test argument")] arg2: String,
+) -> Prompt {
+    Prompt::new().user(format!(
+        "Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+    ))
+}
+
+/// A prompt that embeds a resource.
+#[ability(semantic = "READ", prompt)]
+#[allow(non_snake_case, reason = "the suite names the argument `resourceUri`")]
+fn test_prompt_with_embedded_resource(
+    #[param(description = "URI of the resource to embed")] resourceUri: String,
+) -> Prompt {
+    Prompt::new()
+        .user(Content::resource_text(
+            resourceUri,
+            "text/plain",
+            "Embedded resource content for testing.",
+        ))
+        .user("Please process the embedded resource above.")
+}
+
+/// A prompt with an image.
+#[ability(semantic = "READ", prompt)]
+fn test_prompt_with_image() -> Prompt {
+    Prompt::new()
+        .user(Content::image(PNG, "image/png"))
+        .user("Please analyze the image above.")
+}
+
+/// Serve the conformance tools, resources and prompts.
 #[derive(Parser)]
 struct Args {
     /// Where to listen.

@@ -42,14 +42,7 @@ async fn call_work(lines: &mut Lines, id: u64, token: Option<&str>) -> (Vec<Valu
                 .to_string(),
         )
         .await;
-    let mut notifications = Vec::new();
-    loop {
-        let message = lines.next().await;
-        if message.get("id") == Some(&json!(id)) {
-            return (notifications, message);
-        }
-        notifications.push(message);
-    }
+    lines.until(id).await
 }
 
 fn of_method<'a>(messages: &'a [Value], method: &str) -> Vec<&'a Value> {

@@ -21,6 +21,9 @@ pub(crate) const ABILITY_KEYS: &[&str] = &[
     DESTRUCTIVE,
     IDEMPOTENT,
     OPEN_WORLD,
+    RESOURCE,
+    MIME_TYPE,
+    PROMPT,
 ];
 const SEMANTIC: &str = "semantic";
 const FLATTEN: &str = "flatten";
@@ -35,10 +38,14 @@ const READ_ONLY: &str = "read_only";
 const DESTRUCTIVE: &str = "destructive";
 const IDEMPOTENT: &str = "idempotent";
 const OPEN_WORLD: &str = "open_world";
+const RESOURCE: &str = "resource";
+const MIME_TYPE: &str = "mime_type";
+const PROMPT: &str = "prompt";
 
 /// The keys `#[param]` accepts.
-pub(crate) const PARAM_KEYS: &[&str] = &[DESCRIPTION, DEFAULT];
+pub(crate) const PARAM_KEYS: &[&str] = &[DESCRIPTION, DEFAULT, COMPLETE];
 const DEFAULT: &str = "default";
+const COMPLETE: &str = "complete";
 
 /// The five semantics, as written in the attribute.
 pub(crate) const SEMANTICS: &[&str] = &["CREATE", "READ", "UPDATE", "DELETE", "EXECUTE"];
@@ -61,6 +68,11 @@ pub(crate) struct AbilityArgs {
     pub(crate) destructive: Option<LitBool>,
     pub(crate) idempotent: Option<LitBool>,
     pub(crate) open_world: Option<LitBool>,
+    /// `resource = "scheme://path"` or a template `scheme://{var}/path`.
+    pub(crate) resource: Option<LitStr>,
+    pub(crate) mime_type: Option<LitStr>,
+    /// `prompt`: served as an MCP prompt.
+    pub(crate) prompt: Option<Span>,
 }
 
 /// What `#[param(...)]` said.
@@ -68,6 +80,8 @@ pub(crate) struct AbilityArgs {
 pub(crate) struct ParamArgs {
     pub(crate) description: Option<LitStr>,
     pub(crate) default: Option<Expr>,
+    /// `complete = path::to::fn`: completes the argument's values.
+    pub(crate) complete: Option<syn::Path>,
 }
 
 /// Collects errors so every mistake is reported in one compile.
@@ -175,6 +189,31 @@ pub(crate) fn parse_ability_args(tokens: TokenStream, errors: &mut Errors) -> Ab
             DESTRUCTIVE => bool_key(&meta, &mut args.destructive, DESTRUCTIVE, errors)?,
             IDEMPOTENT => bool_key(&meta, &mut args.idempotent, IDEMPOTENT, errors)?,
             OPEN_WORLD => bool_key(&meta, &mut args.open_world, OPEN_WORLD, errors)?,
+            // resource = "test://static-text" | "test://template/{id}/data"
+            RESOURCE => string_key(
+                &meta,
+                &mut args.resource,
+                RESOURCE,
+                "resource = \"docs://readme\"",
+                errors,
+            )?,
+            // mime_type = "text/plain"
+            MIME_TYPE => string_key(
+                &meta,
+                &mut args.mime_type,
+                MIME_TYPE,
+                "mime_type = \"text/markdown\"",
+                errors,
+            )?,
+            // prompt
+            PROMPT => {
+                if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
+                    errors.spanned(&meta.path, "`prompt` takes no value: write `prompt`");
+                    skip_value(&meta)?;
+                } else {
+                    set(&mut args.prompt, meta.path.span(), &meta, errors);
+                }
+            }
             other => {
                 errors.spanned(
                     &meta.path,
@@ -208,6 +247,19 @@ pub(crate) fn parse_param_attr(attr: &syn::Attribute, args: &mut ParamArgs, erro
             DEFAULT => {
                 let expr: Expr = meta.value()?.parse()?;
                 set(&mut args.default, expr, &meta, errors);
+            }
+            // complete = path::to::completer
+            COMPLETE => {
+                let expr: Expr = meta.value()?.parse()?;
+                match expr {
+                    Expr::Path(path) if path.qself.is_none() => {
+                        set(&mut args.complete, path.path, &meta, errors);
+                    }
+                    other => errors.spanned(
+                        &other,
+                        "expected the path of a function `fn(&Context, &str) -> Vec<String>`, like `complete = post_slugs`",
+                    ),
+                }
             }
             other => {
                 errors.spanned(&meta.path, unknown_key_message("param", other, PARAM_KEYS));

@@ -4,7 +4,7 @@ use proc_macro2::Span;
 use syn::ItemFn;
 
 use crate::attr::{AbilityArgs, Errors};
-use crate::sig::Signature;
+use crate::sig::{ParamKind, Signature};
 
 /// The longest ability name accepted.
 const MAX_NAME: usize = 128;
@@ -17,6 +17,7 @@ pub(crate) fn check(args: &AbilityArgs, sig: &Signature, item: &ItemFn, errors: 
         ));
     }
     check_flatten(args, sig, item, errors);
+    check_kind(args, sig, errors);
     if let Some(name) = &args.name {
         check_name(&name.value(), name.span(), errors);
     }
@@ -25,6 +26,7 @@ pub(crate) fn check(args: &AbilityArgs, sig: &Signature, item: &ItemFn, errors: 
         &args.category,
         &args.permission,
         &args.description,
+        &args.mime_type,
     ]
     .into_iter()
     .flatten()
@@ -75,4 +77,125 @@ fn check_name(name: &str, span: Span, errors: &mut Errors) {
             ),
         ));
     }
+}
+
+/// `resource` and `prompt`: one kind at a time, a resource's parameters all in its URI, and
+/// `complete` only where a client can ask for completions.
+fn check_kind(args: &AbilityArgs, sig: &Signature, errors: &mut Errors) {
+    if let (Some(_), Some(prompt)) = (&args.resource, args.prompt) {
+        errors.push(syn::Error::new(
+            prompt,
+            "an ability is a tool, a resource or a prompt: remove `prompt` or `resource`",
+        ));
+    }
+    if let (Some(mime_type), None) = (&args.mime_type, &args.resource) {
+        errors.spanned(
+            mime_type,
+            "`mime_type` describes a resource: add `resource = \"...\"`",
+        );
+    }
+    let Some(resource) = &args.resource else {
+        if args.prompt.is_none() {
+            for param in &sig.params {
+                if let ParamKind::Value(param_args) = &param.kind
+                    && let Some(complete) = &param_args.complete
+                {
+                    errors.spanned(
+                        complete,
+                        "`complete` serves completion requests, which only prompts and resource templates receive: add `prompt` or `resource = \"...\"`",
+                    );
+                }
+            }
+        }
+        return;
+    };
+    if let Some(flatten) = args.flatten {
+        errors.push(syn::Error::new(
+            flatten,
+            "a resource takes its parameters from its URI template: remove `flatten`",
+        ));
+    }
+    if let Some(semantic) = &args.semantic
+        && semantic.value() != "READ"
+    {
+        errors.spanned(semantic, "a resource is read: use `semantic = \"READ\"`");
+    }
+    let uri = resource.value();
+    let variables = match template_variables(&uri) {
+        Ok(variables) => variables,
+        Err(reason) => {
+            errors.spanned(
+                resource,
+                format!("invalid resource URI \"{uri}\": {reason}"),
+            );
+            return;
+        }
+    };
+    let values: Vec<_> = sig.params.iter().filter(|p| p.kind.is_value()).collect();
+    for variable in &variables {
+        if !values.iter().any(|p| p.ident == variable) {
+            errors.spanned(
+                resource,
+                format!("the URI template variable `{{{variable}}}` names no parameter: add a parameter `{variable}`"),
+            );
+        }
+    }
+    for param in values {
+        let name = param.ident.to_string();
+        if !variables.contains(&name) {
+            errors.spanned(
+                &param.ident,
+                format!("resource parameters come from the URI: add `{{{name}}}` to the resource URI, or remove `{name}`"),
+            );
+        }
+    }
+}
+
+/// The `{variable}` names of a URI template (RFC 6570 level 1), or why it is not one.
+fn template_variables(uri: &str) -> Result<Vec<String>, String> {
+    let scheme_end = uri
+        .find(':')
+        .ok_or("it needs a scheme, like `docs://readme`")?;
+    let scheme = &uri[..scheme_end];
+    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !scheme_ok {
+        return Err("it needs a scheme, like `docs://readme`".into());
+    }
+    if uri.len() == scheme_end + 1 {
+        return Err("nothing follows the scheme".into());
+    }
+    if uri.chars().any(char::is_whitespace) {
+        return Err("URIs contain no whitespace".into());
+    }
+    let mut variables: Vec<String> = Vec::new();
+    let mut rest = &uri[scheme_end..];
+    while let Some(open) = rest.find(['{', '}']) {
+        if rest[open..].starts_with('}') {
+            return Err("a `}` closes no `{`".into());
+        }
+        let after = &rest[open + 1..];
+        let close = after.find('}').ok_or("a `{` is not closed")?;
+        let name = &after[..close];
+        let valid = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(format!(
+                "`{{{name}}}` is not a variable: write `{{name}}` with a parameter's name"
+            ));
+        }
+        if variables.iter().any(|v| v == name) {
+            return Err(format!("`{{{name}}}` appears twice"));
+        }
+        if after[close + 1..].starts_with('{') {
+            return Err(
+                "two variables in a row cannot be told apart: put a literal between them".into(),
+            );
+        }
+        variables.push(name.to_owned());
+        rest = &after[close + 1..];
+    }
+    Ok(variables)
 }

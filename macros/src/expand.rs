@@ -87,6 +87,7 @@ fn generate(
         };
         let (_, default) = default_fns(&p, ident, ty, param_args.default.as_ref(), &mut support);
         let description = option_str(param_args.description.as_ref());
+        let complete = completer(&p, param_args.complete.as_ref());
         let schema = quote_spanned!(ty.span()=> #p::input_schema_for::<#ty>);
         decode.extend(
             quote_spanned!(ty.span()=> let #ident: #ty = #p::decode::<#ty>(__ability_args)?;),
@@ -95,6 +96,7 @@ fn generate(
             schema: #schema as fn() -> #p::schemars::Schema,
             default: #default,
             description: #description,
+            complete: #complete,
         })
     } else {
         decode.extend(quote!(let mut __ability_args = #p::into_object(__ability_args);));
@@ -108,12 +110,14 @@ fn generate(
             let (take_default, default) =
                 default_fns(&p, ident, ty, param_args.default.as_ref(), &mut support);
             let description = option_str(param_args.description.as_ref());
+            let complete = completer(&p, param_args.complete.as_ref());
             let schema = quote_spanned!(ty.span()=> #p::property_schema::<#ty>);
             properties.push(quote!(#p::PropertyDef {
                 name: #name,
                 schema: #schema as fn(&mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema,
                 description: #description,
                 default: #default,
+                complete: #complete,
             }));
             decode.extend(quote_spanned!(ty.span()=>
                 let #ident: #ty = #p::take_param::<#ty>(&mut __ability_args, #name, #take_default)?;
@@ -183,6 +187,14 @@ fn generate(
     let destructive = option_bool(args.destructive.as_ref());
     let idempotent = option_bool(args.idempotent.as_ref());
     let open_world = option_bool(args.open_world.as_ref());
+    let kind = match (&args.resource, args.prompt) {
+        (Some(uri), _) => {
+            let mime_type = option_str(args.mime_type.as_ref());
+            quote!(#p::AbilityKind::Resource { uri: #uri, mime_type: #mime_type })
+        }
+        (None, Some(_)) => quote!(#p::AbilityKind::Prompt),
+        (None, None) => quote!(#p::AbilityKind::Tool),
+    };
     let line = quote_spanned!(fn_ident.span()=> ::core::line!());
     let file = quote_spanned!(fn_ident.span()=> ::core::file!());
 
@@ -221,6 +233,7 @@ fn generate(
                         idempotent_hint: #idempotent,
                         open_world_hint: #open_world,
                     },
+                    kind: #kind,
                     input: #input_def,
                     output: #output_def,
                     call: __ability_call,
@@ -309,6 +322,20 @@ fn semantic_variant(args: &AbilityArgs) -> Ident {
 fn option_str(lit: Option<&LitStr>) -> TokenStream {
     match lit {
         Some(lit) => quote!(::core::option::Option::Some(#lit)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// `Some(path as fn(&Context, &str) -> Vec<String>)`, spanned at the path so a function of
+/// the wrong shape is reported there.
+fn completer(p: &TokenStream, path: Option<&syn::Path>) -> TokenStream {
+    match path {
+        Some(path) => {
+            let cast = quote_spanned!(path.span()=>
+                #path as fn(&#p::Context, &str) -> ::std::vec::Vec<::std::string::String>
+            );
+            quote!(::core::option::Option::Some(#cast))
+        }
         None => quote!(::core::option::Option::None),
     }
 }

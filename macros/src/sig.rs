@@ -30,7 +30,7 @@ pub(crate) enum ParamKind {
     /// `State<T>` (any `FromContext` whose last path segment is `State`).
     Extractor,
     /// A value taken from the arguments.
-    Value(ParamArgs),
+    Value(Box<ParamArgs>),
 }
 
 impl ParamKind {
@@ -113,7 +113,7 @@ pub(crate) fn analyse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
                     Some(Extractor::ContextRef) => ParamKind::ContextRef,
                     Some(Extractor::ContextOwned) => ParamKind::ContextOwned,
                     Some(Extractor::State) => ParamKind::Extractor,
-                    None => ParamKind::Value(param_args),
+                    None => ParamKind::Value(Box::new(param_args)),
                 };
                 if let (false, Some(span)) = (kind.is_value(), param_attr_span) {
                     errors.spanned(span, "`#[param]` describes value parameters; extractors have no schema");

@@ -7,7 +7,7 @@ pub use ::schemars;
 pub use ::serde;
 pub use ::serde_json;
 
-pub use crate::ability::{AbilityDef, CallFuture, InputDef, Output, PropertyDef};
+pub use crate::ability::{AbilityDef, AbilityKind, CallFuture, InputDef, Output, PropertyDef};
 pub use crate::context::FromContext;
 pub use crate::schema::{input_schema_for, property_schema};
 pub use crate::{AbilityError, Annotations, Context, Semantic};
@@ -29,7 +29,7 @@ impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> AbilityInput for T {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned by an ability",
     label = "needs `Serialize` and `JsonSchema`",
-    note = "derive `serde::Serialize` and `schemars::JsonSchema` for it, or return `abilities::Rich<T>` or `abilities::Contents`"
+    note = "derive `serde::Serialize` and `schemars::JsonSchema` for it, or return `abilities::Rich<T>`, `abilities::Contents` or `abilities::Prompt`"
 )]
 pub trait AbilityOutput: Sized {
     /// The output schema, before the wire transformation; `None` for content-only results.
@@ -45,7 +45,7 @@ impl<T: serde::Serialize + schemars::JsonSchema> AbilityOutput for T {
     fn into_output(self) -> Result<Output, AbilityError> {
         Ok(Output {
             structured: Some(encode(self)?),
-            content: None,
+            ..Output::default()
         })
     }
 }
@@ -58,6 +58,7 @@ impl<T: serde::Serialize + schemars::JsonSchema> AbilityOutput for crate::Rich<T
         Ok(Output {
             structured: Some(encode(self.structured)?),
             content: Some(self.content),
+            ..Output::default()
         })
     }
 }
@@ -68,8 +69,21 @@ impl AbilityOutput for crate::Contents {
     }
     fn into_output(self) -> Result<Output, AbilityError> {
         Ok(Output {
-            structured: None,
             content: Some(self.0),
+            ..Output::default()
+        })
+    }
+}
+
+impl AbilityOutput for crate::Prompt {
+    fn output_schema() -> Option<schemars::Schema> {
+        None
+    }
+    fn into_output(self) -> Result<Output, AbilityError> {
+        Ok(Output {
+            content: Some(self.messages.iter().map(|m| m.content.clone()).collect()),
+            prompt: Some(self),
+            structured: None,
         })
     }
 }

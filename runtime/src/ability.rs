@@ -7,7 +7,7 @@ use std::pin::Pin;
 use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
-use crate::{AbilityError, Content, Context};
+use crate::{AbilityError, Content, Context, Prompt};
 
 /// What an ability does to the world. It drives default annotations, the MCP-AQL endpoint
 /// family and danger defaults.
@@ -108,7 +108,29 @@ pub type CallFuture = Pin<Box<dyn Future<Output = Result<Output, AbilityError>> 
 pub struct Output {
     pub structured: Option<Value>,
     pub content: Option<Vec<Content>>,
+    pub prompt: Option<Prompt>,
 }
+
+/// How an ability is served: as a tool (the default), a resource or a prompt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AbilityKind {
+    /// An MCP tool.
+    Tool,
+    /// An MCP resource (`resource = "..."`): a fixed URI, or a URI template whose
+    /// `{variables}` are the ability's parameters.
+    Resource {
+        /// The URI or URI template.
+        uri: &'static str,
+        /// The MIME type of its contents, from `mime_type = "..."`.
+        mime_type: Option<&'static str>,
+    },
+    /// An MCP prompt (`prompt`): its parameters are the prompt's arguments.
+    Prompt,
+}
+
+/// Completes an argument's value from what the user typed so far.
+pub type Completer = fn(&Context, &str) -> Vec<String>;
 
 /// How an ability takes its input.
 #[derive(Clone, Copy)]
@@ -129,6 +151,8 @@ pub enum InputDef {
         default: Option<fn() -> Value>,
         /// The parameter's description, from `#[param(description = ...)]`.
         description: Option<&'static str>,
+        /// From `#[param(complete = ...)]`.
+        complete: Option<Completer>,
     },
 }
 
@@ -143,6 +167,8 @@ pub struct PropertyDef {
     pub description: Option<&'static str>,
     /// From `#[param(default = ...)]`.
     pub default: Option<fn() -> Value>,
+    /// From `#[param(complete = ...)]`.
+    pub complete: Option<Completer>,
 }
 
 /// Everything `#[ability]` knows about a function at compile time: string slices and function
@@ -159,6 +185,7 @@ pub struct AbilityDef {
     pub public: bool,
     pub site: bool,
     pub annotations: Annotations,
+    pub kind: AbilityKind,
     pub input: InputDef,
     pub output: fn() -> Option<Schema>,
     pub call: fn(Context, Value) -> CallFuture,

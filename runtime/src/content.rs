@@ -200,3 +200,15 @@ impl<T> Rich<T> {
         self
     }
 }
+
+impl From<String> for Content {
+    fn from(text: String) -> Self {
+        Self::text(text)
+    }
+}
+
+impl From<&str> for Content {
+    fn from(text: &str) -> Self {
+        Self::text(text)
+    }
+}

@@ -180,6 +180,41 @@ impl AbilityError {
     pub fn details(&self) -> Option<&Value> {
         self.details.as_ref()
     }
+
+    /// The JSON-RPC error code this error travels as where a surface answers with JSON-RPC
+    /// errors (`resources/read`, `prompts/get`, standard mode): `-32602` (invalid params) for
+    /// what the caller sent (validation, unknown ability or resource, another site), `-32001`
+    /// for a missing scope, `-32603` (internal error) for everything else. The upper-snake
+    /// code travels in `data.code` either way.
+    pub fn rpc_code(&self) -> i32 {
+        match self.code {
+            ErrorCode::ValidationMissingParam
+            | ErrorCode::ValidationInvalidType
+            | ErrorCode::ValidationInvalidValue
+            | ErrorCode::ValidationUnknownParam
+            | ErrorCode::ValidationPayloadTooLarge
+            | ErrorCode::NotFoundAbility
+            | ErrorCode::NotFoundResource
+            | ErrorCode::SiteMismatch => -32602,
+            ErrorCode::PermissionDenied => -32001,
+            _ => -32603,
+        }
+    }
+
+    /// This error as a JSON-RPC error: [`rpc_code`](Self::rpc_code), the message, and
+    /// `data: {code, details?}`.
+    pub fn to_rpc(&self) -> rmcp::model::ErrorData {
+        let mut data = serde_json::Map::new();
+        data.insert("code".into(), Value::from(self.code.as_str()));
+        if let Some(details) = &self.details {
+            data.insert("details".into(), details.clone());
+        }
+        rmcp::model::ErrorData::new(
+            rmcp::model::ErrorCode(self.rpc_code()),
+            self.message.clone(),
+            Some(Value::Object(data)),
+        )
+    }
 }
 
 impl From<String> for AbilityError {
@@ -250,5 +285,15 @@ pub enum RegistryError {
         at: String,
         /// What the validator reported.
         reason: String,
+    },
+    /// Two resource abilities share a URI (or URI template).
+    #[error("abilities {first} and {second} both serve the resource `{uri}`")]
+    DuplicateResource {
+        /// The shared URI.
+        uri: String,
+        /// The first ability, as `` `name` (file:line) ``.
+        first: String,
+        /// The second ability, likewise.
+        second: String,
     },
 }

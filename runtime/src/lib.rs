@@ -11,7 +11,9 @@ mod error;
 mod name;
 mod normalize;
 mod pipeline;
+mod prompt;
 mod registry;
+mod resource;
 mod schema;
 mod server;
 mod site;
@@ -22,7 +24,7 @@ mod validate;
 #[doc(hidden)]
 pub mod __private;
 
-pub use ability::{Annotations, Semantic};
+pub use ability::{AbilityKind, Annotations, Completer, Semantic};
 pub use auth::{AuthError, AuthFuture, Authenticator, StaticTokens, bearer_token};
 pub use content::{Content, Contents, EmbeddedResource, Rich};
 pub use context::{
@@ -32,7 +34,9 @@ pub use context::{
 pub use error::{AbilityError, ErrorCode, RegistryError};
 pub use name::{MAX_TOOL_NAME, tool_name};
 pub use pipeline::CallOutput;
+pub use prompt::{Prompt, PromptMessage, Role};
 pub use registry::{Ability, Registry};
+pub use resource::ResourceNotifier;
 pub use server::{McpHandler, Server, ServerBuilder, ServerError};
 pub use site::{CONTRACT_VERSION, Site};
 pub use transport::client::TestClient;

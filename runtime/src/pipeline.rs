@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::ability::Output;
 use crate::normalize::{into_object, json_type, normalize, unwrap_input};
-use crate::{Ability, AbilityError, Content, Context, ErrorCode, Registry, Site};
+use crate::{Ability, AbilityError, Content, Context, ErrorCode, Prompt, Registry, Site};
 
 /// The optional argument every site-checked tool accepts.
 pub(crate) const SITE_ID: &str = "site_id";
@@ -42,8 +42,9 @@ impl Registry {
 /// [`Contents`](crate::Contents) return.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallOutput {
-    structured: Option<Value>,
-    content: Option<Vec<Content>>,
+    pub(crate) structured: Option<Value>,
+    pub(crate) content: Option<Vec<Content>>,
+    pub(crate) prompt: Option<Prompt>,
 }
 
 impl CallOutput {
@@ -57,11 +58,26 @@ impl CallOutput {
         self.content.as_deref()
     }
 
+    /// The messages of a [`Prompt`] return.
+    pub fn prompt(&self) -> Option<&Prompt> {
+        self.prompt.as_ref()
+    }
+
     pub(crate) fn structured_only(value: Value) -> Self {
         Self {
             structured: Some(value),
             content: None,
+            prompt: None,
         }
+    }
+
+    /// The structured result as the handler returned it: without the `result` wrap.
+    pub(crate) fn into_unwrapped(self, ability: &Ability) -> Self {
+        let structured = match self.structured {
+            Some(Value::Object(mut map)) if ability.output_wrapped() => map.remove("result"),
+            other => other,
+        };
+        Self { structured, ..self }
     }
 
     pub(crate) fn into_parts(self) -> (Option<Value>, Option<Vec<Content>>) {
@@ -100,6 +116,7 @@ impl Ability {
         let Output {
             structured,
             content,
+            prompt,
         } = self.run_handler(ctx, input).await?;
         let structured = match structured {
             Some(value) => Some(self.wrap_output(value)?),
@@ -110,6 +127,7 @@ impl Ability {
         Ok(CallOutput {
             structured,
             content,
+            prompt,
         })
     }
 

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use jsonschema::Validator;
 use serde_json::{Map, Value};
 
-use crate::ability::{AbilityDef, Annotations, InputDef, Semantic};
+use crate::ability::{AbilityDef, AbilityKind, Annotations, Completer, InputDef, Semantic};
 use crate::normalize::InputShape;
+use crate::resource::UriTemplate;
 use crate::schema::{self, Side};
 use crate::{RegistryError, tool_name};
 
@@ -80,6 +81,17 @@ impl Registry {
                     break;
                 }
             }
+            if let AbilityKind::Resource { uri, .. } = def.kind
+                && let Some(other) = abilities.iter().find(
+                    |a| matches!(a.def.kind, AbilityKind::Resource { uri: u, .. } if u == uri),
+                )
+            {
+                return Err(RegistryError::DuplicateResource {
+                    uri: uri.to_owned(),
+                    first: format!("`{}` ({})", other.def.name, other.def.location()),
+                    second: format!("`{}` ({})", def.name, def.location()),
+                });
+            }
             abilities.push(ability);
         }
         Ok(Self { abilities, index })
@@ -140,6 +152,18 @@ pub struct Ability {
     pub(crate) output_wrapped: bool,
     pub(crate) validator: Option<Validator>,
     annotations: Annotations,
+    pub(crate) arguments: Vec<Argument>,
+    pub(crate) template: Option<UriTemplate>,
+}
+
+/// One argument of a prompt or resource template: a property of the wire input.
+#[derive(Debug)]
+pub(crate) struct Argument {
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+    pub(crate) required: bool,
+    pub(crate) schema: Value,
+    pub(crate) complete: Option<Completer>,
 }
 
 impl Ability {
@@ -185,6 +209,15 @@ impl Ability {
                 }),
             );
         }
+        let arguments = arguments(
+            def,
+            &input_schema,
+            matches!(input_shape, InputShape::Wrapped { .. }),
+        );
+        let template = match def.kind {
+            AbilityKind::Resource { uri, .. } => UriTemplate::parse(uri),
+            _ => None,
+        };
         let input_schema = Arc::new(input_schema);
         let tool_input_schema = if takes_site_id {
             Arc::new(tool_input_schema)
@@ -202,7 +235,14 @@ impl Ability {
             output_wrapped,
             validator,
             annotations: Annotations::for_semantic(def.semantic).overridden_by(def.annotations),
+            arguments,
+            template,
         })
+    }
+
+    /// Whether it is served as a tool, a resource or a prompt.
+    pub fn kind(&self) -> AbilityKind {
+        self.def.kind
     }
 
     /// The ability name, e.g. `my-plugin/count-posts`.
@@ -309,6 +349,43 @@ impl fmt::Debug for Ability {
     }
 }
 
+/// The arguments of a prompt or resource template: the properties of the wire input.
+fn arguments(def: &AbilityDef, wire: &Map<String, Value>, wrapped: bool) -> Vec<Argument> {
+    let required: Vec<&str> = wire
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(properties) = wire.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .map(|(name, schema)| {
+            let complete = match def.input {
+                InputDef::Object { properties } => properties
+                    .iter()
+                    .find(|p| p.name == name)
+                    .and_then(|p| p.complete),
+                // The completer of a flattened value completes its `input` argument.
+                InputDef::Flattened { complete, .. } if wrapped => complete,
+                InputDef::Flattened { .. } => None,
+                InputDef::None => None,
+            };
+            Argument {
+                name: name.clone(),
+                description: schema
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                required: required.contains(&name.as_str()),
+                schema: schema.clone(),
+                complete,
+            }
+        })
+        .collect()
+}
+
 fn input_schema(def: &AbilityDef) -> (Map<String, Value>, InputShape) {
     match def.input {
         InputDef::None => {
@@ -323,6 +400,7 @@ fn input_schema(def: &AbilityDef) -> (Map<String, Value>, InputShape) {
             schema,
             default,
             description,
+            ..
         } => {
             let mut inner = schema::clean(schema());
             let default = default.map(|f| f());

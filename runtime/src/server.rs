@@ -11,24 +11,30 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, CreateMessageRequestParams,
-    ElicitRequestParams, ErrorData, Implementation, ListToolsResult, LoggingLevel,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, CompleteRequestParams,
+    CompleteResult, CreateMessageRequestParams, ElicitRequestParams, ErrorData,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
     LoggingMessageNotificationParam, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
+    ProgressToken, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{Peer, RoleServer, ServerHandler};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::auth::{Authenticator, StaticTokens};
 use crate::context::{ClientFuture, ClientRequestFuture};
+use crate::resource::{Subscriber, contents};
+use crate::surface::catalog::{self, Catalog};
 use crate::surface::native;
 use crate::{
-    AbilityError, CallOutput, Caller, ClientChannel, Context, ErrorCode, LogLevel, Registry,
-    RegistryError, Site, StateMap,
+    AbilityError, AbilityKind, CallOutput, Caller, ClientChannel, Context, ErrorCode, LogLevel,
+    Registry, RegistryError, ResourceNotifier, Site, StateMap,
 };
 
 /// Why a server could not be built.
@@ -225,6 +231,9 @@ impl ServerBuilder {
         let mut index = HashMap::new();
         index.insert(native::SITE_CONTEXT_TOOL.to_owned(), Entry::SiteContext);
         for (i, ability) in registry.iter().enumerate() {
+            if ability.kind() != AbilityKind::Tool {
+                continue;
+            }
             if ability.tool_name() == native::SITE_CONTEXT_TOOL {
                 return Err(ServerError::ReservedToolName {
                     tool: ability.tool_name().to_owned(),
@@ -238,15 +247,23 @@ impl ServerBuilder {
         let authenticator = self
             .authenticator
             .unwrap_or_else(|| Arc::new(StaticTokens::new().allow_anonymous(Caller::anonymous())));
+        let catalog = Catalog::new(&registry);
+        let capabilities = capabilities(&catalog);
+        let notifier = ResourceNotifier::default();
+        let mut state = self.state;
+        state.insert(notifier.clone());
         Ok(Server {
             inner: Arc::new(Inner {
                 registry,
                 tools,
                 index,
+                catalog,
+                capabilities,
+                notifier,
                 info: Implementation::new(self.name, self.version),
                 instructions: self.instructions,
                 site: self.site.map(Arc::new),
-                state: Arc::new(self.state),
+                state: Arc::new(state),
                 local_caller: self.local_caller,
                 authenticator,
                 timeout: self.timeout,
@@ -254,6 +271,28 @@ impl ServerBuilder {
             }),
         })
     }
+}
+
+/// What the server declares: logging and tools always; resources (with subscriptions),
+/// prompts and completions when abilities are served that way.
+fn capabilities(catalog: &Catalog) -> ServerCapabilities {
+    let mut capabilities = json!({"logging": {}, "tools": {}});
+    if catalog.has_resources() {
+        capabilities["resources"] = json!({"subscribe": true, "listChanged": false});
+    }
+    if catalog.has_prompts() {
+        capabilities["prompts"] = json!({"listChanged": false});
+    }
+    if catalog.has_prompts() || !catalog.templates.is_empty() {
+        capabilities["completions"] = json!({});
+    }
+    serde_json::from_value(capabilities).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "server capabilities did not convert");
+        ServerCapabilities::builder()
+            .enable_logging()
+            .enable_tools()
+            .build()
+    })
 }
 
 #[derive(Clone, Copy)]
@@ -266,6 +305,9 @@ pub(crate) struct Inner {
     registry: Registry,
     tools: Vec<Tool>,
     index: HashMap<String, Entry>,
+    catalog: Catalog,
+    capabilities: ServerCapabilities,
+    notifier: ResourceNotifier,
     info: Implementation,
     instructions: Option<String>,
     site: Option<Arc<Site>>,
@@ -298,6 +340,12 @@ impl Server {
         &self.inner.registry
     }
 
+    /// Notifies subscribers that a resource changed (abilities get the same notifier as
+    /// `State<ResourceNotifier>`).
+    pub fn resource_notifier(&self) -> &ResourceNotifier {
+        &self.inner.notifier
+    }
+
     /// The `rmcp` handler for this server, for a transport of your own. `caller` is who every
     /// request comes from, or `None` to take it from the HTTP request.
     pub fn handler(&self, caller: Option<Caller>) -> McpHandler {
@@ -305,6 +353,7 @@ impl Server {
             inner: Arc::clone(&self.inner),
             caller,
             log_level: default_log_level(),
+            session: next_session(),
         }
     }
 
@@ -321,17 +370,49 @@ pub struct McpHandler {
     inner: Arc<Inner>,
     caller: Option<Caller>,
     log_level: Arc<AtomicU8>,
+    /// Identifies the session's resource subscriptions.
+    session: u64,
 }
 
 impl McpHandler {
-    /// A handler for a new session: the same server and caller, a fresh log level.
+    /// A handler for a new session: the same server and caller, a fresh log level and
+    /// subscriptions.
     pub fn for_session(&self) -> Self {
         Self {
             inner: Arc::clone(&self.inner),
             caller: self.caller.clone(),
             log_level: default_log_level(),
+            session: next_session(),
         }
     }
+}
+
+/// A process-wide unique key for a session or a `subscriptions/listen` request.
+fn next_session() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// An rmcp result type from its JSON, marked complete (`resultType`, protocol 2026-07-28;
+/// rmcp drops it for clients of older versions).
+fn from_json<T: serde::de::DeserializeOwned>(mut value: Value) -> Result<T, ErrorData> {
+    if let Value::Object(map) = &mut value {
+        map.entry("resultType").or_insert_with(|| json!("complete"));
+    }
+    serde_json::from_value(value).map_err(|e| {
+        tracing::error!(error = %e, "a result did not convert");
+        ErrorData::internal_error("the result could not be encoded", None)
+    })
+}
+
+fn unknown_resource(uri: &str) -> ErrorData {
+    let shown: String = uri.chars().take(200).collect();
+    AbilityError::new(
+        ErrorCode::NotFoundResource,
+        format!("no resource at '{shown}'"),
+    )
+    .with_details(json!({ "uri": shown }))
+    .to_rpc()
 }
 
 fn default_log_level() -> Arc<AtomicU8> {
@@ -525,11 +606,8 @@ fn request_id(id: &rmcp::model::RequestId) -> String {
 
 impl ServerHandler for McpHandler {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
-            .enable_logging()
-            .enable_tools()
-            .build();
-        let config = ServerConfig::new(capabilities).with_server_info(self.inner.info.clone());
+        let config = ServerConfig::new(self.inner.capabilities.clone())
+            .with_server_info(self.inner.info.clone());
         match &self.inner.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),
             None => config,
@@ -589,5 +667,181 @@ impl ServerHandler for McpHandler {
             },
         };
         Ok(native::result(outcome).into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        from_json(json!({ "resources": self.inner.catalog.resources }))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        from_json(json!({ "resourceTemplates": self.inner.catalog.templates }))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let inner = &self.inner;
+        let Some(call) = inner.catalog.resolve(&inner.registry, &request.uri) else {
+            return Err(unknown_resource(&request.uri));
+        };
+        let Some(ability) = inner.registry.at(call.ability) else {
+            return Err(unknown_resource(&request.uri));
+        };
+        let output = Box::pin(ability.call_output(self.context(&context), call.args))
+            .await
+            .map_err(|e| e.to_rpc())?;
+        let output = output.into_unwrapped(ability);
+        let items = contents(&request.uri, call.mime_type, output);
+        let result: ReadResourceResult = from_json(json!({ "contents": items }))?;
+        Ok(result.into())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let inner = &self.inner;
+        if inner
+            .catalog
+            .resolve(&inner.registry, &request.uri)
+            .is_none()
+        {
+            return Err(unknown_resource(&request.uri));
+        }
+        inner.notifier.subscribe(
+            &request.uri,
+            Subscriber::Session(self.session, context.peer),
+        );
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner.notifier.unsubscribe(&request.uri, self.session);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let inner = &self.inner;
+        let uris: Vec<String> = requested
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .filter(|uri| inner.catalog.resolve(&inner.registry, uri).is_some())
+            .cloned()
+            .collect();
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resource_subscriptions = Some(uris);
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let key = next_session();
+        let uris: Vec<String> = context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        for uri in &uris {
+            self.inner
+                .notifier
+                .subscribe(uri, Subscriber::Listen(key, context.sink().clone()));
+        }
+        context.cancelled().await;
+        for uri in &uris {
+            self.inner.notifier.unsubscribe(uri, key);
+        }
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        from_json(json!({ "prompts": self.inner.catalog.prompts }))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let inner = &self.inner;
+        let ability = inner
+            .catalog
+            .prompt(&request.name)
+            .and_then(|i| inner.registry.at(i));
+        let Some(ability) = ability else {
+            let shown: String = request.name.chars().take(100).collect();
+            return Err(AbilityError::new(
+                ErrorCode::NotFoundAbility,
+                format!("unknown prompt: {shown}"),
+            )
+            .with_details(json!({ "name": shown }))
+            .to_rpc());
+        };
+        let args = catalog::prompt_arguments(ability, request.arguments);
+        let output = Box::pin(ability.call_output(self.context(&context), args))
+            .await
+            .map_err(|e| e.to_rpc())?;
+        let result: GetPromptResult = from_json(catalog::prompt_result(ability, output))?;
+        Ok(result.into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let inner = &self.inner;
+        let reference = serde_json::to_value(&request.r#ref).unwrap_or(Value::Null);
+        let ability = inner
+            .catalog
+            .reference(&inner.registry, &reference)
+            .and_then(|i| inner.registry.at(i));
+        let Some(ability) = ability else {
+            return Err(AbilityError::new(
+                ErrorCode::NotFoundResource,
+                "the completion reference names no prompt or resource template",
+            )
+            .with_details(json!({ "ref": reference }))
+            .to_rpc());
+        };
+        if let Some(scope) = ability.permission()
+            && !self.context(&context).caller().has_scope(scope)
+        {
+            return Err(AbilityError::permission_denied(format!(
+                "'{}' requires the scope '{scope}'",
+                ability.name()
+            ))
+            .to_rpc());
+        }
+        let ctx = self.context(&context);
+        let values = catalog::complete(
+            ability,
+            &ctx,
+            &request.argument.name,
+            &request.argument.value,
+        )
+        .map_err(|e| e.to_rpc())?;
+        from_json(values)
     }
 }

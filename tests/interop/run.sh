@@ -98,15 +98,24 @@ run "inspector cli, http" inspect http "$url"
 # The official conformance suite (Node 22, from npm) against the conformance example.
 start conformance "$root/target/debug/examples/conformance" --addr 127.0.0.1:0
 conformance_url=$started_url
+# suite LABEL PACKAGE [ARGS...]: run one version of the suite; every check must pass.
 suite() {
-  "$work/conformance/node_modules/.bin/node" "$work/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js" \
-    server --url "$conformance_url" --expected-failures "$here/conformance/expected-failures.yml" >"$tmp/suite.log" 2>&1
+  local label=$1 package=$2
+  shift 2
+  "$work/conformance/node_modules/.bin/node" "$work/conformance/node_modules/$package/dist/index.js" \
+    server --url "$conformance_url" "$@" >"$tmp/suite.log" 2>&1
   local status=$?
   # The suite's own "Total:" line is reworded so it is not read as this run's closing line.
-  sed -n '/=== SUMMARY ===/,$p' "$tmp/suite.log" | sed 's/^Total: \(.*\)$/conformance 0.1.16 total, \1 (see the baseline above)/' 
+  sed -n '/=== SUMMARY ===/,$p' "$tmp/suite.log" | sed "s/^Total: \(.*\)$/$label total: \1/"
+  grep -q '^Total: [0-9]* passed, 0 failed' "$tmp/suite.log" || status=1
   return $status
 }
-run "conformance 0.1.16 (expected failures: tests/interop/conformance/expected-failures.yml)" suite
+run "conformance 0.1.16, every server scenario" \
+  suite "conformance 0.1.16" @modelcontextprotocol/conformance --expected-failures "$here/conformance/expected-failures.yml"
+run "conformance 0.2.0-alpha.12, spec 2026-07-28" \
+  suite "conformance 0.2.0-alpha.12 (2026-07-28)" conformance-next --spec-version 2026-07-28
+run "conformance 0.2.0-alpha.12, spec 2025-11-25" \
+  suite "conformance 0.2.0-alpha.12 (2025-11-25)" conformance-next --spec-version 2025-11-25
 
 echo "interop: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -97,6 +97,19 @@ impl Lines {
         }
     }
 
+    /// Read until the response with `id` arrives, returning the notifications (and other
+    /// messages) that came first, and the response.
+    pub async fn until(&mut self, id: u64) -> (Vec<Value>, Value) {
+        let mut before = Vec::new();
+        loop {
+            let message = self.next().await;
+            if message.get("id") == Some(&json!(id)) {
+                return (before, message);
+            }
+            before.push(message);
+        }
+    }
+
     /// Send a request and wait for its response.
     pub async fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
         self.send(

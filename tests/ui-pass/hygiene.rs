@@ -42,8 +42,24 @@ fn unit_result() -> ::core::result::Result<(), AbilityError> {
     ::core::result::Result::Ok(())
 }
 
+fn words(_: &abilities::Context, typed: &str) -> ::std::vec::Vec<::std::string::String> {
+    ::std::vec![typed.to_owned()]
+}
+
+/// A resource template.
+#[ability(semantic = "READ", resource = "docs://{slug}", mime_type = "text/plain")]
+fn doc(slug: ::std::string::String) -> ::std::string::String {
+    slug
+}
+
+/// A prompt with a completer.
+#[ability(semantic = "READ", prompt)]
+fn ask(#[param(complete = words)] word: ::std::string::String) -> abilities::Prompt {
+    abilities::Prompt::new().user(word)
+}
+
 fn main() {
     let registry = abilities::Registry::collect();
     assert!(registry.is_ok());
-    assert_eq!(registry.map(|r| r.len()).unwrap_or_default(), 4);
+    assert_eq!(registry.map(|r| r.len()).unwrap_or_default(), 6);
 }

@@ -1,0 +1,411 @@
+//! Abilities served as MCP resources: URI templates, string arguments typed by their schema,
+//! what a handler's output becomes as resource contents, and update notifications to
+//! subscribers.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::service::SubscriptionSink;
+use rmcp::{Peer, RoleServer};
+use serde_json::{Map, Value, json};
+
+use crate::{CallOutput, Content};
+
+/// A parsed URI template (RFC 6570 level 1: `{name}` variables between literals).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct UriTemplate {
+    pieces: Vec<Piece>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Piece {
+    Literal(String),
+    Variable(String),
+}
+
+impl UriTemplate {
+    /// Parse `uri`; `None` when it has no variables (a plain URI) or is malformed (the
+    /// attribute rejects malformed templates at compile time).
+    pub(crate) fn parse(uri: &str) -> Option<Self> {
+        let mut pieces = Vec::new();
+        let mut rest = uri;
+        while let Some(open) = rest.find('{') {
+            if open > 0 {
+                pieces.push(Piece::Literal(rest[..open].to_owned()));
+            }
+            let after = &rest[open + 1..];
+            let close = after.find('}')?;
+            pieces.push(Piece::Variable(after[..close].to_owned()));
+            rest = &after[close + 1..];
+        }
+        if !rest.is_empty() {
+            pieces.push(Piece::Literal(rest.to_owned()));
+        }
+        pieces
+            .iter()
+            .any(|p| matches!(p, Piece::Variable(_)))
+            .then_some(Self { pieces })
+    }
+
+    /// The variables' values in `uri`, percent-decoded, if `uri` matches. A value is never
+    /// empty and never holds a `/`.
+    pub(crate) fn matches(&self, uri: &str) -> Option<Vec<(&str, String)>> {
+        let mut values = Vec::new();
+        let mut rest = uri;
+        let mut pieces = self.pieces.iter().peekable();
+        while let Some(piece) = pieces.next() {
+            match piece {
+                Piece::Literal(literal) => rest = rest.strip_prefix(literal.as_str())?,
+                Piece::Variable(name) => {
+                    let end = match pieces.peek() {
+                        Some(Piece::Literal(next)) => rest.find(next.as_str())?,
+                        _ => rest.len(),
+                    };
+                    let raw = &rest[..end];
+                    if raw.is_empty() || raw.contains('/') {
+                        return None;
+                    }
+                    values.push((name.as_str(), percent_decode(raw)?));
+                    rest = &rest[end..];
+                }
+            }
+        }
+        rest.is_empty().then_some(values)
+    }
+}
+
+fn percent_decode(raw: &str) -> Option<String> {
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = raw.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// A string argument (URI variable, prompt argument) as the JSON value its schema wants:
+/// the string itself where the schema admits strings, else the JSON it spells (`"42"` -> 42,
+/// `"true"` -> true), else the string, for validation to reject with a clear message.
+pub(crate) fn typed_argument(text: String, schema: Option<&Value>) -> Value {
+    let admits_string = schema.is_none_or(admits_string);
+    if admits_string {
+        return Value::String(text);
+    }
+    serde_json::from_str(&text).unwrap_or(Value::String(text))
+}
+
+fn admits_string(schema: &Value) -> bool {
+    let Some(schema) = schema.as_object() else {
+        return true;
+    };
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "string",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "string"),
+        _ => {
+            if let Some(Value::Array(values)) = schema.get("enum") {
+                return values.iter().any(Value::is_string);
+            }
+            if let Some(value) = schema.get("const") {
+                return value.is_string();
+            }
+            ["anyOf", "oneOf"].iter().any(|key| {
+                schema
+                    .get(*key)
+                    .and_then(Value::as_array)
+                    .is_some_and(|branches| branches.iter().any(admits_string))
+            }) || !["anyOf", "oneOf"]
+                .iter()
+                .any(|key| schema.contains_key(*key))
+        }
+    }
+}
+
+/// The candidate values a schema spells out for completion: its `enum`, `const`s, the
+/// `const`s of `oneOf`/`anyOf` branches, or `true`/`false` for a boolean.
+pub(crate) fn schema_values(schema: &Value) -> Vec<String> {
+    let mut values = Vec::new();
+    collect_values(schema, &mut values);
+    values.dedup();
+    values
+}
+
+fn collect_values(schema: &Value, out: &mut Vec<String>) {
+    let Some(schema) = schema.as_object() else {
+        return;
+    };
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    if let Some(Value::Array(values)) = schema.get("enum") {
+        out.extend(values.iter().filter(|v| !v.is_null()).map(text));
+    }
+    if let Some(value) = schema.get("const") {
+        out.push(text(value));
+    }
+    for key in ["oneOf", "anyOf"] {
+        for branch in schema
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            collect_values(branch, out);
+        }
+    }
+    let is_bool = match schema.get("type") {
+        Some(Value::String(t)) => t == "boolean",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "boolean"),
+        _ => false,
+    };
+    if is_bool && out.is_empty() {
+        out.extend(["true".to_owned(), "false".to_owned()]);
+    }
+}
+
+/// The `contents` of `resources/read` from a call's output: each content block becomes one
+/// item (text as text, images, audio and binary resources as blobs, embedded resources as
+/// they are; links are skipped); structured output becomes one text item, a string as it is
+/// and anything else as JSON.
+pub(crate) fn contents(uri: &str, mime_type: Option<&str>, output: CallOutput) -> Vec<Value> {
+    let (structured, content) = output.into_parts();
+    let mut items = Vec::new();
+    for block in content.into_iter().flatten() {
+        match block {
+            Content::Text { text } => items.push(json!({
+                "uri": uri,
+                "mimeType": mime_type.unwrap_or("text/plain"),
+                "text": text,
+            })),
+            Content::Image { data, mime_type } | Content::Audio { data, mime_type } => {
+                items.push(json!({"uri": uri, "mimeType": mime_type, "blob": data}));
+            }
+            Content::Resource { resource } => {
+                items.push(serde_json::to_value(resource).unwrap_or(Value::Null));
+            }
+            Content::ResourceLink { .. } => {}
+        }
+    }
+    match structured {
+        None => {}
+        Some(Value::String(text)) => items.push(json!({
+            "uri": uri,
+            "mimeType": mime_type.unwrap_or("text/plain"),
+            "text": text,
+        })),
+        Some(value) => items.push(json!({
+            "uri": uri,
+            "mimeType": mime_type.unwrap_or("application/json"),
+            "text": value.to_string(),
+        })),
+    }
+    items.retain(|item| !item.is_null());
+    items
+}
+
+/// Sends `notifications/resources/updated` to the sessions subscribed to a resource, with
+/// `resources/subscribe` or (protocol 2026-07-28) `subscriptions/listen`. Cheap to clone.
+///
+/// Abilities take it as `State<ResourceNotifier>`; the application gets it from
+/// [`Server::resource_notifier`](crate::Server::resource_notifier).
+///
+/// ```standalone_crate
+/// use abilities::{ResourceNotifier, State, ability};
+///
+/// /// The current motto.
+/// #[ability(semantic = "READ", resource = "site://motto")]
+/// fn motto() -> String {
+///     "Ship it".into()
+/// }
+///
+/// /// Change the motto.
+/// #[ability(semantic = "UPDATE")]
+/// async fn set_motto(motto: String, notifier: State<ResourceNotifier>) {
+///     // ... store the motto, then tell subscribers:
+///     notifier.updated("site://motto").await;
+/// }
+/// ```
+#[derive(Clone, Default)]
+pub struct ResourceNotifier {
+    subscribers: Arc<Mutex<HashMap<String, Vec<Subscriber>>>>,
+}
+
+#[derive(Clone)]
+pub(crate) enum Subscriber {
+    /// `resources/subscribe` from a session (keyed by the session's id).
+    Session(u64, Peer<RoleServer>),
+    /// A `subscriptions/listen` request (keyed by a fresh id).
+    Listen(u64, SubscriptionSink),
+}
+
+impl Subscriber {
+    fn key(&self) -> u64 {
+        match self {
+            Self::Session(key, _) | Self::Listen(key, _) => *key,
+        }
+    }
+}
+
+impl ResourceNotifier {
+    /// Tell every subscriber of `uri` that it changed. Subscribers whose session is gone
+    /// are dropped. Returns how many were notified.
+    pub async fn updated(&self, uri: &str) -> usize {
+        let subscribers = self.lock().get(uri).cloned().unwrap_or_default();
+        let mut gone = Vec::new();
+        let mut sent = 0;
+        for subscriber in subscribers {
+            let outcome = match &subscriber {
+                Subscriber::Session(_, peer) => peer
+                    .notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(
+                        uri,
+                    ))
+                    .await
+                    .map_err(|e| e.to_string()),
+                Subscriber::Listen(_, sink) => sink
+                    .notify_resource_updated(uri)
+                    .await
+                    .map_err(|e| e.to_string()),
+            };
+            match outcome {
+                Ok(()) => sent += 1,
+                Err(error) => {
+                    tracing::debug!(%error, uri, "dropping a resource subscriber");
+                    gone.push(subscriber.key());
+                }
+            }
+        }
+        if !gone.is_empty() {
+            self.remove_keys(uri, &gone);
+        }
+        sent
+    }
+
+    /// How many subscribers `uri` has.
+    pub fn subscribers(&self, uri: &str) -> usize {
+        self.lock().get(uri).map_or(0, Vec::len)
+    }
+
+    pub(crate) fn subscribe(&self, uri: &str, subscriber: Subscriber) {
+        let mut map = self.lock();
+        let list = map.entry(uri.to_owned()).or_default();
+        list.retain(|s| s.key() != subscriber.key());
+        list.push(subscriber);
+    }
+
+    pub(crate) fn unsubscribe(&self, uri: &str, key: u64) {
+        self.remove_keys(uri, &[key]);
+    }
+
+    fn remove_keys(&self, uri: &str, keys: &[u64]) {
+        let mut map = self.lock();
+        if let Some(list) = map.get_mut(uri) {
+            list.retain(|s| !keys.contains(&s.key()));
+            if list.is_empty() {
+                map.remove(uri);
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Subscriber>>> {
+        self.subscribers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl std::fmt::Debug for ResourceNotifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResourceNotifier")
+            .field("uris", &self.lock().len())
+            .finish()
+    }
+}
+
+/// The arguments object of a call from string arguments, each typed by its property schema.
+pub(crate) fn typed_arguments(
+    strings: impl IntoIterator<Item = (String, String)>,
+    properties: Option<&Map<String, Value>>,
+) -> Map<String, Value> {
+    strings
+        .into_iter()
+        .map(|(name, text)| {
+            let schema = properties.and_then(|p| p.get(&name));
+            let value = typed_argument(text, schema);
+            (name, value)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_match_and_decode() {
+        let t = UriTemplate::parse("test://template/{id}/data").unwrap();
+        assert_eq!(
+            t.matches("test://template/123/data"),
+            Some(vec![("id", "123".to_owned())])
+        );
+        assert_eq!(
+            t.matches("test://template/a%20b/data"),
+            Some(vec![("id", "a b".to_owned())])
+        );
+        assert_eq!(t.matches("test://template//data"), None);
+        assert_eq!(t.matches("test://template/1/2/data"), None);
+        assert_eq!(t.matches("test://template/1/data/x"), None);
+        assert_eq!(t.matches("test://template/%zz/data"), None);
+        let t = UriTemplate::parse("db://{table}/{id}").unwrap();
+        assert_eq!(
+            t.matches("db://posts/7"),
+            Some(vec![("table", "posts".to_owned()), ("id", "7".to_owned())])
+        );
+        assert_eq!(UriTemplate::parse("test://static-text"), None);
+    }
+
+    #[test]
+    fn arguments_take_their_schema_type() {
+        let int = json!({"type": "integer"});
+        let text = json!({"type": "string"});
+        let either = json!({"type": ["string", "null"]});
+        let choice = json!({"enum": ["a", "b"]});
+        assert_eq!(typed_argument("42".into(), Some(&int)), json!(42));
+        assert_eq!(typed_argument("42".into(), Some(&text)), json!("42"));
+        assert_eq!(typed_argument("42".into(), Some(&either)), json!("42"));
+        assert_eq!(typed_argument("a".into(), Some(&choice)), json!("a"));
+        assert_eq!(typed_argument("x1".into(), Some(&int)), json!("x1"));
+        assert_eq!(
+            typed_argument("true".into(), Some(&json!({"type": "boolean"}))),
+            json!(true)
+        );
+        assert_eq!(
+            typed_argument("{\"a\":1}".into(), Some(&json!({"type": "object"}))),
+            json!({"a": 1})
+        );
+    }
+
+    #[test]
+    fn schemas_spell_their_values() {
+        assert_eq!(
+            schema_values(&json!({"enum": ["draft", "publish", null]})),
+            ["draft", "publish"]
+        );
+        assert_eq!(
+            schema_values(&json!({"oneOf": [{"const": "a", "title": "A"}, {"const": 2}]})),
+            ["a", "2"]
+        );
+        assert_eq!(
+            schema_values(&json!({"type": "boolean"})),
+            ["true", "false"]
+        );
+        assert!(schema_values(&json!({"type": "string"})).is_empty());
+    }
+}

@@ -1,0 +1,267 @@
+//! Resources and prompts of the native surface: the lists clients see, URI and name lookup,
+//! and what a call's output becomes (`resources/read` contents, `prompts/get` messages,
+//! `completion/complete` values).
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::registry::Argument;
+use crate::resource::{schema_values, typed_argument, typed_arguments};
+use crate::{
+    Ability, AbilityError, AbilityKind, CallOutput, Content, Context, ErrorCode, Registry,
+};
+
+/// The most completion values one answer carries (the protocol's limit).
+const MAX_COMPLETIONS: usize = 100;
+
+/// Resources, templates and prompts, derived once from the registry.
+#[derive(Default)]
+pub(crate) struct Catalog {
+    pub(crate) resources: Vec<Value>,
+    pub(crate) templates: Vec<Value>,
+    pub(crate) prompts: Vec<Value>,
+    by_uri: HashMap<&'static str, usize>,
+    by_template: Vec<usize>,
+    by_prompt: HashMap<String, usize>,
+}
+
+/// A resource read resolved to its ability and arguments.
+pub(crate) struct ResourceCall {
+    pub(crate) ability: usize,
+    pub(crate) args: Value,
+    pub(crate) mime_type: Option<&'static str>,
+}
+
+impl Catalog {
+    pub(crate) fn new(registry: &Registry) -> Self {
+        let mut catalog = Self::default();
+        for (i, ability) in registry.iter().enumerate() {
+            match ability.kind() {
+                AbilityKind::Resource { uri, mime_type } => {
+                    let mut entry = Map::new();
+                    let key = if ability.template.is_some() {
+                        catalog.by_template.push(i);
+                        "uriTemplate"
+                    } else {
+                        catalog.by_uri.insert(uri, i);
+                        "uri"
+                    };
+                    entry.insert(key.into(), json!(uri));
+                    describe(&mut entry, ability);
+                    if let Some(mime_type) = mime_type {
+                        entry.insert("mimeType".into(), json!(mime_type));
+                    }
+                    let list = if ability.template.is_some() {
+                        &mut catalog.templates
+                    } else {
+                        &mut catalog.resources
+                    };
+                    list.push(Value::Object(entry));
+                }
+                AbilityKind::Prompt => {
+                    let mut entry = Map::new();
+                    describe(&mut entry, ability);
+                    let arguments: Vec<Value> = ability
+                        .arguments
+                        .iter()
+                        .map(|a| {
+                            let mut arg = Map::new();
+                            arg.insert("name".into(), json!(a.name));
+                            if let Some(description) = &a.description {
+                                arg.insert("description".into(), json!(description));
+                            }
+                            arg.insert("required".into(), json!(a.required));
+                            Value::Object(arg)
+                        })
+                        .collect();
+                    if !arguments.is_empty() {
+                        entry.insert("arguments".into(), Value::Array(arguments));
+                    }
+                    catalog.by_prompt.insert(ability.tool_name().to_owned(), i);
+                    catalog.prompts.push(Value::Object(entry));
+                }
+                AbilityKind::Tool => {}
+            }
+        }
+        catalog
+    }
+
+    pub(crate) fn has_resources(&self) -> bool {
+        !self.resources.is_empty() || !self.templates.is_empty()
+    }
+
+    pub(crate) fn has_prompts(&self) -> bool {
+        !self.prompts.is_empty()
+    }
+
+    /// The ability serving `uri`: a static resource, else the first template that matches.
+    pub(crate) fn resolve(&self, registry: &Registry, uri: &str) -> Option<ResourceCall> {
+        if let Some(&i) = self.by_uri.get(uri) {
+            let mime_type = mime_type(registry.at(i)?);
+            return Some(ResourceCall {
+                ability: i,
+                args: Value::Object(Map::new()),
+                mime_type,
+            });
+        }
+        self.by_template.iter().find_map(|&i| {
+            let ability = registry.at(i)?;
+            let values = ability.template.as_ref()?.matches(uri)?;
+            let properties = ability
+                .input_schema()
+                .get("properties")
+                .and_then(Value::as_object);
+            let args = typed_arguments(
+                values.into_iter().map(|(k, v)| (k.to_owned(), v)),
+                properties,
+            );
+            Some(ResourceCall {
+                ability: i,
+                args: Value::Object(args),
+                mime_type: mime_type(ability),
+            })
+        })
+    }
+
+    pub(crate) fn prompt(&self, name: &str) -> Option<usize> {
+        self.by_prompt.get(name).copied()
+    }
+
+    /// The ability a `completion/complete` reference names.
+    pub(crate) fn reference(&self, registry: &Registry, reference: &Value) -> Option<usize> {
+        match reference.get("type").and_then(Value::as_str)? {
+            "ref/prompt" => self.prompt(reference.get("name").and_then(Value::as_str)?),
+            "ref/resource" => {
+                let uri = reference.get("uri").and_then(Value::as_str)?;
+                self.by_uri.get(uri).copied().or_else(|| {
+                    self.by_template.iter().copied().find(|&i| {
+                        registry
+                            .at(i)
+                            .is_some_and(|a| matches!(a.kind(), AbilityKind::Resource { uri: u, .. } if u == uri))
+                    })
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+fn describe(entry: &mut Map<String, Value>, ability: &Ability) {
+    entry.insert("name".into(), json!(ability.tool_name()));
+    if let Some(title) = ability.title() {
+        entry.insert("title".into(), json!(title));
+    }
+    entry.insert("description".into(), json!(ability.description()));
+}
+
+fn mime_type(ability: &Ability) -> Option<&'static str> {
+    match ability.kind() {
+        AbilityKind::Resource { mime_type, .. } => mime_type,
+        _ => None,
+    }
+}
+
+/// The arguments of a `prompts/get`: strings typed by each argument's schema (other JSON
+/// passes as sent).
+pub(crate) fn prompt_arguments(ability: &Ability, given: Option<Map<String, Value>>) -> Value {
+    let args = given
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(name, value)| {
+            let value = match value {
+                Value::String(text) => {
+                    let schema = ability
+                        .arguments
+                        .iter()
+                        .find(|a| a.name == name)
+                        .map(|a| &a.schema);
+                    typed_argument(text, schema)
+                }
+                other => other,
+            };
+            (name, value)
+        })
+        .collect();
+    Value::Object(args)
+}
+
+/// The `prompts/get` result of a call's output: a [`Prompt`](crate::Prompt)'s messages; else
+/// one user message per content block, then the structured output as text (a string as it
+/// is, anything else as JSON).
+pub(crate) fn prompt_result(ability: &Ability, output: CallOutput) -> Value {
+    let output = output.into_unwrapped(ability);
+    let mut description = ability.description().to_owned();
+    let messages: Vec<Value> = match output.prompt {
+        Some(prompt) => {
+            if let Some(own) = prompt.description {
+                description = own;
+            }
+            prompt
+                .messages
+                .iter()
+                .map(|m| json!({"role": m.role, "content": m.content}))
+                .collect()
+        }
+        None => {
+            let structured = output.structured;
+            let mut blocks: Vec<Content> = output.content.unwrap_or_default();
+            match structured {
+                None => {}
+                Some(Value::String(text)) => blocks.insert(0, Content::text(text)),
+                Some(value) => blocks.insert(0, Content::text(value.to_string())),
+            }
+            blocks
+                .into_iter()
+                .map(|content| json!({"role": "user", "content": content}))
+                .collect()
+        }
+    };
+    json!({"description": description, "messages": messages})
+}
+
+/// The `completion/complete` values for `argument` of `ability`, given what the user typed:
+/// the argument's completer if it has one, else the values its schema spells out, filtered
+/// by prefix (case-insensitive).
+pub(crate) fn complete(
+    ability: &Ability,
+    ctx: &Context,
+    argument: &str,
+    typed: &str,
+) -> Result<Value, AbilityError> {
+    let Some(Argument {
+        schema, complete, ..
+    }) = ability.arguments.iter().find(|a| a.name == argument)
+    else {
+        let shown: String = argument.chars().take(100).collect();
+        return Err(AbilityError::new(
+            ErrorCode::ValidationInvalidValue,
+            format!("'{}' has no argument '{shown}'", ability.tool_name()),
+        ));
+    };
+    let mut values = match complete {
+        // The completer decides what matches (prefix, fuzzy, a database query).
+        Some(complete) => {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| complete(ctx, typed)))
+                .map_err(|_| {
+                    tracing::error!(ability = ability.name(), "a completer panicked");
+                    AbilityError::internal(format!(
+                        "completing '{argument}' of '{}' failed unexpectedly",
+                        ability.tool_name()
+                    ))
+                })?
+        }
+        None => {
+            let prefix = typed.to_lowercase();
+            schema_values(schema)
+                .into_iter()
+                .filter(|v| v.to_lowercase().starts_with(&prefix))
+                .collect()
+        }
+    };
+    let total = values.len();
+    values.truncate(MAX_COMPLETIONS);
+    Ok(json!({
+        "completion": {"values": values, "total": total, "hasMore": total > MAX_COMPLETIONS}
+    }))
+}
