@@ -4,8 +4,12 @@
 //! scope, on an SQLite database created and seeded on first run.
 //!
 //! `cargo run --example site` serves stdio; `--http ADDR` serves streamable HTTP at `/mcp`;
+//! `--mode native|standard|meta` picks the surface (`all`: the three on separate paths);
 //! `--db PATH` picks the database file; `--token T` lets HTTP callers with
 //! `Authorization: Bearer T` delete posts.
+
+#[path = "shared/mode.rs"]
+mod mode;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -257,6 +261,9 @@ struct Args {
     /// Serve streamable HTTP at /mcp on this address instead of stdio.
     #[arg(long)]
     http: Option<SocketAddr>,
+    /// Which surfaces to serve (`all` needs --http).
+    #[arg(long, value_enum, default_value_t)]
+    mode: mode::Mode,
     /// The SQLite database (created and seeded if missing).
     #[arg(long, default_value = "site.db")]
     db: PathBuf,
@@ -290,7 +297,12 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(token) = &args.token {
         tokens = tokens.with_token(token.clone(), Caller::trusted("token-holder"));
     }
-    let server = Server::builder()
+    if args.mode == mode::Mode::All && args.http.is_none() {
+        return Err("--mode all serves several HTTP paths: add --http ADDR".into());
+    }
+    let server = args
+        .mode
+        .apply(Server::builder())
         .name("abilities-site-example", env!("CARGO_PKG_VERSION"))
         .instructions("A WordPress-like site: count, read, list, create and delete posts.")
         .site(Site::new("example", "https://example.com"))
@@ -300,14 +312,17 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     match args.http {
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr).await?;
-            let url = format!("http://{}/mcp", listener.local_addr()?);
-            eprintln!("serving {} tools at {url}", server.tools().len());
+            let base = format!("http://{}", listener.local_addr()?);
+            let url = format!("{base}/mcp");
+            for (path, what) in args.mode.paths() {
+                eprintln!("serving {what} at {base}{path}");
+            }
             eprintln!(
                 "client config: {{\"mcpServers\": {{\"site\": {{\"type\": \"http\", \"url\": \"{url}\"}}}}}}"
             );
             eprintln!("try: npx @modelcontextprotocol/inspector-cli {url} --method tools/list");
             println!("{url}");
-            abilities::serve_router(listener, server.router("/mcp")).await?;
+            abilities::serve_router(listener, server.app()).await?;
         }
         None => server.serve_stdio().await?,
     }

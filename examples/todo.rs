@@ -5,6 +5,9 @@
 //! `cargo run --example todo` serves stdio; `--http ADDR` serves streamable HTTP at `/mcp`;
 //! `--db PATH` picks the database file (created and seeded on first run).
 
+#[path = "shared/mode.rs"]
+mod mode;
+
 #[path = "shared/todo.rs"]
 mod todo;
 
@@ -21,6 +24,9 @@ struct Args {
     /// Serve streamable HTTP at /mcp on this address instead of stdio.
     #[arg(long)]
     http: Option<SocketAddr>,
+    /// Which surfaces to serve (`all` needs --http).
+    #[arg(long, value_enum, default_value_t)]
+    mode: mode::Mode,
     /// The SQLite database (created and seeded if missing).
     #[arg(long, default_value = "todo.db")]
     db: PathBuf,
@@ -47,7 +53,12 @@ async fn main() -> ExitCode {
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let db = todo::TodoDb::open(&args.db)
         .map_err(|e| format!("cannot open {}: {e}", args.db.display()))?;
-    let server = Server::builder()
+    if args.mode == mode::Mode::All && args.http.is_none() {
+        return Err("--mode all serves several HTTP paths: add --http ADDR".into());
+    }
+    let server = args
+        .mode
+        .apply(Server::builder())
         .name("abilities-todo-example", env!("CARGO_PKG_VERSION"))
         .instructions("A todo list: list, get, create, update and delete todos.")
         .state(db)
@@ -57,13 +68,16 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     match args.http {
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr).await?;
-            let url = format!("http://{}/mcp", listener.local_addr()?);
-            eprintln!("serving {} tools at {url}", server.tools().len());
+            let base = format!("http://{}", listener.local_addr()?);
+            let url = format!("{base}/mcp");
+            for (path, what) in args.mode.paths() {
+                eprintln!("serving {what} at {base}{path}");
+            }
             eprintln!(
                 "client config: {{\"mcpServers\": {{\"todo\": {{\"type\": \"http\", \"url\": \"{url}\"}}}}}}"
             );
             println!("{url}");
-            abilities::serve_router(listener, server.router("/mcp")).await?;
+            abilities::serve_router(listener, server.app()).await?;
         }
         None => server.serve_stdio().await?,
     }

@@ -18,7 +18,7 @@ use abilities::{AbilityError, Caller, Context, Server, Site, State, StaticTokens
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use support::{Lines, http_session, post, serve_http, tool_error};
+use support::{Lines, http_session, post, request, serve_http, tool_error};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -512,6 +512,37 @@ async fn http_serves_two_hundred_concurrent_calls_over_one_session() {
         (200, 200),
         "every row persisted exactly once"
     );
+}
+
+#[tokio::test]
+async fn http_answers_unknown_methods_in_json_rpc_and_ends_sessions() {
+    let server = Server::builder().build().expect("valid");
+    let addr = serve_http(&server).await;
+    let session = http_session(addr).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let unknown = post(
+        addr,
+        "/mcp",
+        &headers,
+        r#"{"jsonrpc":"2.0","id":5,"method":"no/such"}"#,
+    )
+    .await;
+    assert_eq!(unknown.status, 200, "{unknown:?}");
+    assert_eq!(unknown.message()["error"]["code"], -32601);
+    assert_eq!(unknown.message()["id"], 5);
+    let ended = request(addr, "DELETE", "/mcp", &headers, "").await;
+    assert_eq!(ended.status, 204, "{ended:?}");
+    let after = post(
+        addr,
+        "/mcp",
+        &headers,
+        r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#,
+    )
+    .await;
+    assert_eq!(after.status, 404, "{after:?}");
 }
 
 #[tokio::test]

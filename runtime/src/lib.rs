@@ -39,6 +39,7 @@ pub use registry::{Ability, Registry};
 pub use resource::ResourceNotifier;
 pub use server::{McpHandler, Server, ServerBuilder, ServerError};
 pub use site::{CONTRACT_VERSION, Site};
+pub use surface::{MetaNames, Surface};
 pub use transport::client::TestClient;
 pub use transport::http::serve_router;
 

@@ -7,7 +7,6 @@
 )]
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,10 +30,10 @@ use crate::auth::{Authenticator, StaticTokens};
 use crate::context::{ClientFuture, ClientRequestFuture};
 use crate::resource::{Subscriber, contents};
 use crate::surface::catalog::{self, Catalog};
-use crate::surface::native;
+use crate::surface::{Surface, View, native};
 use crate::{
-    AbilityError, AbilityKind, CallOutput, Caller, ClientChannel, Context, ErrorCode, LogLevel,
-    Registry, RegistryError, ResourceNotifier, Site, StateMap,
+    AbilityError, AbilityKind, Caller, ClientChannel, Context, ErrorCode, LogLevel, Registry,
+    RegistryError, ResourceNotifier, Site, StateMap,
 };
 
 /// Why a server could not be built.
@@ -114,6 +113,8 @@ pub struct ServerBuilder {
     authenticator: Option<Arc<dyn Authenticator>>,
     timeout: Option<Duration>,
     http: HttpOptions,
+    surface: Surface,
+    mounts: Vec<(String, Surface)>,
 }
 
 impl ServerBuilder {
@@ -129,7 +130,37 @@ impl ServerBuilder {
             authenticator: None,
             timeout: Some(Duration::from_secs(60)),
             http: HttpOptions::default(),
+            surface: Surface::Native,
+            mounts: Vec::new(),
         }
+    }
+
+    /// The surface stdio, in-process clients, [`router`](Server::router) and
+    /// [`http_service`](Server::http_service) present (default: [`Surface::Native`]).
+    pub fn surface(mut self, surface: Surface) -> Self {
+        self.surface = surface;
+        self
+    }
+
+    /// Serve `surface` at the HTTP `path` of [`serve_http`](Server::serve_http) and
+    /// [`app`](Server::app); call once per path. Without any, they serve the default surface
+    /// at `/mcp`.
+    ///
+    /// ```standalone_crate
+    /// use abilities::{Server, Surface};
+    ///
+    /// let server = Server::builder()
+    ///     .mount("/mcp", Surface::Native)
+    ///     .mount("/mcp/meta", Surface::meta())
+    ///     .mount("/mcp/standard", Surface::Standard)
+    ///     .build()
+    ///     .unwrap();
+    /// let app = server.app(); // an axum Router with all three
+    /// # drop(app);
+    /// ```
+    pub fn mount(mut self, path: impl Into<String>, surface: Surface) -> Self {
+        self.mounts.push((path.into(), surface));
+        self
     }
 
     /// Serve this registry instead of every ability in the program.
@@ -227,23 +258,18 @@ impl ServerBuilder {
             Some(registry) => registry,
             None => Registry::collect()?,
         };
-        let mut tools = vec![native::site_context_tool()];
-        let mut index = HashMap::new();
-        index.insert(native::SITE_CONTEXT_TOOL.to_owned(), Entry::SiteContext);
-        for (i, ability) in registry.iter().enumerate() {
-            if ability.kind() != AbilityKind::Tool {
-                continue;
-            }
-            if ability.tool_name() == native::SITE_CONTEXT_TOOL {
+        for ability in registry.iter() {
+            if ability.kind() == AbilityKind::Tool
+                && ability.tool_name() == native::SITE_CONTEXT_TOOL
+            {
                 return Err(ServerError::ReservedToolName {
                     tool: ability.tool_name().to_owned(),
                     ability: ability.name().to_owned(),
                     at: ability.location(),
                 });
             }
-            tools.push(native::tool(ability));
-            index.insert(ability.tool_name().to_owned(), Entry::Ability(i));
         }
+        let view = Arc::new(View::new(self.surface, &registry));
         let authenticator = self
             .authenticator
             .unwrap_or_else(|| Arc::new(StaticTokens::new().allow_anonymous(Caller::anonymous())));
@@ -253,10 +279,10 @@ impl ServerBuilder {
         let mut state = self.state;
         state.insert(notifier.clone());
         Ok(Server {
+            view,
             inner: Arc::new(Inner {
+                mounts: self.mounts,
                 registry,
-                tools,
-                index,
                 catalog,
                 capabilities,
                 notifier,
@@ -295,16 +321,9 @@ fn capabilities(catalog: &Catalog) -> ServerCapabilities {
     })
 }
 
-#[derive(Clone, Copy)]
-enum Entry {
-    SiteContext,
-    Ability(usize),
-}
-
 pub(crate) struct Inner {
-    registry: Registry,
-    tools: Vec<Tool>,
-    index: HashMap<String, Entry>,
+    pub(crate) mounts: Vec<(String, Surface)>,
+    pub(crate) registry: Registry,
     catalog: Catalog,
     capabilities: ServerCapabilities,
     notifier: ResourceNotifier,
@@ -322,6 +341,7 @@ pub(crate) struct Inner {
 #[derive(Clone)]
 pub struct Server {
     pub(crate) inner: Arc<Inner>,
+    pub(crate) view: Arc<View>,
 }
 
 impl Server {
@@ -330,9 +350,23 @@ impl Server {
         ServerBuilder::new()
     }
 
-    /// The tools as `tools/list` reports them: `get_site_context`, then one per ability.
+    /// The tools as `tools/list` reports them on this server's surface (native:
+    /// `get_site_context`, then one per tool ability).
     pub fn tools(&self) -> &[Tool] {
-        &self.inner.tools
+        &self.view.tools
+    }
+
+    /// The surface this server presents.
+    pub fn surface(&self) -> &Surface {
+        &self.view.surface
+    }
+
+    /// The same server (registry, state, subscriptions) presenting another surface.
+    pub fn with_surface(&self, surface: Surface) -> Server {
+        Server {
+            inner: Arc::clone(&self.inner),
+            view: Arc::new(View::new(surface, &self.inner.registry)),
+        }
     }
 
     /// The registry served.
@@ -351,6 +385,7 @@ impl Server {
     pub fn handler(&self, caller: Option<Caller>) -> McpHandler {
         McpHandler {
             inner: Arc::clone(&self.inner),
+            view: Arc::clone(&self.view),
             caller,
             log_level: default_log_level(),
             session: next_session(),
@@ -368,6 +403,7 @@ impl Server {
 #[derive(Clone)]
 pub struct McpHandler {
     inner: Arc<Inner>,
+    view: Arc<View>,
     caller: Option<Caller>,
     log_level: Arc<AtomicU8>,
     /// Identifies the session's resource subscriptions.
@@ -380,6 +416,7 @@ impl McpHandler {
     pub fn for_session(&self) -> Self {
         Self {
             inner: Arc::clone(&self.inner),
+            view: Arc::clone(&self.view),
             caller: self.caller.clone(),
             log_level: default_log_level(),
             session: next_session(),
@@ -619,7 +656,7 @@ impl ServerHandler for McpHandler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+        Ok(ListToolsResult::with_all_items(self.view.tools.clone()))
     }
 
     async fn set_level(
@@ -633,11 +670,7 @@ impl ServerHandler for McpHandler {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        let position = match self.inner.index.get(name)? {
-            Entry::SiteContext => 0,
-            Entry::Ability(i) => i + 1,
-        };
-        self.inner.tools.get(position).cloned()
+        self.view.tool(name).cloned()
     }
 
     async fn call_tool(
@@ -645,28 +678,12 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(entry) = self.inner.index.get(request.name.as_ref()).copied() else {
-            let shown: String = request.name.chars().take(100).collect();
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool: {shown}"),
-                Some(serde_json::json!({"code": "NOT_FOUND_ABILITY", "name": shown})),
-            ));
-        };
         let ctx = self.context(&context);
         let args = request.arguments.map_or(Value::Null, Value::Object);
-        let outcome = match entry {
-            Entry::SiteContext => Ok(CallOutput::structured_only(native::site_context(
-                ctx.site(),
-            ))),
-            // Boxed, so the future rmcp moves into its task stays small.
-            Entry::Ability(i) => match self.inner.registry.at(i) {
-                Some(ability) => Box::pin(ability.call_output(ctx, args)).await,
-                None => Err(crate::AbilityError::internal(
-                    "the tool table is inconsistent",
-                )),
-            },
-        };
-        Ok(native::result(outcome).into())
+        self.view
+            .call(&self.inner.registry, ctx, &request.name, args)
+            .await
+            .map(Into::into)
     }
 
     async fn list_resources(

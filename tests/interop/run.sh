@@ -18,7 +18,7 @@ if ! cmp -s "$here/package.json" "$work/node/package.json" || [ ! -d "$work/node
   cp "$here/package.json" "$work/node/package.json"
   (cd "$work/node" && npm install --no-audit --no-fund --loglevel=error)
 fi
-cp "$here/ts_client.mjs" "$work/node/ts_client.mjs"
+cp "$here/ts_client.mjs" "$here/ts_surfaces.mjs" "$work/node/"
 if ! "$work/venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "2.3.0")' 2>/dev/null; then
   python3 -m venv "$work/venv"
   "$work/venv/bin/pip" install --quiet --disable-pip-version-check 'mcp==2.3.0'
@@ -59,6 +59,8 @@ start() {
 
 start site "$site" --http 127.0.0.1:0 --db "$tmp/http.db"
 url=$started_url
+start surfaces "$site" --http 127.0.0.1:0 --mode all --db "$tmp/surfaces.db"
+surfaces_base=${started_url%/mcp}
 
 passed=0
 failed=0
@@ -73,6 +75,7 @@ expect="$here/expect.json"
 stdio=("$site" --db "$tmp/stdio.db")
 run "ts sdk, stdio" node "$work/node/ts_client.mjs" "$expect" stdio "${stdio[@]}"
 run "ts sdk, http" node "$work/node/ts_client.mjs" "$expect" http "$url"
+run "ts sdk, meta and standard surfaces" node "$work/node/ts_surfaces.mjs" "$expect" "$surfaces_base"
 run "python sdk (initialize), stdio" "$work/venv/bin/python" "$here/py_client.py" "$expect" legacy stdio "${stdio[@]}"
 run "python sdk (initialize), http" "$work/venv/bin/python" "$here/py_client.py" "$expect" legacy http "$url"
 run "python sdk (server/discover), stdio" "$work/venv/bin/python" "$here/py_client.py" "$expect" auto stdio "${stdio[@]}"

@@ -249,18 +249,23 @@ pub async fn serve_http(server: &Server) -> SocketAddr {
     addr
 }
 
-/// `initialize` over HTTP; returns the session id.
+/// `initialize` over HTTP at `/mcp`; returns the session id.
 pub async fn http_session(addr: SocketAddr) -> String {
+    http_session_at(addr, "/mcp").await
+}
+
+/// `initialize` over HTTP at `path`; returns the session id.
+pub async fn http_session_at(addr: SocketAddr, path: &str) -> String {
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}
     }});
-    let response = post(addr, "/mcp", &[], init.to_string()).await;
+    let response = post(addr, path, &[], init.to_string()).await;
     assert_eq!(response.status, 200, "{response:?}");
     let session = response.header("mcp-session-id").expect("a session id");
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
     let ack = post(
         addr,
-        "/mcp",
+        path,
         &[
             ("mcp-session-id", &session),
             ("mcp-protocol-version", "2025-11-25"),

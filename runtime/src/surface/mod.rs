@@ -1,5 +1,191 @@
 //! Surfaces: views of one registry on the wire. Each maps names, envelopes and error channels;
 //! none re-does the pipeline's work.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use rmcp::model::{CallToolResult, ErrorData, Tool};
+use serde_json::{Value, json};
+
+use crate::{AbilityError, AbilityKind, CallOutput, Context, ErrorCode, Registry};
+
 pub(crate) mod catalog;
+pub(crate) mod lenient;
+pub(crate) mod meta;
 pub(crate) mod native;
+
+/// How a server presents its registry as MCP tools. One server can serve several surfaces at
+/// once, each on its own HTTP path (see
+/// [`ServerBuilder::mount`](crate::ServerBuilder::mount)).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Surface {
+    /// One tool per ability plus `get_site_context`: JSON text and `structuredContent`,
+    /// execution failures as `isError` results, JSON booleans and numbers required.
+    #[default]
+    Native,
+    /// The native tools, leniently: pretty-printed JSON text, failures as JSON-RPC errors
+    /// (`data.code` holds the upper-snake code), and `"true"`/`"yes"`/`"1"`... accepted for
+    /// booleans and numeric strings for numbers.
+    Standard,
+    /// The WordPress adapter's default server: three meta tools that discover, describe and
+    /// execute the public abilities.
+    Meta(MetaNames),
+}
+
+impl Surface {
+    /// The meta surface with the WordPress adapter's tool names.
+    pub fn meta() -> Self {
+        Self::Meta(MetaNames::default())
+    }
+
+    /// The surface named by `--mode`-style text: `native`, `standard` or `meta`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "native" => Some(Self::Native),
+            "standard" => Some(Self::Standard),
+            "meta" => Some(Self::meta()),
+            _ => None,
+        }
+    }
+}
+
+/// The tool names of the [meta surface](Surface::Meta).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MetaNames {
+    /// Lists the public abilities (default `mcp-adapter-discover-abilities`).
+    pub discover: Cow<'static, str>,
+    /// Describes one (default `mcp-adapter-get-ability-info`).
+    pub get_info: Cow<'static, str>,
+    /// Runs one (default `mcp-adapter-execute-ability`).
+    pub execute: Cow<'static, str>,
+}
+
+impl Default for MetaNames {
+    fn default() -> Self {
+        Self {
+            discover: Cow::Borrowed("mcp-adapter-discover-abilities"),
+            get_info: Cow::Borrowed("mcp-adapter-get-ability-info"),
+            execute: Cow::Borrowed("mcp-adapter-execute-ability"),
+        }
+    }
+}
+
+/// What a tool name resolves to on a surface.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Entry {
+    SiteContext,
+    Ability(usize),
+    Discover,
+    GetInfo,
+    Execute,
+}
+
+/// A surface's tools, derived once from the registry.
+pub(crate) struct View {
+    pub(crate) surface: Surface,
+    pub(crate) tools: Vec<Tool>,
+    index: HashMap<String, (Entry, usize)>,
+}
+
+impl View {
+    pub(crate) fn new(surface: Surface, registry: &Registry) -> Self {
+        let mut entries: Vec<(Tool, Entry)> = Vec::new();
+        match &surface {
+            Surface::Native | Surface::Standard => {
+                entries.push((native::site_context_tool(), Entry::SiteContext));
+                for (i, ability) in registry.iter().enumerate() {
+                    if ability.kind() == AbilityKind::Tool {
+                        entries.push((native::tool(ability), Entry::Ability(i)));
+                    }
+                }
+            }
+            Surface::Meta(names) => {
+                entries.push((meta::discover_tool(&names.discover), Entry::Discover));
+                entries.push((meta::get_info_tool(&names.get_info), Entry::GetInfo));
+                entries.push((meta::execute_tool(&names.execute), Entry::Execute));
+            }
+        }
+        let index = entries
+            .iter()
+            .enumerate()
+            .map(|(position, (tool, entry))| (tool.name.to_string(), (*entry, position)))
+            .collect();
+        Self {
+            surface,
+            tools: entries.into_iter().map(|(tool, _)| tool).collect(),
+            index,
+        }
+    }
+
+    /// The tool named `name`.
+    pub(crate) fn tool(&self, name: &str) -> Option<&Tool> {
+        self.index
+            .get(name)
+            .and_then(|&(_, position)| self.tools.get(position))
+    }
+
+    /// Call the tool named `name` through this surface.
+    pub(crate) async fn call(
+        &self,
+        registry: &Registry,
+        ctx: Context,
+        name: &str,
+        args: Value,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(&(entry, _)) = self.index.get(name) else {
+            let shown: String = name.chars().take(100).collect();
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool: {shown}"),
+                Some(json!({"code": "NOT_FOUND_ABILITY", "name": shown})),
+            ));
+        };
+        match entry {
+            Entry::SiteContext => {
+                let output = CallOutput::structured_only(native::site_context(ctx.site()));
+                self.finish(Ok(output))
+            }
+            Entry::Ability(i) => {
+                let Some(ability) = registry.at(i) else {
+                    return self.finish(Err(AbilityError::internal(
+                        "the tool table is inconsistent",
+                    )));
+                };
+                let args = match self.surface {
+                    Surface::Standard => lenient::coerce(args, ability.tool_input_schema()),
+                    _ => args,
+                };
+                // Boxed, so the future rmcp moves into its task stays small.
+                let outcome = Box::pin(ability.call_output(ctx, args)).await;
+                self.finish(outcome)
+            }
+            Entry::Discover => Ok(meta::discover(registry)),
+            Entry::GetInfo => Ok(meta::get_info(registry, &args)),
+            Entry::Execute => Ok(Box::pin(meta::execute(registry, ctx, args)).await),
+        }
+    }
+
+    /// The tool result (or, in standard mode, JSON-RPC error) of a pipeline outcome.
+    fn finish(
+        &self,
+        outcome: Result<CallOutput, AbilityError>,
+    ) -> Result<CallToolResult, ErrorData> {
+        match self.surface {
+            Surface::Standard => match outcome {
+                Ok(output) => Ok(lenient::result(output)),
+                Err(error) => Err(error.to_rpc()),
+            },
+            _ => Ok(native::result(outcome)),
+        }
+    }
+}
+
+/// `NOT_FOUND_ABILITY` for a name, cut to a readable length.
+pub(crate) fn not_found(name: &str) -> AbilityError {
+    let shown: String = name.chars().take(100).collect();
+    AbilityError::new(
+        ErrorCode::NotFoundAbility,
+        format!("no ability named '{shown}'"),
+    )
+    .with_details(json!({ "name": shown }))
+}

@@ -90,12 +90,25 @@ pub(crate) fn site_context(site: Option<&Site>) -> Value {
 /// The tool result of a pipeline outcome: the JSON text block (and `structuredContent`) when
 /// there is structured output, then any content blocks the ability added.
 pub(crate) fn result(outcome: Result<CallOutput, AbilityError>) -> CallToolResult {
-    let output = match outcome {
-        Ok(output) => output,
-        Err(error) => return error_result(&error),
-    };
+    match outcome {
+        Ok(output) => success(output, false),
+        Err(error) => error_result(&error),
+    }
+}
+
+/// A successful tool result: the JSON text block (pretty-printed or compact) with the same
+/// value as `structuredContent`, then the ability's content blocks.
+pub(crate) fn success(output: CallOutput, pretty: bool) -> CallToolResult {
     let (structured, content) = output.into_parts();
     let mut result = match structured {
+        Some(value) if pretty => {
+            let text = serde_json::to_string_pretty(&value);
+            let mut result = CallToolResult::structured(value);
+            if let Ok(text) = text {
+                result.content = vec![ContentBlock::text(text)];
+            }
+            result
+        }
         Some(value) => CallToolResult::structured(value),
         None => CallToolResult::success(Vec::new()),
     };

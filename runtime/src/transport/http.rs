@@ -54,15 +54,34 @@ impl Server {
         middleware::from_fn_with_state(Arc::clone(&self.inner), gate).layer(service)
     }
 
-    /// A router serving the MCP endpoint at `path` (e.g. `/mcp`).
+    /// A router serving this server's surface at `path` (e.g. `/mcp`).
     pub fn router(&self, path: &str) -> Router {
         Router::new().nest_service(path, self.http_service())
     }
 
-    /// Serve the MCP endpoint at `/mcp` on `addr` until Ctrl-C.
+    /// A router serving every surface [mounted](crate::ServerBuilder::mount) on the builder at
+    /// its path, or this server's surface at `/mcp` when none was.
+    pub fn app(&self) -> Router {
+        if self.inner.mounts.is_empty() {
+            return self.router("/mcp");
+        }
+        self.inner
+            .mounts
+            .iter()
+            .fold(Router::new(), |app, (path, surface)| {
+                let server = if surface == self.surface() {
+                    self.clone()
+                } else {
+                    self.with_surface(surface.clone())
+                };
+                app.nest_service(path, server.http_service())
+            })
+    }
+
+    /// Serve [`app`](Self::app) on `addr` until Ctrl-C.
     pub async fn serve_http(&self, addr: SocketAddr) -> Result<(), ServerError> {
         let listener = TcpListener::bind(addr).await?;
-        serve_router(listener, self.router("/mcp")).await
+        serve_router(listener, self.app()).await
     }
 }
 

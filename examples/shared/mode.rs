@@ -1,0 +1,46 @@
+//! `--mode`: which surfaces an example serves.
+
+use abilities::{ServerBuilder, Surface};
+
+/// The surfaces an example serves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Mode {
+    /// One tool per ability (HTTP path `/mcp`).
+    #[default]
+    Native,
+    /// The native tools, leniently: pretty JSON, JSON-RPC errors, string booleans.
+    Standard,
+    /// The WordPress adapter's three meta tools: discover, get-info, execute.
+    Meta,
+    /// All three over HTTP: `/mcp`, `/mcp/standard`, `/mcp/meta`.
+    All,
+}
+
+impl Mode {
+    /// Configure `builder` for this mode.
+    pub(crate) fn apply(self, builder: ServerBuilder) -> ServerBuilder {
+        match self {
+            Self::Native => builder.surface(Surface::Native),
+            Self::Standard => builder.surface(Surface::Standard),
+            Self::Meta => builder.surface(Surface::meta()),
+            Self::All => builder
+                .mount("/mcp", Surface::Native)
+                .mount("/mcp/standard", Surface::Standard)
+                .mount("/mcp/meta", Surface::meta()),
+        }
+    }
+
+    /// The HTTP paths served, with what each serves.
+    pub(crate) fn paths(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Self::Native => &[("/mcp", "native tools")],
+            Self::Standard => &[("/mcp", "standard-mode tools")],
+            Self::Meta => &[("/mcp", "meta tools")],
+            Self::All => &[
+                ("/mcp", "native tools"),
+                ("/mcp/standard", "standard-mode tools"),
+                ("/mcp/meta", "meta tools"),
+            ],
+        }
+    }
+}
