@@ -26,6 +26,15 @@ fn object(value: Value) -> Arc<Map<String, Value>> {
     })
 }
 
+/// The annotations of the two meta tools that only read.
+fn reading() -> ToolAnnotations {
+    ToolAnnotations::new()
+        .read_only(true)
+        .destructive(false)
+        .idempotent(true)
+        .open_world(false)
+}
+
 pub(crate) fn discover_tool(name: &str) -> Tool {
     Tool::new(
         name.to_owned(),
@@ -51,13 +60,7 @@ pub(crate) fn discover_tool(name: &str) -> Tool {
         },
         "required": ["abilities"]
     })))
-    .with_annotations(
-        ToolAnnotations::new()
-            .read_only(true)
-            .destructive(false)
-            .idempotent(true)
-            .open_world(false),
-    )
+    .with_annotations(reading())
 }
 
 pub(crate) fn get_info_tool(name: &str) -> Tool {
@@ -85,13 +88,7 @@ pub(crate) fn get_info_tool(name: &str) -> Tool {
         },
         "required": ["name", "label", "description", "input_schema", "meta"]
     })))
-    .with_annotations(
-        ToolAnnotations::new()
-            .read_only(true)
-            .destructive(false)
-            .idempotent(true)
-            .open_world(false),
-    )
+    .with_annotations(reading())
 }
 
 pub(crate) fn execute_tool(name: &str) -> Tool {
