@@ -24,6 +24,8 @@ pub(crate) const ABILITY_KEYS: &[&str] = &[
     RESOURCE,
     MIME_TYPE,
     PROMPT,
+    FAMILY,
+    DANGER,
 ];
 const SEMANTIC: &str = "semantic";
 const FLATTEN: &str = "flatten";
@@ -41,6 +43,11 @@ const OPEN_WORLD: &str = "open_world";
 const RESOURCE: &str = "resource";
 const MIME_TYPE: &str = "mime_type";
 const PROMPT: &str = "prompt";
+const FAMILY: &str = "family";
+const DANGER: &str = "danger";
+
+/// The danger levels of MCP-AQL, as written in the attribute.
+pub(crate) const DANGERS: &[&str] = &["safe", "reversible", "destructive", "dangerous", "forbidden"];
 
 /// The keys `#[param]` accepts.
 pub(crate) const PARAM_KEYS: &[&str] = &[DESCRIPTION, DEFAULT, COMPLETE];
@@ -73,6 +80,10 @@ pub(crate) struct AbilityArgs {
     pub(crate) mime_type: Option<LitStr>,
     /// `prompt`: served as an MCP prompt.
     pub(crate) prompt: Option<Span>,
+    /// `family = "observe"`: the MCP-AQL endpoint family.
+    pub(crate) family: Option<LitStr>,
+    /// `danger = "destructive"`: the MCP-AQL danger level.
+    pub(crate) danger: Option<LitStr>,
 }
 
 /// What `#[param(...)]` said.
@@ -205,6 +216,23 @@ pub(crate) fn parse_ability_args(tokens: TokenStream, errors: &mut Errors) -> Ab
                 "mime_type = \"text/markdown\"",
                 errors,
             )?,
+            // family = "observe"
+            FAMILY => string_key(&meta, &mut args.family, FAMILY, "family = \"observe\"", errors)?,
+            // danger = "safe" | "reversible" | "destructive" | "dangerous" | "forbidden"
+            DANGER => {
+                if let Some(lit) = string_value(&meta, DANGER, "danger = \"destructive\"", errors)? {
+                    if !DANGERS.contains(&lit.value().as_str()) {
+                        errors.spanned(
+                            &lit,
+                            format!(
+                                "unknown danger level \"{}\"; expected one of \"safe\", \"reversible\", \"destructive\", \"dangerous\", \"forbidden\"",
+                                lit.value()
+                            ),
+                        );
+                    }
+                    set(&mut args.danger, lit, &meta, errors);
+                }
+            }
             // prompt
             PROMPT => {
                 if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {

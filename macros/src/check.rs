@@ -18,6 +18,22 @@ pub(crate) fn check(args: &AbilityArgs, sig: &Signature, item: &ItemFn, errors: 
     }
     check_flatten(args, sig, item, errors);
     check_kind(args, sig, errors);
+    if let Some(family) = &args.family {
+        let value = family.value();
+        let valid = value.starts_with(|c: char| c.is_ascii_lowercase())
+            && value
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            && value.len() <= 32;
+        if !valid {
+            errors.spanned(
+                family,
+                format!("invalid family \"{value}\": use snake_case (`a-z 0-9 _`, starting with a letter), like \"observe\""),
+            );
+        } else if args.resource.is_some() || args.prompt.is_some() {
+            errors.spanned(family, "`family` routes a tool: resources and prompts are not MCP-AQL operations");
+        }
+    }
     if let Some(name) = &args.name {
         check_name(&name.value(), name.span(), errors);
     }

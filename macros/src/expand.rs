@@ -195,6 +195,15 @@ fn generate(
         (None, Some(_)) => quote!(#p::AbilityKind::Prompt),
         (None, None) => quote!(#p::AbilityKind::Tool),
     };
+    let family = option_str(args.family.as_ref());
+    let danger = match args.danger.as_ref().map(LitStr::value).as_deref() {
+        Some("safe") => quote!(::core::option::Option::Some(#p::Danger::Safe)),
+        Some("reversible") => quote!(::core::option::Option::Some(#p::Danger::Reversible)),
+        Some("destructive") => quote!(::core::option::Option::Some(#p::Danger::Destructive)),
+        Some("dangerous") => quote!(::core::option::Option::Some(#p::Danger::Dangerous)),
+        Some("forbidden") => quote!(::core::option::Option::Some(#p::Danger::Forbidden)),
+        _ => quote!(::core::option::Option::None),
+    };
     let line = quote_spanned!(fn_ident.span()=> ::core::line!());
     let file = quote_spanned!(fn_ident.span()=> ::core::file!());
 
@@ -234,6 +243,8 @@ fn generate(
                         open_world_hint: #open_world,
                     },
                     kind: #kind,
+                    family: #family,
+                    danger: #danger,
                     input: #input_def,
                     output: #output_def,
                     call: __ability_call,

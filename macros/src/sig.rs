@@ -169,8 +169,11 @@ fn classify(ty: &Type, errors: &mut Errors) -> Option<Extractor> {
         Type::Path(_) if last_segment_is(ty, "Context") => Some(Extractor::ContextOwned),
         Type::Path(path) => {
             let last = path.path.segments.last()?;
-            (last.ident == "State" && matches!(last.arguments, PathArguments::AngleBracketed(_)))
-                .then_some(Extractor::State)
+            let state =
+                last.ident == "State" && matches!(last.arguments, PathArguments::AngleBracketed(_));
+            // The MCP-AQL collection query a READ handler may push down.
+            let query = last.ident == "CollectionQuery" && last.arguments.is_none();
+            (state || query).then_some(Extractor::State)
         }
         _ => None,
     }

@@ -10,7 +10,7 @@ pub use ::serde_json;
 pub use crate::ability::{AbilityDef, AbilityKind, CallFuture, InputDef, Output, PropertyDef};
 pub use crate::context::FromContext;
 pub use crate::schema::{input_schema_for, property_schema};
-pub use crate::{AbilityError, Annotations, Context, Semantic};
+pub use crate::{AbilityError, Annotations, Context, Danger, Semantic};
 
 use serde_json::{Map, Value};
 

@@ -44,6 +44,49 @@ impl fmt::Display for Semantic {
     }
 }
 
+/// How much harm an operation can do (MCP-AQL danger levels). Operations at
+/// [`Destructive`](Danger::Destructive) or above need confirmation on the MCP-AQL surface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Danger {
+    /// Reads only.
+    Safe,
+    /// Changes that can be undone.
+    Reversible,
+    /// Changes that lose data.
+    Destructive,
+    /// Wide or irreversible changes.
+    Dangerous,
+    /// Never without explicit human approval.
+    Forbidden,
+}
+
+impl Danger {
+    /// The lower-case form used in `#[ability(danger = "...")]` and on the wire.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Safe => "safe",
+            Self::Reversible => "reversible",
+            Self::Destructive => "destructive",
+            Self::Dangerous => "dangerous",
+            Self::Forbidden => "forbidden",
+        }
+    }
+
+    /// The default for a semantic: READ safe, DELETE destructive, the others reversible.
+    pub const fn for_semantic(semantic: Semantic) -> Self {
+        match semantic {
+            Semantic::Read => Self::Safe,
+            Semantic::Delete => Self::Destructive,
+            Semantic::Create | Semantic::Update | Semantic::Execute => Self::Reversible,
+        }
+    }
+
+    /// Whether an operation at this level needs confirmation.
+    pub const fn needs_confirmation(self) -> bool {
+        matches!(self, Self::Destructive | Self::Dangerous | Self::Forbidden)
+    }
+}
+
 /// MCP tool annotations: hints for clients, never a grant of anything.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -186,6 +229,8 @@ pub struct AbilityDef {
     pub site: bool,
     pub annotations: Annotations,
     pub kind: AbilityKind,
+    pub family: Option<&'static str>,
+    pub danger: Option<Danger>,
     pub input: InputDef,
     pub output: fn() -> Option<Schema>,
     pub call: fn(Context, Value) -> CallFuture,

@@ -228,9 +228,23 @@ pub struct Context {
     cancellation: CancellationToken,
     timeout: Option<Duration>,
     client: Option<Client>,
+    query: Option<Arc<crate::surface::aql::query::State>>,
 }
 
 impl Context {
+    /// The collection query of the MCP-AQL request being served, if any.
+    pub(crate) fn collection_query(&self) -> Option<Arc<crate::surface::aql::query::State>> {
+        self.query.clone()
+    }
+
+    pub(crate) fn with_collection_query(
+        mut self,
+        query: Arc<crate::surface::aql::query::State>,
+    ) -> Self {
+        self.query = Some(query);
+        self
+    }
+
     /// A context with a trusted local caller and no state.
     pub fn new() -> Self {
         Self::default()

@@ -24,7 +24,7 @@ mod validate;
 #[doc(hidden)]
 pub mod __private;
 
-pub use ability::{AbilityKind, Annotations, Completer, Semantic};
+pub use ability::{AbilityKind, Annotations, Completer, Danger, Semantic};
 pub use auth::{AuthError, AuthFuture, Authenticator, StaticTokens, bearer_token};
 pub use content::{Content, Contents, EmbeddedResource, Rich};
 pub use context::{
@@ -39,6 +39,10 @@ pub use registry::{Ability, Registry};
 pub use resource::ResourceNotifier;
 pub use server::{McpHandler, Server, ServerBuilder, ServerError};
 pub use site::{CONTRACT_VERSION, Site};
+pub use surface::aql::{
+    Aql, AqlLimits, AqlMode, CollectionQuery, ComputedField, Condition, FilterOp, SortKey,
+    operation_name,
+};
 pub use surface::{MetaNames, Surface};
 pub use transport::client::TestClient;
 pub use transport::http::serve_router;

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use jsonschema::Validator;
 use serde_json::{Map, Value};
 
-use crate::ability::{AbilityDef, AbilityKind, Annotations, Completer, InputDef, Semantic};
+use crate::ability::{
+    AbilityDef, AbilityKind, Annotations, Completer, Danger, InputDef, Semantic,
+};
 use crate::normalize::InputShape;
 use crate::resource::UriTemplate;
 use crate::schema::{self, Side};
@@ -238,6 +240,18 @@ impl Ability {
             arguments,
             template,
         })
+    }
+
+    /// The MCP-AQL endpoint family named by `family = "..."`, if any.
+    pub fn family(&self) -> Option<&'static str> {
+        self.def.family
+    }
+
+    /// The MCP-AQL danger level: `danger = "..."`, else the semantic's default.
+    pub fn danger(&self) -> Danger {
+        self.def
+            .danger
+            .unwrap_or_else(|| Danger::for_semantic(self.def.semantic))
     }
 
     /// Whether it is served as a tool, a resource or a prompt.

@@ -53,6 +53,16 @@ pub enum ServerError {
         /// Where it is defined.
         at: String,
     },
+    /// Two abilities (or an ability and `introspect`) share an MCP-AQL operation name.
+    #[error("MCP-AQL operation `{operation}` would be served by {first} and by {second}")]
+    AqlOperationCollision {
+        /// The operation name.
+        operation: String,
+        /// The first, as `` `name` (file:line) ``.
+        first: String,
+        /// The second.
+        second: String,
+    },
     /// Binding or serving failed.
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
@@ -269,7 +279,11 @@ impl ServerBuilder {
                 });
             }
         }
-        let view = Arc::new(View::new(self.surface, &registry));
+        let view = Arc::new(View::new(self.surface, &registry)?);
+        let mut mounts = Vec::with_capacity(self.mounts.len());
+        for (path, surface) in self.mounts {
+            mounts.push((path, Arc::new(View::new(surface, &registry)?)));
+        }
         let authenticator = self
             .authenticator
             .unwrap_or_else(|| Arc::new(StaticTokens::new().allow_anonymous(Caller::anonymous())));
@@ -281,7 +295,7 @@ impl ServerBuilder {
         Ok(Server {
             view,
             inner: Arc::new(Inner {
-                mounts: self.mounts,
+                mounts,
                 registry,
                 catalog,
                 capabilities,
@@ -322,7 +336,7 @@ fn capabilities(catalog: &Catalog) -> ServerCapabilities {
 }
 
 pub(crate) struct Inner {
-    pub(crate) mounts: Vec<(String, Surface)>,
+    pub(crate) mounts: Vec<(String, Arc<View>)>,
     pub(crate) registry: Registry,
     catalog: Catalog,
     capabilities: ServerCapabilities,
@@ -361,12 +375,14 @@ impl Server {
         &self.view.surface
     }
 
-    /// The same server (registry, state, subscriptions) presenting another surface.
-    pub fn with_surface(&self, surface: Surface) -> Server {
-        Server {
+    /// The same server (registry, state, subscriptions) presenting another surface. Fails
+    /// as [`ServerBuilder::build`] would for that surface (MCP-AQL operation names that
+    /// collide).
+    pub fn with_surface(&self, surface: Surface) -> Result<Server, ServerError> {
+        Ok(Server {
             inner: Arc::clone(&self.inner),
-            view: Arc::new(View::new(surface, &self.inner.registry)),
-        }
+            view: Arc::new(View::new(surface, &self.inner.registry)?),
+        })
     }
 
     /// The registry served.
@@ -681,7 +697,7 @@ impl ServerHandler for McpHandler {
         let ctx = self.context(&context);
         let args = request.arguments.map_or(Value::Null, Value::Object);
         self.view
-            .call(&self.inner.registry, ctx, &request.name, args)
+            .call(&self.inner.registry, ctx, self.session, &request.name, args)
             .await
             .map(Into::into)
     }

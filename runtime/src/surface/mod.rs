@@ -7,8 +7,9 @@ use std::collections::HashMap;
 use rmcp::model::{CallToolResult, ErrorData, Tool};
 use serde_json::{Value, json};
 
-use crate::{AbilityError, AbilityKind, CallOutput, Context, ErrorCode, Registry};
+use crate::{AbilityError, AbilityKind, CallOutput, Context, ErrorCode, Registry, ServerError};
 
+pub(crate) mod aql;
 pub(crate) mod catalog;
 pub(crate) mod lenient;
 pub(crate) mod meta;
@@ -19,6 +20,10 @@ pub(crate) mod native;
 /// [`ServerBuilder::mount`](crate::ServerBuilder::mount)).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a surface is configured once per server"
+)]
 pub enum Surface {
     /// One tool per ability plus `get_site_context`: JSON text and `structuredContent`,
     /// execution failures as `isError` results, JSON booleans and numbers required.
@@ -31,20 +36,37 @@ pub enum Surface {
     /// The WordPress adapter's default server: three meta tools that discover, describe and
     /// execute the public abilities.
     Meta(MetaNames),
+    /// MCP-AQL: a few endpoint tools taking `{operation, params}`, with introspection,
+    /// batches, collection queries and a confirmation gate (see [`Aql`](aql::Aql)).
+    Aql(aql::Aql),
 }
 
 impl Surface {
+    /// MCP-AQL with one `mcp_aql` tool.
+    pub fn aql_single() -> Self {
+        Self::Aql(aql::Aql::new(aql::AqlMode::Single))
+    }
+
+    /// MCP-AQL with one tool per family (`mcp_aql_create`, `mcp_aql_read`...).
+    pub fn aql_crude() -> Self {
+        Self::Aql(aql::Aql::new(aql::AqlMode::Semantic))
+    }
+
     /// The meta surface with the WordPress adapter's tool names.
     pub fn meta() -> Self {
         Self::Meta(MetaNames::default())
     }
 
-    /// The surface named by `--mode`-style text: `native`, `standard` or `meta`.
+    /// The surface named by `--mode`-style text: `native`, `standard`, `meta`,
+    /// `aql-single`, `aql-crude` or `aql-all`.
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "native" => Some(Self::Native),
             "standard" => Some(Self::Standard),
             "meta" => Some(Self::meta()),
+            "aql-single" => Some(Self::aql_single()),
+            "aql-crude" => Some(Self::aql_crude()),
+            "aql-all" => Some(Self::Aql(aql::Aql::new(aql::AqlMode::All))),
             _ => None,
         }
     }
@@ -72,13 +94,14 @@ impl Default for MetaNames {
 }
 
 /// What a tool name resolves to on a surface.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum Entry {
     SiteContext,
     Ability(usize),
     Discover,
     GetInfo,
     Execute,
+    Aql(aql::Endpoint),
 }
 
 /// A surface's tools, derived once from the registry.
@@ -86,11 +109,13 @@ pub(crate) struct View {
     pub(crate) surface: Surface,
     pub(crate) tools: Vec<Tool>,
     index: HashMap<String, (Entry, usize)>,
+    aql: Option<aql::Table>,
 }
 
 impl View {
-    pub(crate) fn new(surface: Surface, registry: &Registry) -> Self {
+    pub(crate) fn new(surface: Surface, registry: &Registry) -> Result<Self, ServerError> {
         let mut entries: Vec<(Tool, Entry)> = Vec::new();
+        let mut aql_table = None;
         match &surface {
             Surface::Native | Surface::Standard => {
                 entries.push((native::site_context_tool(), Entry::SiteContext));
@@ -105,17 +130,25 @@ impl View {
                 entries.push((meta::get_info_tool(&names.get_info), Entry::GetInfo));
                 entries.push((meta::execute_tool(&names.execute), Entry::Execute));
             }
+            Surface::Aql(config) => {
+                let table = aql::Table::new(config.clone(), registry)?;
+                for (tool, endpoint) in table.tools() {
+                    entries.push((tool, Entry::Aql(endpoint)));
+                }
+                aql_table = Some(table);
+            }
         }
         let index = entries
             .iter()
             .enumerate()
-            .map(|(position, (tool, entry))| (tool.name.to_string(), (*entry, position)))
+            .map(|(position, (tool, entry))| (tool.name.to_string(), (entry.clone(), position)))
             .collect();
-        Self {
+        Ok(Self {
             surface,
             tools: entries.into_iter().map(|(tool, _)| tool).collect(),
             index,
-        }
+            aql: aql_table,
+        })
     }
 
     /// The tool named `name`.
@@ -130,10 +163,11 @@ impl View {
         &self,
         registry: &Registry,
         ctx: Context,
+        session: u64,
         name: &str,
         args: Value,
     ) -> Result<CallToolResult, ErrorData> {
-        let Some(&(entry, _)) = self.index.get(name) else {
+        let Some((entry, _)) = self.index.get(name) else {
             let shown: String = name.chars().take(100).collect();
             return Err(ErrorData::invalid_params(
                 format!("unknown tool: {shown}"),
@@ -146,7 +180,7 @@ impl View {
                 self.finish(Ok(output))
             }
             Entry::Ability(i) => {
-                let Some(ability) = registry.at(i) else {
+                let Some(ability) = registry.at(*i) else {
                     return self.finish(Err(AbilityError::internal(
                         "the tool table is inconsistent",
                     )));
@@ -162,6 +196,12 @@ impl View {
             Entry::Discover => Ok(meta::discover(registry)),
             Entry::GetInfo => Ok(meta::get_info(registry, &args)),
             Entry::Execute => Ok(Box::pin(meta::execute(registry, ctx, args)).await),
+            Entry::Aql(endpoint) => match &self.aql {
+                Some(table) => {
+                    Ok(Box::pin(aql::call(table, registry, endpoint, ctx, session, args)).await)
+                }
+                None => self.finish(Err(AbilityError::internal("the tool table is inconsistent"))),
+            },
         }
     }
 

@@ -68,11 +68,10 @@ impl Server {
         self.inner
             .mounts
             .iter()
-            .fold(Router::new(), |app, (path, surface)| {
-                let server = if surface == self.surface() {
-                    self.clone()
-                } else {
-                    self.with_surface(surface.clone())
+            .fold(Router::new(), |app, (path, view)| {
+                let server = Server {
+                    inner: Arc::clone(&self.inner),
+                    view: Arc::clone(view),
                 };
                 app.nest_service(path, server.http_service())
             })

@@ -1,0 +1,515 @@
+//! `introspect`: the operation list (with `_protocol`), operation detail, the type list and
+//! type detail, all in the draft's closed shapes; unknown names give `null`, not an error.
+
+use serde_json::{Map, Value, json};
+
+use super::{AqlMode, Operation, SPEC_VERSION, Table, query};
+use crate::{AbilityError, ErrorCode, Registry, Semantic};
+
+/// Answer `introspect` with `query` (`operations` or `types`) and an optional `name`.
+pub(crate) fn introspect(
+    table: &Table,
+    registry: &Registry,
+    params: &Map<String, Value>,
+) -> Result<Value, AbilityError> {
+    let name = match params.get("name") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(name)) => Some(name.as_str()),
+        Some(_) => {
+            return Err(AbilityError::new(
+                ErrorCode::ValidationInvalidType,
+                "Parameter 'name' expected 'string'",
+            ));
+        }
+    };
+    match params.get("query").and_then(Value::as_str) {
+        Some("operations") => Ok(match name {
+            None => operations(table, registry),
+            Some(name) => json!({ "operation": operation_detail(table, registry, name) }),
+        }),
+        Some("types") => {
+            let types = types(table, registry);
+            Ok(match name {
+                None => json!({
+                    "types": types.iter().map(|t| t.info()).collect::<Vec<_>>()
+                }),
+                Some(name) => json!({
+                    "type": types.iter().find(|t| t.name == name).map(TypeDef::detail)
+                }),
+            })
+        }
+        Some(other) => Err(AbilityError::new(
+            ErrorCode::Custom("INVALID_QUERY_TYPE".into()),
+            format!("Introspection query '{other}' is unknown: use 'operations' or 'types'"),
+        )),
+        None if params.contains_key("query") => Err(AbilityError::new(
+            ErrorCode::ValidationInvalidType,
+            "Parameter 'query' expected 'string'",
+        )),
+        None => Err(AbilityError::new(
+            ErrorCode::ValidationMissingParam,
+            "Missing required parameter 'query'. Expected: 'operations' or 'types'",
+        )),
+    }
+}
+
+fn protocol(table: &Table) -> Value {
+    let limits = &table.config.limits;
+    json!({
+        "version": SPEC_VERSION,
+        "conformance": "level-2",
+        "mode": table.config.mode.as_str(),
+        "capabilities": {
+            "batch": true,
+            "field_selection": true,
+            "aggregations": true,
+            "computed_fields": true,
+            "pagination": true,
+            "relationship_queries": false,
+            "warnings": false,
+            "confirmation": true,
+            "dangerous_operations": true
+        },
+        "limits": {
+            "max_request_size": limits.max_request_size,
+            "max_response_size": limits.max_response_size,
+            "max_string_length": limits.max_string_length,
+            "max_array_elements": limits.max_array_elements,
+            "max_nesting_depth": limits.max_nesting_depth
+        }
+    })
+}
+
+const INTROSPECT_DESCRIPTION: &str = "List operations or types, or describe one by name.";
+
+fn operations(table: &Table, registry: &Registry) -> Value {
+    let mut list = vec![json!({
+        "name": "introspect",
+        "semantic_category": "READ",
+        "endpoint": "read",
+        "description": INTROSPECT_DESCRIPTION
+    })];
+    list.extend(table.operations.iter().map(|op| {
+        json!({
+            "name": op.name,
+            "semantic_category": op.category.as_str(),
+            "endpoint": op.family,
+            "description": description(op, Some(registry)),
+        })
+    }));
+    json!({ "_protocol": protocol(table), "operations": list })
+}
+
+/// The description of an operation, with its danger when it needs confirmation.
+fn description(op: &Operation, registry: Option<&Registry>) -> String {
+    let base = registry
+        .and_then(|r| r.at(op.ability))
+        .map_or_else(String::new, |a| a.description().to_owned());
+    if op.danger.needs_confirmation() {
+        format!(
+            "{base} Needs confirmation (danger: {}).",
+            op.danger.as_str()
+        )
+        .trim_start()
+        .to_owned()
+    } else {
+        base
+    }
+}
+
+fn permissions(category: Semantic) -> Value {
+    let (read_only, destructive) = match category {
+        Semantic::Read => (true, false),
+        Semantic::Create => (false, false),
+        Semantic::Update | Semantic::Delete | Semantic::Execute => (false, true),
+    };
+    json!({ "readOnly": read_only, "destructive": destructive })
+}
+
+fn operation_detail(table: &Table, registry: &Registry, name: &str) -> Value {
+    if name == "introspect" {
+        let tool = match table.config.mode {
+            AqlMode::Single => table.tool_name(&super::Endpoint::Single),
+            _ => table.tool_name(&super::Endpoint::Family("read".into())),
+        };
+        return json!({
+            "name": "introspect",
+            "semantic_category": "READ",
+            "endpoint": "read",
+            "mcpTool": tool,
+            "description": INTROSPECT_DESCRIPTION,
+            "permissions": permissions(Semantic::Read),
+            "parameters": [
+                {"name": "query", "type": "string", "required": true, "enum": ["operations", "types"]},
+                {"name": "name", "type": "string", "required": false, "description": "An operation or type name."}
+            ],
+            "returns": {"name": "IntrospectionResult", "kind": "object"},
+            "examples": [{"description": "List operations", "request": {"operation": "introspect", "params": {"query": "operations"}}}]
+        });
+    }
+    let Some(op) = table.get(name) else {
+        return Value::Null;
+    };
+    let mut parameters: Vec<Value> = Vec::new();
+    for param in &op.params {
+        if op
+            .update_fields
+            .as_ref()
+            .is_some_and(|fields| fields.contains(&param.name))
+        {
+            continue;
+        }
+        parameters.push(parameter_info(&param.name, &param.schema, param.required));
+    }
+    if let Some(fields) = &op.update_fields {
+        let mut input = Map::new();
+        input.insert("name".into(), json!("input"));
+        input.insert("type".into(), json!("object"));
+        input.insert("required".into(), json!(true));
+        input.insert(
+            "description".into(),
+            json!(format!(
+                "The fields to change: {}. A field left out keeps its value; null clears it.",
+                fields.join(", ")
+            )),
+        );
+        parameters.push(Value::Object(input));
+    }
+    if let Some(items) = &op.collection {
+        parameters.extend(query_parameters(op, items));
+    }
+    let mut detail = Map::new();
+    detail.insert("name".into(), json!(op.name));
+    detail.insert("semantic_category".into(), json!(op.category.as_str()));
+    detail.insert("endpoint".into(), json!(op.family));
+    detail.insert("mcpTool".into(), json!(table.tool_for(op)));
+    detail.insert("description".into(), json!(description(op, Some(registry))));
+    detail.insert("permissions".into(), permissions(op.category));
+    detail.insert("parameters".into(), Value::Array(parameters));
+    detail.insert(
+        "returns".into(),
+        json!({
+            "name": result_type_name(&op.name),
+            "kind": "object",
+            "description": if op.collection.is_some() {
+                "{items, pagination | pageInfo, aggregations?}"
+            } else {
+                "The operation's result; describe it with introspect types."
+            }
+        }),
+    );
+    detail.insert(
+        "examples".into(),
+        json!([{"description": format!("Call {}", op.name), "request": example(op)}]),
+    );
+    if let Some(items) = &op.collection {
+        if !op.computed.is_empty() {
+            detail.insert(
+                "computed_fields".into(),
+                Value::Array(
+                    op.computed
+                        .iter()
+                        .map(|c| {
+                            json!({"name": c.name, "type": c.kind, "description": c.description,
+                                   "filterable": true, "sortable": true})
+                        })
+                        .collect(),
+                ),
+            );
+        }
+        let properties = items.get("properties").and_then(Value::as_object);
+        let fields: Vec<&String> = properties.map(|p| p.keys().collect()).unwrap_or_default();
+        let numeric: Vec<&String> = properties
+            .map(|p| {
+                p.iter()
+                    .filter(|(_, s)| matches!(type_of(s).as_str(), "integer" | "number"))
+                    .map(|(k, _)| k)
+                    .collect()
+            })
+            .unwrap_or_default();
+        detail.insert(
+            "aggregation_support".into(),
+            json!({
+                "supported": true,
+                "default_mode": "summary_only",
+                "functions": ["count", "group_by", "sum", "avg", "min", "max"],
+                "groupable_fields": fields,
+                "numeric_fields": numeric
+            }),
+        );
+    }
+    Value::Object(detail)
+}
+
+fn query_parameters(op: &Operation, items: &Map<String, Value>) -> Vec<Value> {
+    let declared: Vec<&str> = op.params.iter().map(|p| p.name.as_str()).collect();
+    let fields: Vec<String> = items
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default();
+    let listed = fields.join(", ");
+    let specs = [
+        ("filter", "object", format!("Conditions on {listed}: {{field: value}} or {{field: {{eq|ne|gt|gte|lt|lte|in|contains: value}}}}.")),
+        ("sort", "object", format!("{{field, order: asc|desc}}, or a list of them; fields: {listed}.")),
+        ("fields", "array", "A preset (minimal, standard, full) or a list of field paths, _computed.<name> included.".to_owned()),
+        ("limit", "integer", "Page size for offset pagination (default 20, at most 1000).".to_owned()),
+        ("offset", "integer", "Items to skip for offset pagination.".to_owned()),
+        ("first", "integer", "Page size for forward cursor pagination.".to_owned()),
+        ("after", "string", "Cursor from pageInfo.endCursor.".to_owned()),
+        ("last", "integer", "Page size for backward cursor pagination.".to_owned()),
+        ("before", "string", "Cursor from pageInfo.startCursor.".to_owned()),
+        ("aggregate", "object", "{label: {count: true} | {group_by: field} | {sum|avg|min|max: field}, with an optional group_by}.".to_owned()),
+        ("include_items", "boolean", "With aggregate: return the items too (default false).".to_owned()),
+    ];
+    specs
+        .into_iter()
+        .filter(|(name, _, _)| !declared.contains(name))
+        .map(|(name, kind, description)| {
+            let mut info = json!({"name": name, "type": kind, "required": false, "description": description});
+            match name {
+                "limit" | "first" | "last" => {
+                    info["minimum"] = json!(1);
+                    info["maximum"] = json!(1000);
+                }
+                "offset" => info["minimum"] = json!(0),
+                _ => {}
+            }
+            debug_assert!(query::PARAMS.contains(&name));
+            info
+        })
+        .collect()
+}
+
+/// A request that calls `op` with plausible values for its required parameters.
+fn example(op: &Operation) -> Value {
+    let mut params = Map::new();
+    for param in &op.params {
+        if !param.required {
+            continue;
+        }
+        params.insert(param.name.clone(), sample(&param.schema));
+    }
+    if let Some(fields) = &op.update_fields
+        && let Some(field) = fields.first()
+        && let Some(param) = op.params.iter().find(|p| &p.name == field)
+    {
+        params.insert("input".into(), json!({ field: sample(&param.schema) }));
+    }
+    json!({"operation": op.name, "params": params})
+}
+
+fn sample(schema: &Value) -> Value {
+    if let Some(default) = schema.get("default") {
+        return default.clone();
+    }
+    if let Some(first) = schema.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
+        return first.clone();
+    }
+    match type_of(schema).as_str() {
+        "integer" | "number" => json!(1),
+        "boolean" => json!(true),
+        "array" => json!([]),
+        "object" => json!({}),
+        _ => json!("example"),
+    }
+}
+
+/// The JSON type a schema names (the first non-null one of a list), `object` for untyped
+/// schemas that have properties, `string` for enums of strings, else `any`.
+fn type_of(schema: &Value) -> String {
+    match schema.get("type") {
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null")
+            .to_owned(),
+        _ if schema.get("properties").is_some() => "object".into(),
+        _ => match schema.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
+            Some(Value::String(_)) => "string".into(),
+            Some(Value::Number(_)) => "number".into(),
+            _ => "any".into(),
+        },
+    }
+}
+
+/// ParameterInfo: name, type, required and the constraints the schema states.
+fn parameter_info(name: &str, schema: &Value, required: bool) -> Value {
+    let mut info = Map::new();
+    info.insert("name".into(), json!(name));
+    info.insert("type".into(), json!(type_of(schema)));
+    info.insert("required".into(), json!(required));
+    for key in [
+        "description",
+        "default",
+        "enum",
+        "minimum",
+        "maximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+    ] {
+        if let Some(value) = schema.get(key) {
+            info.insert(key.into(), value.clone());
+        }
+    }
+    if let Some(items) = schema.get("items").filter(|i| i.is_object()) {
+        info.insert("items".into(), json!({ "type": type_of(items) }));
+    }
+    Value::Object(info)
+}
+
+fn result_type_name(operation: &str) -> String {
+    let mut name: String = operation
+        .split('_')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            let mut chars = s.chars();
+            chars.next().map_or_else(String::new, |c| {
+                c.to_ascii_uppercase().to_string() + chars.as_str()
+            })
+        })
+        .collect();
+    name.push_str("Result");
+    name
+}
+
+/// A type introspection can list and describe.
+struct TypeDef {
+    name: String,
+    kind: &'static str,
+    description: String,
+    values: Vec<Value>,
+    fields: Vec<Value>,
+    members: Vec<String>,
+}
+
+impl TypeDef {
+    fn info(&self) -> Value {
+        json!({"name": self.name, "kind": self.kind, "description": self.description})
+    }
+
+    fn detail(&self) -> Value {
+        let mut detail = json!({"name": self.name, "kind": self.kind, "description": self.description});
+        match self.kind {
+            "enum" => detail["values"] = json!(self.values),
+            "object" => detail["fields"] = json!(self.fields),
+            "union" => detail["members"] = json!(self.members),
+            _ => {}
+        }
+        detail
+    }
+}
+
+fn object_type(name: &str, description: &str, schema: &Value) -> TypeDef {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let fields = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| {
+            p.iter()
+                .map(|(k, s)| parameter_info(k, s, required.contains(&k.as_str())))
+                .collect()
+        })
+        .unwrap_or_default();
+    TypeDef {
+        name: name.to_owned(),
+        kind: "object",
+        description: description.to_owned(),
+        values: Vec::new(),
+        fields,
+        members: Vec::new(),
+    }
+}
+
+fn types(table: &Table, registry: &Registry) -> Vec<TypeDef> {
+    let mut types = vec![
+        TypeDef {
+            name: "SemanticCategory".into(),
+            kind: "enum",
+            description: "What an operation does.".into(),
+            values: ["CREATE", "READ", "UPDATE", "DELETE", "EXECUTE"]
+                .iter()
+                .map(|v| json!(v))
+                .collect(),
+            fields: Vec::new(),
+            members: Vec::new(),
+        },
+        object_type(
+            "OperationInput",
+            "A request.",
+            &json!({"properties": {"operation": {"type": "string"}, "params": {"type": "object"}}, "required": ["operation"]}),
+        ),
+        TypeDef {
+            name: "OperationResult".into(),
+            kind: "union",
+            description: "Every answer.".into(),
+            values: Vec::new(),
+            fields: Vec::new(),
+            members: vec!["OperationSuccess".into(), "OperationFailure".into()],
+        },
+        object_type(
+            "OperationSuccess",
+            "A success.",
+            &json!({"properties": {"success": {"type": "boolean", "const": true}, "data": {}}, "required": ["success", "data"]}),
+        ),
+        object_type(
+            "OperationFailure",
+            "A failure.",
+            &json!({"properties": {"success": {"type": "boolean", "const": false}, "error": {"type": "object"}}, "required": ["success", "error"]}),
+        ),
+        object_type(
+            "EndpointPermissions",
+            "What an endpoint may do.",
+            &json!({"properties": {"readOnly": {"type": "boolean"}, "destructive": {"type": "boolean"}}, "required": ["readOnly", "destructive"]}),
+        ),
+    ];
+    for op in &table.operations {
+        let Some(ability) = registry.at(op.ability) else {
+            continue;
+        };
+        let name = result_type_name(&op.name);
+        let own = ability.output_schema().map(|wire| {
+            if ability.output_wrapped() {
+                wire.get("properties")
+                    .and_then(|p| p.get("result"))
+                    .cloned()
+                    .unwrap_or(Value::Null)
+            } else {
+                Value::Object((**wire).clone())
+            }
+        });
+        let description = format!("What {} returns.", op.name);
+        let def = match (&op.collection, own) {
+            (Some(items), _) => object_type(&name, &description, &Value::Object(items.clone())),
+            (None, Some(schema)) if type_of(&schema) == "object" => {
+                object_type(&name, &description, &schema)
+            }
+            (None, Some(schema)) if schema.get("enum").is_some() => TypeDef {
+                name,
+                kind: "enum",
+                description,
+                values: schema["enum"].as_array().cloned().unwrap_or_default(),
+                fields: Vec::new(),
+                members: Vec::new(),
+            },
+            _ => TypeDef {
+                name,
+                kind: "scalar",
+                description,
+                values: Vec::new(),
+                fields: Vec::new(),
+                members: Vec::new(),
+            },
+        };
+        types.push(def);
+    }
+    types
+}

@@ -1,0 +1,532 @@
+//! The MCP-AQL surface (v1.0.0 draft): a few endpoint tools instead of one tool per ability.
+//!
+//! Abilities become *operations* with snake_case names; each belongs to an endpoint
+//! *family*: its semantic (`create`, `read`, `update`, `delete`, `execute`) or the custom
+//! `family = "..."` of its attribute. Modes: `single` (one `mcp_aql` tool), `semantic` (one
+//! `mcp_aql_<family>` tool per family) or `all` (both). Requests are `{operation, params}`
+//! (or `{operations: [...]}` for a batch); answers are the draft's `{success, data}` /
+//! `{success: false, error}` envelope as JSON text.
+
+mod call;
+mod confirm;
+mod introspect;
+pub(crate) mod query;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{Tool, ToolAnnotations};
+use serde_json::{Map, Value, json};
+
+pub use query::{CollectionQuery, Condition, FilterOp, SortKey};
+
+use crate::{Ability, AbilityKind, Danger, Registry, Semantic, ServerError};
+
+pub(crate) use call::call;
+
+/// The draft version this surface implements, as `_protocol.version` reports it.
+pub(crate) const SPEC_VERSION: &str = "1.0.0-draft";
+
+/// The five semantic families, in the draft's order.
+const CRUDE: [&str; 5] = ["create", "read", "update", "delete", "execute"];
+
+/// Which MCP-AQL tools a server registers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AqlMode {
+    /// One `mcp_aql` tool for every operation.
+    Single,
+    /// One `mcp_aql_<family>` tool per family: the CRUDE five and any custom ones.
+    #[default]
+    Semantic,
+    /// Both.
+    All,
+}
+
+impl AqlMode {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Single => "single",
+            Self::Semantic => "semantic",
+            Self::All => "all",
+        }
+    }
+}
+
+/// Size limits of MCP-AQL requests and responses (the draft's defaults), advertised in
+/// `_protocol.limits`; a request or response beyond them is `VALIDATION_PAYLOAD_TOO_LARGE`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AqlLimits {
+    /// The serialized request, in bytes (default 1 MB).
+    pub max_request_size: usize,
+    /// The serialized response, in bytes (default 10 MB).
+    pub max_response_size: usize,
+    /// Any one string, in bytes (default 1 MB).
+    pub max_string_length: usize,
+    /// Any one array (default 10,000 elements).
+    pub max_array_elements: usize,
+    /// Nesting of objects and arrays, the root being 1 (default 32).
+    pub max_nesting_depth: usize,
+    /// Operations in one batch (default 100).
+    pub max_batch_operations: usize,
+}
+
+impl Default for AqlLimits {
+    fn default() -> Self {
+        Self {
+            max_request_size: 1_000_000,
+            max_response_size: 10_000_000,
+            max_string_length: 1_000_000,
+            max_array_elements: 10_000,
+            max_nesting_depth: 32,
+            max_batch_operations: 100,
+        }
+    }
+}
+
+/// A value computed for each item of a collection operation, requested as
+/// `fields: ["_computed.<name>"]` and usable in `filter` and `sort`.
+#[derive(Clone, Debug)]
+pub struct ComputedField {
+    operation: String,
+    name: String,
+    description: String,
+    kind: &'static str,
+    compute: fn(&Value) -> Value,
+}
+
+impl PartialEq for ComputedField {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.operation, &self.name) == (&other.operation, &other.name)
+    }
+}
+
+impl Eq for ComputedField {}
+
+/// The configuration of an MCP-AQL surface.
+///
+/// ```standalone_crate
+/// use abilities::{Aql, AqlMode, Server, Surface};
+///
+/// let server = Server::builder()
+///     .surface(Surface::Aql(Aql::new(AqlMode::All).prefix("todo_")))
+///     .build()
+///     .unwrap();
+/// let names: Vec<_> = server.tools().iter().map(|t| t.name.to_string()).collect();
+/// assert_eq!(names, ["todo_mcp_aql", "todo_mcp_aql_read"]);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Aql {
+    pub(crate) mode: AqlMode,
+    pub(crate) prefix: String,
+    pub(crate) limits: AqlLimits,
+    pub(crate) confirm_ttl: Duration,
+    pub(crate) elicit_confirmation: bool,
+    pub(crate) computed: Vec<ComputedField>,
+}
+
+impl Aql {
+    /// A surface in `mode`, with the draft's defaults: no prefix, default limits, five-minute
+    /// confirmation tokens, and confirmation asked of the user directly when the client
+    /// supports elicitation.
+    pub fn new(mode: AqlMode) -> Self {
+        Self {
+            mode,
+            prefix: String::new(),
+            limits: AqlLimits::default(),
+            confirm_ttl: Duration::from_secs(300),
+            elicit_confirmation: true,
+            computed: Vec::new(),
+        }
+    }
+
+    /// Prefix every tool name (`github_` gives `github_mcp_aql_read`), to tell several
+    /// servers apart in one client.
+    #[must_use]
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// Other size limits.
+    #[must_use]
+    pub fn limits(mut self, limits: AqlLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// How long a confirmation token stays valid (default 5 minutes, at most 15).
+    #[must_use]
+    pub fn confirmation_ttl(mut self, ttl: Duration) -> Self {
+        self.confirm_ttl = ttl.min(Duration::from_secs(900));
+        self
+    }
+
+    /// Whether to ask the user directly (elicitation) before an operation that needs
+    /// confirmation, when the client supports it (default true); otherwise, and when it does
+    /// not, the answer is `CONFIRMATION_REQUIRED` with a token to retry with.
+    #[must_use]
+    pub fn elicit_confirmation(mut self, ask: bool) -> Self {
+        self.elicit_confirmation = ask;
+        self
+    }
+
+    /// A computed field of the collection operation `operation`: `compute` gets each item.
+    /// `kind` is its JSON type (`"integer"`, `"boolean"`...).
+    #[must_use]
+    pub fn computed_field(
+        mut self,
+        operation: impl Into<String>,
+        name: impl Into<String>,
+        kind: &'static str,
+        description: impl Into<String>,
+        compute: fn(&Value) -> Value,
+    ) -> Self {
+        self.computed.push(ComputedField {
+            operation: operation.into(),
+            name: name.into(),
+            description: description.into(),
+            kind,
+            compute,
+        });
+        self
+    }
+}
+
+/// The snake_case operation name of an ability name: lower-cased, every run of characters
+/// outside `a-z 0-9` replaced by one `_`, trimmed of `_`; `op_` in front when it would start
+/// with a digit. `my-plugin/count-posts` gives `my_plugin_count_posts`.
+pub fn operation_name(ability_name: &str) -> String {
+    let mut name = String::with_capacity(ability_name.len());
+    for c in ability_name.chars() {
+        let c = c.to_ascii_lowercase();
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            name.push(c);
+        } else if !name.ends_with('_') {
+            name.push('_');
+        }
+    }
+    let name = name.trim_matches('_');
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("op_{name}")
+    } else {
+        name.to_owned()
+    }
+}
+
+/// One parameter of an operation, as introspection describes it.
+#[derive(Clone, Debug)]
+pub(crate) struct Param {
+    pub(crate) name: String,
+    pub(crate) schema: Value,
+    pub(crate) required: bool,
+}
+
+/// One operation: an ability seen through MCP-AQL.
+#[derive(Debug)]
+pub(crate) struct Operation {
+    pub(crate) name: String,
+    pub(crate) ability: usize,
+    pub(crate) family: String,
+    pub(crate) category: Semantic,
+    pub(crate) danger: Danger,
+    /// The ability's own parameters (wire names), with `site_id` where checked.
+    pub(crate) params: Vec<Param>,
+    /// UPDATE operations with optional fields: those fields travel in `params.input`.
+    pub(crate) update_fields: Option<Vec<String>>,
+    /// READ operations returning a list of objects: the item schema.
+    pub(crate) collection: Option<Map<String, Value>>,
+    pub(crate) computed: Vec<ComputedField>,
+}
+
+impl Operation {
+    /// Parameters a request may carry, as introspection lists them.
+    pub(crate) fn accepted(&self) -> Vec<String> {
+        let mut names: Vec<String> = match &self.update_fields {
+            Some(fields) => self
+                .params
+                .iter()
+                .filter(|p| !fields.contains(&p.name))
+                .map(|p| p.name.clone())
+                .chain(std::iter::once("input".to_owned()))
+                .collect(),
+            None => self.params.iter().map(|p| p.name.clone()).collect(),
+        };
+        if self.collection.is_some() {
+            for q in query::PARAMS {
+                if !names.iter().any(|n| n == q) {
+                    names.push((*q).to_owned());
+                }
+            }
+        }
+        names
+    }
+}
+
+/// Which tool a request came through.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Endpoint {
+    Single,
+    Family(String),
+}
+
+/// The operations of a registry and the tools that serve them, built once.
+pub(crate) struct Table {
+    pub(crate) config: Aql,
+    pub(crate) operations: Vec<Operation>,
+    by_name: HashMap<String, usize>,
+    pub(crate) families: Vec<String>,
+    pub(crate) confirmations: confirm::Tokens,
+}
+
+impl Table {
+    pub(crate) fn new(config: Aql, registry: &Registry) -> Result<Self, ServerError> {
+        let mut operations: Vec<Operation> = Vec::new();
+        let mut by_name: HashMap<String, usize> = HashMap::new();
+        by_name.insert("introspect".to_owned(), usize::MAX);
+        for (i, ability) in registry.iter().enumerate() {
+            if ability.kind() != AbilityKind::Tool || !ability.is_public() {
+                continue;
+            }
+            let name = operation_name(ability.name());
+            if let Some(&other) = by_name.get(&name) {
+                let first = operations
+                    .get(other)
+                    .and_then(|o| registry.at(o.ability))
+                    .map_or_else(
+                        || "the built-in `introspect`".to_owned(),
+                        |a| format!("`{}` ({})", a.name(), a.location()),
+                    );
+                return Err(ServerError::AqlOperationCollision {
+                    operation: name,
+                    first,
+                    second: format!("`{}` ({})", ability.name(), ability.location()),
+                });
+            }
+            by_name.insert(name.clone(), operations.len());
+            operations.push(operation(name, i, ability, &config));
+        }
+        let mut families: Vec<String> = CRUDE
+            .iter()
+            .filter(|f| **f == "read" || operations.iter().any(|o| o.family == **f))
+            .map(|f| (*f).to_owned())
+            .collect();
+        let mut custom: Vec<String> = operations
+            .iter()
+            .map(|o| o.family.clone())
+            .filter(|f| !CRUDE.contains(&f.as_str()))
+            .collect();
+        custom.sort();
+        custom.dedup();
+        families.extend(custom);
+        Ok(Self {
+            config,
+            operations,
+            by_name,
+            families,
+            confirmations: confirm::Tokens::default(),
+        })
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&Operation> {
+        self.by_name
+            .get(name)
+            .and_then(|&i| self.operations.get(i))
+    }
+
+    /// The tool name of a family, or of the single endpoint.
+    pub(crate) fn tool_name(&self, endpoint: &Endpoint) -> String {
+        match endpoint {
+            Endpoint::Single => format!("{}mcp_aql", self.config.prefix),
+            Endpoint::Family(family) => format!("{}mcp_aql_{family}", self.config.prefix),
+        }
+    }
+
+    /// The tool an operation is called through in this mode.
+    pub(crate) fn tool_for(&self, op: &Operation) -> String {
+        match self.config.mode {
+            AqlMode::Single => self.tool_name(&Endpoint::Single),
+            _ => self.tool_name(&Endpoint::Family(op.family.clone())),
+        }
+    }
+
+    /// The tools of this surface with the endpoint each serves.
+    pub(crate) fn tools(&self) -> Vec<(Tool, Endpoint)> {
+        let mut tools = Vec::new();
+        if matches!(self.config.mode, AqlMode::Single | AqlMode::All) {
+            let endpoint = Endpoint::Single;
+            let description = "MCP-AQL endpoint for every operation of this server. Send {operation, params}. Discover operations with {\"operation\":\"introspect\",\"params\":{\"query\":\"operations\"}}, one operation's parameters with {\"query\":\"operations\",\"name\":\"<op>\"}. Batch: {\"operations\":[...]}.";
+            let annotations = annotations(false, true, false);
+            tools.push((self.tool(&endpoint, description.to_owned(), annotations), endpoint));
+        }
+        if matches!(self.config.mode, AqlMode::Semantic | AqlMode::All) {
+            let read_tool = self.tool_name(&Endpoint::Family("read".into()));
+            for family in &self.families {
+                let endpoint = Endpoint::Family(family.clone());
+                let ops: Vec<&Operation> =
+                    self.operations.iter().filter(|o| &o.family == family).collect();
+                let read_only = ops.iter().all(|o| o.category == Semantic::Read);
+                let destructive = ops.iter().any(|o| {
+                    matches!(
+                        o.category,
+                        Semantic::Update | Semantic::Delete | Semantic::Execute
+                    )
+                });
+                let description = if family == "read" {
+                    "MCP-AQL READ operations. Send {operation, params}. Discover every operation with {\"operation\":\"introspect\",\"params\":{\"query\":\"operations\"}}; one operation's parameters with {\"query\":\"operations\",\"name\":\"<op>\"}.".to_owned()
+                } else {
+                    format!(
+                        "MCP-AQL {} operations. Send {{operation, params}}. Discover them with introspect on {read_tool}.",
+                        family.to_uppercase()
+                    )
+                };
+                let annotations = annotations(read_only, destructive, read_only);
+                tools.push((self.tool(&endpoint, description, annotations), endpoint));
+            }
+        }
+        tools
+    }
+
+    fn tool(&self, endpoint: &Endpoint, description: String, annotations: ToolAnnotations) -> Tool {
+        let input = json!({
+            "type": "object",
+            "properties": {
+                "operation": {"type": "string", "description": "The operation, e.g. introspect."},
+                "params": {"type": "object", "additionalProperties": true},
+                "operations": {
+                    "type": "array",
+                    "items": {"type": "object"},
+                    "description": "A batch: [{operation, params}, ...] instead of operation."
+                }
+            },
+            "additionalProperties": true
+        });
+        let input = match input {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        Tool::new(self.tool_name(endpoint), description, Arc::new(input))
+            .with_annotations(annotations)
+    }
+}
+
+fn annotations(read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations {
+    ToolAnnotations::new()
+        .read_only(read_only)
+        .destructive(destructive)
+        .idempotent(idempotent)
+        .open_world(false)
+}
+
+fn operation(name: String, index: usize, ability: &Ability, config: &Aql) -> Operation {
+    let family = ability.family().map_or_else(
+        || ability.semantic().as_str().to_ascii_lowercase(),
+        str::to_owned,
+    );
+    let schema = ability.tool_input_schema();
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let params: Vec<Param> = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|properties| {
+            properties
+                .iter()
+                .map(|(name, schema)| Param {
+                    name: name.clone(),
+                    schema: schema.clone(),
+                    required: required.contains(&name.as_str()),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let update_fields = (ability.semantic() == Semantic::Update
+        && !params.iter().any(|p| p.name == "input"))
+    .then(|| {
+        params
+            .iter()
+            .filter(|p| !p.required && p.name != crate::pipeline::SITE_ID)
+            .map(|p| p.name.clone())
+            .collect::<Vec<_>>()
+    })
+    .filter(|fields| !fields.is_empty());
+    let collection = (ability.semantic() == Semantic::Read)
+        .then(|| collection_items(ability))
+        .flatten();
+    let computed = config
+        .computed
+        .iter()
+        .filter(|c| c.operation == name)
+        .cloned()
+        .collect();
+    Operation {
+        name,
+        ability: index,
+        family,
+        category: ability.semantic(),
+        danger: ability.danger(),
+        params,
+        update_fields,
+        collection,
+        computed,
+    }
+}
+
+/// The item schema of an ability whose own output is an array of objects.
+fn collection_items(ability: &Ability) -> Option<Map<String, Value>> {
+    let wire = ability.output_schema()?;
+    let own = if ability.output_wrapped() {
+        wire.get("properties")?.get("result")?
+    } else {
+        return None;
+    };
+    if own.get("type")? != "array" {
+        return None;
+    }
+    let items = own.get("items")?.as_object()?;
+    (items.get("type")? == "object").then(|| items.clone())
+}
+
+/// The error envelope's `error` object and the `isError` flag for an error code: recoverable
+/// failures (the caller can fix them) are `isError: false`, the rest `true`.
+pub(crate) fn recoverable(code: &str) -> bool {
+    matches!(
+        code,
+        "NOT_FOUND_RESOURCE"
+            | "NOT_FOUND_OPERATION"
+            | "VALIDATION_MISSING_PARAM"
+            | "VALIDATION_INVALID_TYPE"
+            | "VALIDATION_INVALID_VALUE"
+            | "VALIDATION_UNKNOWN_PARAM"
+            | "VALIDATION_UNKNOWN_FIELD"
+            | "VALIDATION_ENDPOINT_MISMATCH"
+            | "VALIDATION_PAYLOAD_TOO_LARGE"
+            | "PERMISSION_DENIED"
+            | "SITE_MISMATCH"
+            | "RATE_LIMIT_EXCEEDED"
+            | "RATE_LIMIT_QUOTA_PAUSE"
+            | "CONFIRMATION_REQUIRED"
+            | "TOKEN_INVALID"
+            | "TOKEN_EXPIRED"
+            | "TOKEN_ALREADY_USED"
+            | "TOKEN_SCOPE_MISMATCH"
+            | "CONFLICT_ALREADY_EXISTS"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::operation_name;
+
+    #[test]
+    fn operation_names_are_snake_case() {
+        assert_eq!(operation_name("my-plugin/count-posts"), "my_plugin_count_posts");
+        assert_eq!(operation_name("list_todos"), "list_todos");
+        assert_eq!(operation_name("Users/Display.Name"), "users_display_name");
+        assert_eq!(operation_name("--a//b--"), "a_b");
+        assert_eq!(operation_name("3d/render"), "op_3d_render");
+    }
+}
