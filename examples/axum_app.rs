@@ -14,7 +14,7 @@ use abilities::axum::extract::{Path, State};
 use abilities::axum::http::StatusCode;
 use abilities::axum::routing::get;
 use abilities::axum::{Json, Router};
-use abilities::{AbilityError, Caller, ErrorCode, Server, StaticTokens};
+use abilities::{AbilityError, Caller, CollectionQuery, ErrorCode, Server, StaticTokens};
 use clap::Parser;
 use serde::Deserialize;
 use todo::{Priority, Todo, TodoDb};
@@ -50,7 +50,9 @@ fn api_error(error: AbilityError) -> (StatusCode, Json<AbilityError>) {
 }
 
 async fn list(State(db): State<AppState>) -> ApiResult<Vec<Todo>> {
-    db.list(None, 1000).map(Json).map_err(api_error)
+    db.list(None, 1000, &CollectionQuery::default())
+        .map(Json)
+        .map_err(api_error)
 }
 
 async fn show(State(db): State<AppState>, Path(id): Path<i64>) -> ApiResult<Todo> {

@@ -1,8 +1,10 @@
 // cargo run --example todo -- --http 127.0.0.1:8081
-//! The MCP-AQL walkthrough's Todo manager as native MCP tools (`list_todos`, `get_todo`,
-//! `create_todo`, `update_todo`, `delete_todo`, `clear_completed`) on SQLite.
+//! The MCP-AQL walkthrough's Todo manager (`list_todos`, `get_todo`, `create_todo`,
+//! `update_todo`, `delete_todo`, `clear_completed`) on SQLite, as native MCP tools or as
+//! MCP-AQL endpoints; `list_todos` pushes MCP-AQL filters and sorting into its SQL.
 //!
 //! `cargo run --example todo` serves stdio; `--http ADDR` serves streamable HTTP at `/mcp`;
+//! `--mode aql-single|aql-crude` serves MCP-AQL (also `standard`, `meta`);
 //! `--db PATH` picks the database file (created and seeded on first run).
 
 #[path = "shared/mode.rs"]

@@ -171,15 +171,13 @@ fn levels(query: CollectionQuery) -> Vec<Reading> {
 }
 
 fn config(mode: AqlMode) -> Aql {
-    Aql::new(mode)
-        .elicit_confirmation(false)
-        .computed_field(
-            "list_tasks",
-            "long",
-            "boolean",
-            "Takes four hours or more.",
-            |item| json!(item["hours"].as_u64().is_some_and(|h| h >= 4)),
-        )
+    Aql::new(mode).elicit_confirmation(false).computed_field(
+        "list_tasks",
+        "long",
+        "boolean",
+        "Takes four hours or more.",
+        |item| json!(item["hours"].as_u64().is_some_and(|h| h >= 4)),
+    )
 }
 
 fn server_with(aql: Aql) -> Server {
@@ -197,9 +195,8 @@ static ENVELOPE: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
 });
 
 static INTROSPECTION: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
-    let schema: Value =
-        serde_json::from_str(include_str!("schemas/aql-introspection.schema.json"))
-            .expect("the schema is JSON");
+    let schema: Value = serde_json::from_str(include_str!("schemas/aql-introspection.schema.json"))
+        .expect("the schema is JSON");
     jsonschema::validator_for(&schema).expect("the schema compiles")
 });
 
@@ -288,9 +285,18 @@ fn modes_register_their_tools() {
     };
     assert_eq!(annotations("tasks_mcp_aql"), (Some(false), Some(true)));
     assert_eq!(annotations("tasks_mcp_aql_read"), (Some(true), Some(false)));
-    assert_eq!(annotations("tasks_mcp_aql_create"), (Some(false), Some(false)));
-    assert_eq!(annotations("tasks_mcp_aql_delete"), (Some(false), Some(true)));
-    assert_eq!(annotations("tasks_mcp_aql_observe"), (Some(true), Some(false)));
+    assert_eq!(
+        annotations("tasks_mcp_aql_create"),
+        (Some(false), Some(false))
+    );
+    assert_eq!(
+        annotations("tasks_mcp_aql_delete"),
+        (Some(false), Some(true))
+    );
+    assert_eq!(
+        annotations("tasks_mcp_aql_observe"),
+        (Some(true), Some(false))
+    );
 }
 
 #[tokio::test]
@@ -381,7 +387,9 @@ async fn introspection_lists_and_describes() {
             json!({"operation": "introspect", "params": {"query": "operations", "name": "delete_task"}}),
         )
         .await;
-    let description = delete["operation"]["description"].as_str().unwrap_or_default();
+    let description = delete["operation"]["description"]
+        .as_str()
+        .unwrap_or_default();
     assert!(description.contains("confirmation"), "{description}");
 
     // Unknown names: null, with success.
@@ -444,9 +452,19 @@ async fn requests_are_checked_before_anything_runs() {
     }));
     let mut aq = Aq::new(&server).await;
     let cases = [
-        ("mcp_aql_read", json!({"operation": "nope"}), "NOT_FOUND_OPERATION", false),
+        (
+            "mcp_aql_read",
+            json!({"operation": "nope"}),
+            "NOT_FOUND_OPERATION",
+            false,
+        ),
         ("mcp_aql_read", json!({}), "VALIDATION_MISSING_PARAM", false),
-        ("mcp_aql_read", json!({"operation": 7}), "VALIDATION_INVALID_TYPE", false),
+        (
+            "mcp_aql_read",
+            json!({"operation": 7}),
+            "VALIDATION_INVALID_TYPE",
+            false,
+        ),
         (
             "mcp_aql_create",
             json!({"operation": "get_task", "params": {"id": 1}}),
@@ -465,7 +483,12 @@ async fn requests_are_checked_before_anything_runs() {
             "VALIDATION_UNKNOWN_PARAM",
             false,
         ),
-        ("mcp_aql_read", json!({"operation": "get_task"}), "VALIDATION_MISSING_PARAM", false),
+        (
+            "mcp_aql_read",
+            json!({"operation": "get_task"}),
+            "VALIDATION_MISSING_PARAM",
+            false,
+        ),
         (
             "mcp_aql_read",
             json!({"operation": "get_task", "params": {"id": "one"}}),
@@ -490,7 +513,12 @@ async fn requests_are_checked_before_anything_runs() {
             "VALIDATION_INVALID_TYPE",
             false,
         ),
-        ("mcp_aql_execute", json!({"operation": "crash"}), "INTERNAL_ERROR", true),
+        (
+            "mcp_aql_execute",
+            json!({"operation": "crash"}),
+            "INTERNAL_ERROR",
+            true,
+        ),
     ];
     for (tool, args, code, is_error) in cases {
         let (envelope, flagged) = aq.call(tool, args.clone()).await;
@@ -593,7 +621,10 @@ async fn updates_take_changed_fields_under_input() {
             json!({"id": 2, "input": {"colour": "red"}}),
             "VALIDATION_UNKNOWN_FIELD",
         ),
-        (json!({"id": 2, "input": {"id": 3}}), "VALIDATION_UNKNOWN_FIELD"),
+        (
+            json!({"id": 2, "input": {"id": 3}}),
+            "VALIDATION_UNKNOWN_FIELD",
+        ),
         (
             json!({"id": 2, "title": "x", "input": {}}),
             "VALIDATION_UNKNOWN_PARAM",
@@ -725,7 +756,10 @@ async fn destructive_operations_need_a_single_use_token() {
     assert_eq!(gate["error"]["details"]["confirmation_token"], token);
     // Nothing was deleted.
     let still = aq
-        .ok("mcp_aql_read", json!({"operation": "get_task", "params": {"id": 1}}))
+        .ok(
+            "mcp_aql_read",
+            json!({"operation": "get_task", "params": {"id": 1}}),
+        )
         .await;
     assert_eq!(still["id"], 1);
     // Another task with this token: refused.
@@ -733,7 +767,9 @@ async fn destructive_operations_need_a_single_use_token() {
     assert_eq!(other["code"], "TOKEN_SCOPE_MISMATCH");
     // Another session: refused.
     let mut elsewhere = Aq::new(&server).await;
-    let stolen = elsewhere.fail("mcp_aql_delete", delete(1, Some(token))).await;
+    let stolen = elsewhere
+        .fail("mcp_aql_delete", delete(1, Some(token)))
+        .await;
     assert_eq!(stolen["code"], "TOKEN_INVALID");
     // The right retry runs, once.
     let done = aq.ok("mcp_aql_delete", delete(1, Some(token))).await;
@@ -741,7 +777,10 @@ async fn destructive_operations_need_a_single_use_token() {
     let again = aq.fail("mcp_aql_delete", delete(1, Some(token))).await;
     assert_eq!(again["code"], "TOKEN_ALREADY_USED");
     let gone = aq
-        .fail("mcp_aql_read", json!({"operation": "get_task", "params": {"id": 1}}))
+        .fail(
+            "mcp_aql_read",
+            json!({"operation": "get_task", "params": {"id": 1}}),
+        )
         .await;
     assert_eq!(gone["code"], "NOT_FOUND_RESOURCE");
 }
@@ -776,7 +815,10 @@ async fn batches_run_in_order_continue_after_failures_and_halt_for_confirmation(
         envelope["summary"],
         json!({"total": 4, "succeeded": 1, "failed": 1, "halted": 1, "pending": 1})
     );
-    assert_eq!(envelope["results"][1]["result"]["error"]["code"], "NOT_FOUND_OPERATION");
+    assert_eq!(
+        envelope["results"][1]["result"]["error"]["code"],
+        "NOT_FOUND_OPERATION"
+    );
     assert_eq!(envelope["halted_at"]["index"], 2);
     assert_eq!(
         envelope["halted_at"]["result"]["error"]["code"],

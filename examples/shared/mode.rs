@@ -12,7 +12,11 @@ pub(crate) enum Mode {
     Standard,
     /// The WordPress adapter's three meta tools: discover, get-info, execute.
     Meta,
-    /// All three over HTTP: `/mcp`, `/mcp/standard`, `/mcp/meta`.
+    /// MCP-AQL with one `mcp_aql` tool.
+    AqlSingle,
+    /// MCP-AQL with one tool per family (`mcp_aql_read`, ...).
+    AqlCrude,
+    /// The three WordPress-style surfaces over HTTP: `/mcp`, `/mcp/standard`, `/mcp/meta`.
     All,
 }
 
@@ -23,6 +27,8 @@ impl Mode {
             Self::Native => builder.surface(Surface::Native),
             Self::Standard => builder.surface(Surface::Standard),
             Self::Meta => builder.surface(Surface::meta()),
+            Self::AqlSingle => builder.surface(Surface::aql_single()),
+            Self::AqlCrude => builder.surface(Surface::aql_crude()),
             Self::All => builder
                 .mount("/mcp", Surface::Native)
                 .mount("/mcp/standard", Surface::Standard)
@@ -36,6 +42,8 @@ impl Mode {
             Self::Native => &[("/mcp", "native tools")],
             Self::Standard => &[("/mcp", "standard-mode tools")],
             Self::Meta => &[("/mcp", "meta tools")],
+            Self::AqlSingle => &[("/mcp", "the MCP-AQL single endpoint")],
+            Self::AqlCrude => &[("/mcp", "the MCP-AQL CRUDE endpoints")],
             Self::All => &[
                 ("/mcp", "native tools"),
                 ("/mcp/standard", "standard-mode tools"),

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-use abilities::{AbilityError, State, ability};
+use abilities::{AbilityError, CollectionQuery, FilterOp, State, ability};
 use rusqlite::{Connection, OptionalExtension, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -75,18 +75,68 @@ impl TodoDb {
             .map_err(|_| AbilityError::internal("the database is unavailable"))
     }
 
-    /// Every todo, optionally only completed or open ones.
+    /// Todos, optionally only completed or open ones. The MCP-AQL collection query's filter
+    /// and sort go into the SQL when every condition and key is on a column; the runtime
+    /// applies whatever is left (pagination, fields, aggregation).
     pub(crate) fn list(
         &self,
         completed: Option<bool>,
         limit: u32,
+        query: &CollectionQuery,
     ) -> Result<Vec<Todo>, AbilityError> {
+        const COLUMNS: [&str; 4] = ["id", "title", "completed", "priority"];
+        let mut sql = String::from(
+            "SELECT id, title, completed, priority FROM todos WHERE (?1 IS NULL OR completed = ?1)",
+        );
+        let mut values: Vec<rusqlite::types::Value> = vec![completed.into()];
+        let pushable = query.filter().iter().all(|c| {
+            COLUMNS.contains(&c.field.as_str())
+                && !matches!(c.op, FilterOp::In | FilterOp::Contains)
+                && sql_value(&c.value).is_some()
+        });
+        if pushable {
+            for condition in query.filter() {
+                let op = match condition.op {
+                    FilterOp::Eq => "=",
+                    FilterOp::Ne => "<>",
+                    FilterOp::Gt => ">",
+                    FilterOp::Gte => ">=",
+                    FilterOp::Lt => "<",
+                    _ => "<=",
+                };
+                if let Some(value) = sql_value(&condition.value) {
+                    values.push(value);
+                    sql.push_str(&format!(" AND {} {op} ?{}", condition.field, values.len()));
+                }
+            }
+            query.filtered();
+        }
+        let sortable = query
+            .sort()
+            .iter()
+            .all(|k| COLUMNS.contains(&k.field.as_str()));
+        let mut order: Vec<String> = Vec::new();
+        if sortable {
+            for key in query.sort() {
+                order.push(format!(
+                    "{} {}",
+                    key.field,
+                    if key.descending { "DESC" } else { "ASC" }
+                ));
+            }
+            query.sorted();
+        }
+        order.push("id".to_owned());
+        values.push(i64::from(limit).into());
+        sql.push_str(&format!(
+            " ORDER BY {} LIMIT ?{}",
+            order.join(", "),
+            values.len()
+        ));
         let conn = self.conn()?;
-        let mut statement = conn
-            .prepare("SELECT id, title, completed, priority FROM todos WHERE (?1 IS NULL OR completed = ?1) ORDER BY id LIMIT ?2")
-            .map_err(db_error)?;
+        let mut statement = conn.prepare(&sql).map_err(db_error)?;
         let rows = statement
-            .query_map(params![completed, limit], read_todo)
+            .query_map(rusqlite::params_from_iter(values), read_todo)
             .map_err(db_error)?;
         rows.collect::<Result<Vec<_>, _>>().map_err(db_error)
     }
@@ -125,6 +175,19 @@ impl TodoDb {
     }
 }
 
+/// A JSON filter value as an SQL value (booleans as 0/1, as stored).
+fn sql_value(value: &serde_json::Value) -> Option<rusqlite::types::Value> {
+    match value {
+        serde_json::Value::Bool(b) => Some(i64::from(*b).into()),
+        serde_json::Value::Number(n) => n
+            .as_i64()
+            .map(Into::into)
+            .or_else(|| n.as_f64().map(Into::into)),
+        serde_json::Value::String(s) => Some(s.clone().into()),
+        _ => None,
+    }
+}
+
 fn read_todo(row: &rusqlite::Row<'_>) -> rusqlite::Result<Todo> {
     Ok(Todo {
         id: row.get(0)?,
@@ -143,10 +206,11 @@ fn db_error(error: rusqlite::Error) -> AbilityError {
 #[ability(semantic = "READ", category = "todos")]
 fn list_todos(
     db: State<TodoDb>,
+    query: CollectionQuery,
     #[param(description = "Only completed (true) or open (false) todos.")] completed: Option<bool>,
     #[param(description = "At most this many todos.", default = 50)] limit: u32,
 ) -> Result<Vec<Todo>, AbilityError> {
-    db.list(completed, limit)
+    db.list(completed, limit, &query)
 }
 
 /// Get one todo.

@@ -47,7 +47,13 @@ const FAMILY: &str = "family";
 const DANGER: &str = "danger";
 
 /// The danger levels of MCP-AQL, as written in the attribute.
-pub(crate) const DANGERS: &[&str] = &["safe", "reversible", "destructive", "dangerous", "forbidden"];
+pub(crate) const DANGERS: &[&str] = &[
+    "safe",
+    "reversible",
+    "destructive",
+    "dangerous",
+    "forbidden",
+];
 
 /// The keys `#[param]` accepts.
 pub(crate) const PARAM_KEYS: &[&str] = &[DESCRIPTION, DEFAULT, COMPLETE];
@@ -217,10 +223,17 @@ pub(crate) fn parse_ability_args(tokens: TokenStream, errors: &mut Errors) -> Ab
                 errors,
             )?,
             // family = "observe"
-            FAMILY => string_key(&meta, &mut args.family, FAMILY, "family = \"observe\"", errors)?,
+            FAMILY => string_key(
+                &meta,
+                &mut args.family,
+                FAMILY,
+                "family = \"observe\"",
+                errors,
+            )?,
             // danger = "safe" | "reversible" | "destructive" | "dangerous" | "forbidden"
             DANGER => {
-                if let Some(lit) = string_value(&meta, DANGER, "danger = \"destructive\"", errors)? {
+                if let Some(lit) = string_value(&meta, DANGER, "danger = \"destructive\"", errors)?
+                {
                     if !DANGERS.contains(&lit.value().as_str()) {
                         errors.spanned(
                             &lit,

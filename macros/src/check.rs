@@ -31,7 +31,10 @@ pub(crate) fn check(args: &AbilityArgs, sig: &Signature, item: &ItemFn, errors: 
                 format!("invalid family \"{value}\": use snake_case (`a-z 0-9 _`, starting with a letter), like \"observe\""),
             );
         } else if args.resource.is_some() || args.prompt.is_some() {
-            errors.spanned(family, "`family` routes a tool: resources and prompts are not MCP-AQL operations");
+            errors.spanned(
+                family,
+                "`family` routes a tool: resources and prompts are not MCP-AQL operations",
+            );
         }
     }
     if let Some(name) = &args.name {

@@ -8,9 +8,7 @@ use std::sync::Arc;
 use jsonschema::Validator;
 use serde_json::{Map, Value};
 
-use crate::ability::{
-    AbilityDef, AbilityKind, Annotations, Completer, Danger, InputDef, Semantic,
-};
+use crate::ability::{AbilityDef, AbilityKind, Annotations, Completer, Danger, InputDef, Semantic};
 use crate::normalize::InputShape;
 use crate::resource::UriTemplate;
 use crate::schema::{self, Side};
@@ -46,6 +44,16 @@ impl Registry {
     /// naming the definitions involved by `file:line`.
     pub fn collect() -> Result<Self, RegistryError> {
         Self::from_defs(inventory::iter::<AbilityDef>)
+    }
+
+    /// Every ability defined in the module `path` or below it (`my_app::posts`), to serve a
+    /// part of a program. Fails like [`collect`](Self::collect).
+    pub fn collect_in(path: &str) -> Result<Self, RegistryError> {
+        Self::from_defs(inventory::iter::<AbilityDef>.into_iter().filter(|def| {
+            def.rust_path
+                .strip_prefix(path)
+                .is_some_and(|rest| rest.starts_with("::"))
+        }))
     }
 
     /// Build a registry from chosen definitions (tests, or serving a subset).

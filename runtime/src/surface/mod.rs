@@ -200,7 +200,9 @@ impl View {
                 Some(table) => {
                     Ok(Box::pin(aql::call(table, registry, endpoint, ctx, session, args)).await)
                 }
-                None => self.finish(Err(AbilityError::internal("the tool table is inconsistent"))),
+                None => self.finish(Err(AbilityError::internal(
+                    "the tool table is inconsistent",
+                ))),
             },
         }
     }

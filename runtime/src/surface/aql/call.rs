@@ -25,7 +25,9 @@ pub(crate) async fn call(
     let envelope = match check_payload(table, &args) {
         Err(error) => failure(&error),
         Ok(()) => match args.get("operations") {
-            Some(operations) => batch(table, registry, endpoint, &ctx, session, &args, operations).await,
+            Some(operations) => {
+                batch(table, registry, endpoint, &ctx, session, &args, operations).await
+            }
             None => single(table, registry, endpoint, &ctx, session, &args).await,
         },
     };
@@ -47,9 +49,7 @@ fn respond(table: &Table, envelope: Value) -> CallToolResult {
         text = envelope.to_string();
     }
     let is_error = envelope["success"] == false
-        && !envelope["error"]["code"]
-            .as_str()
-            .is_some_and(recoverable);
+        && !envelope["error"]["code"].as_str().is_some_and(recoverable);
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.is_error = Some(is_error);
     result
@@ -94,11 +94,21 @@ fn check_payload(table: &Table, args: &Value) -> Result<(), AbilityError> {
     let limits = &table.config.limits;
     let size = args.to_string().len();
     if size > limits.max_request_size {
-        return Err(too_large("request_size", limits.max_request_size, size, "bytes"));
+        return Err(too_large(
+            "request_size",
+            limits.max_request_size,
+            size,
+            "bytes",
+        ));
     }
     fn walk(value: &Value, depth: usize, limits: &super::AqlLimits) -> Result<(), AbilityError> {
         if depth > limits.max_nesting_depth {
-            return Err(too_large("nesting_depth", limits.max_nesting_depth, depth, "levels"));
+            return Err(too_large(
+                "nesting_depth",
+                limits.max_nesting_depth,
+                depth,
+                "levels",
+            ));
         }
         match value {
             Value::String(s) if s.len() > limits.max_string_length => Err(too_large(
@@ -228,7 +238,9 @@ async fn operation(
         confirm(table, ctx, session, op, &gated, token.as_deref()).await?;
     }
     let Some(ability) = registry.at(op.ability) else {
-        return Err(AbilityError::internal("the operation table is inconsistent"));
+        return Err(AbilityError::internal(
+            "the operation table is inconsistent",
+        ));
     };
     let mut call_ctx = ctx.clone();
     if let Some(query) = &query {
@@ -309,7 +321,10 @@ fn reject_unknown(
 
 /// For UPDATE operations with fields, the changed fields arrive in `params.input`: check it
 /// and spread it into the ability's arguments beside the identifiers.
-fn update_args(op: &Operation, mut params: Map<String, Value>) -> Result<Map<String, Value>, AbilityError> {
+fn update_args(
+    op: &Operation,
+    mut params: Map<String, Value>,
+) -> Result<Map<String, Value>, AbilityError> {
     let Some(fields) = &op.update_fields else {
         return Ok(params);
     };
@@ -409,11 +424,14 @@ async fn confirm(
     let issued = table
         .confirmations
         .issue(session, &op.name, params, table.config.confirm_ttl)?;
-    Err(AbilityError::new(ErrorCode::ConfirmationRequired, format!(
-        "Operation '{}' is {}: retry with params._confirmation set to the token",
-        op.name,
-        op.danger.as_str()
-    ))
+    Err(AbilityError::new(
+        ErrorCode::ConfirmationRequired,
+        format!(
+            "Operation '{}' is {}: retry with params._confirmation set to the token",
+            op.name,
+            op.danger.as_str()
+        ),
+    )
     .with_details(json!({
         "operation": op.name,
         "danger_level": op.danger.as_str(),
@@ -441,30 +459,45 @@ async fn batch(
     };
     let extra: Vec<&String> = args
         .as_object()
-        .map(|a| a.keys().filter(|k| *k != "operations" && !k.starts_with('_')).collect())
+        .map(|a| {
+            a.keys()
+                .filter(|k| *k != "operations" && !k.starts_with('_'))
+                .collect()
+        })
         .unwrap_or_default();
     if !extra.is_empty() {
         return failure(&AbilityError::new(
             ErrorCode::ValidationUnknownParam,
             format!(
                 "A batch request holds only 'operations', not {}",
-                extra.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+                extra
+                    .iter()
+                    .map(|k| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         ));
     }
     let limit = table.config.limits.max_batch_operations;
     if items.len() > limit {
-        return failure(&too_large("batch_operations", limit, items.len(), "operations"));
+        return failure(&too_large(
+            "batch_operations",
+            limit,
+            items.len(),
+            "operations",
+        ));
     }
     let mut results = Vec::new();
     let (mut succeeded, mut failed) = (0, 0);
     for (index, item) in items.iter().enumerate() {
         let name = item.get("operation").cloned().unwrap_or(Value::Null);
         let envelope = match item.as_object() {
-            Some(request) => match operation(table, registry, endpoint, ctx, session, request).await {
-                Ok(data) => success(data),
-                Err(error) => failure(&error),
-            },
+            Some(request) => {
+                match operation(table, registry, endpoint, ctx, session, request).await {
+                    Ok(data) => success(data),
+                    Err(error) => failure(&error),
+                }
+            }
             None => failure(&AbilityError::new(
                 ErrorCode::ValidationInvalidType,
                 format!("Batch item {index} expected an object {{operation, params}}"),

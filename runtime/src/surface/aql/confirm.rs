@@ -159,9 +159,7 @@ fn canonical(value: &Value) -> Value {
 
 /// `2026-11-30T07:45:00Z` for a time.
 pub(crate) fn rfc3339(time: SystemTime) -> String {
-    let secs = time
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let days = i64::try_from(secs / 86_400).unwrap_or(0);
     let rest = secs % 86_400;
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
@@ -203,14 +201,27 @@ mod tests {
             .unwrap();
         assert!(issued.token.starts_with("conf_") && issued.token.len() == 48);
         let code = |r: Result<(), AbilityError>| r.unwrap_err().code().as_str().to_owned();
-        assert_eq!(code(tokens.redeem(2, &issued.token, "delete_todo", &p)), "TOKEN_INVALID");
+        assert_eq!(
+            code(tokens.redeem(2, &issued.token, "delete_todo", &p)),
+            "TOKEN_INVALID"
+        );
         assert_eq!(
             code(tokens.redeem(1, &issued.token, "delete_todo", &params(json!({"id": 4})))),
             "TOKEN_SCOPE_MISMATCH"
         );
-        assert!(tokens.redeem(1, &issued.token, "delete_todo", &same).is_ok());
-        assert_eq!(code(tokens.redeem(1, &issued.token, "delete_todo", &p)), "TOKEN_ALREADY_USED");
-        assert_eq!(code(tokens.redeem(1, "conf_nope", "delete_todo", &p)), "TOKEN_INVALID");
+        assert!(
+            tokens
+                .redeem(1, &issued.token, "delete_todo", &same)
+                .is_ok()
+        );
+        assert_eq!(
+            code(tokens.redeem(1, &issued.token, "delete_todo", &p)),
+            "TOKEN_ALREADY_USED"
+        );
+        assert_eq!(
+            code(tokens.redeem(1, "conf_nope", "delete_todo", &p)),
+            "TOKEN_INVALID"
+        );
     }
 
     #[test]

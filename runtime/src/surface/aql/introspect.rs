@@ -266,7 +266,8 @@ fn query_parameters(op: &Operation, items: &Map<String, Value>) -> Vec<Value> {
         .into_iter()
         .filter(|(name, _, _)| !declared.contains(name))
         .map(|(name, kind, description)| {
-            let mut info = json!({"name": name, "type": kind, "required": false, "description": description});
+            let mut info =
+                json!({"name": name, "type": kind, "required": false, "description": description});
             match name {
                 "limit" | "first" | "last" => {
                     info["minimum"] = json!(1);
@@ -303,7 +304,11 @@ fn sample(schema: &Value) -> Value {
     if let Some(default) = schema.get("default") {
         return default.clone();
     }
-    if let Some(first) = schema.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
+    if let Some(first) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
         return first.clone();
     }
     match type_of(schema).as_str() {
@@ -327,7 +332,11 @@ fn type_of(schema: &Value) -> String {
             .unwrap_or("null")
             .to_owned(),
         _ if schema.get("properties").is_some() => "object".into(),
-        _ => match schema.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
+        _ => match schema
+            .get("enum")
+            .and_then(Value::as_array)
+            .and_then(|e| e.first())
+        {
             Some(Value::String(_)) => "string".into(),
             Some(Value::Number(_)) => "number".into(),
             _ => "any".into(),
@@ -393,7 +402,8 @@ impl TypeDef {
     }
 
     fn detail(&self) -> Value {
-        let mut detail = json!({"name": self.name, "kind": self.kind, "description": self.description});
+        let mut detail =
+            json!({"name": self.name, "kind": self.kind, "description": self.description});
         match self.kind {
             "enum" => detail["values"] = json!(self.values),
             "object" => detail["fields"] = json!(self.fields),

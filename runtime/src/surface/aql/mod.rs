@@ -329,9 +329,7 @@ impl Table {
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&Operation> {
-        self.by_name
-            .get(name)
-            .and_then(|&i| self.operations.get(i))
+        self.by_name.get(name).and_then(|&i| self.operations.get(i))
     }
 
     /// The tool name of a family, or of the single endpoint.
@@ -355,16 +353,22 @@ impl Table {
         let mut tools = Vec::new();
         if matches!(self.config.mode, AqlMode::Single | AqlMode::All) {
             let endpoint = Endpoint::Single;
-            let description = "MCP-AQL endpoint for every operation of this server. Send {operation, params}. Discover operations with {\"operation\":\"introspect\",\"params\":{\"query\":\"operations\"}}, one operation's parameters with {\"query\":\"operations\",\"name\":\"<op>\"}. Batch: {\"operations\":[...]}.";
-            let annotations = annotations(false, true, false);
-            tools.push((self.tool(&endpoint, description.to_owned(), annotations), endpoint));
+            let description = "MCP-AQL endpoint: send {operation, params}. List operations: {\"operation\":\"introspect\",\"params\":{\"query\":\"operations\"}}; add \"name\":\"<op>\" for its parameters. Batch: {\"operations\":[...]}.";
+            let annotations = annotations(false, true);
+            tools.push((
+                self.tool(&endpoint, description.to_owned(), annotations),
+                endpoint,
+            ));
         }
         if matches!(self.config.mode, AqlMode::Semantic | AqlMode::All) {
             let read_tool = self.tool_name(&Endpoint::Family("read".into()));
             for family in &self.families {
                 let endpoint = Endpoint::Family(family.clone());
-                let ops: Vec<&Operation> =
-                    self.operations.iter().filter(|o| &o.family == family).collect();
+                let ops: Vec<&Operation> = self
+                    .operations
+                    .iter()
+                    .filter(|o| &o.family == family)
+                    .collect();
                 let read_only = ops.iter().all(|o| o.category == Semantic::Read);
                 let destructive = ops.iter().any(|o| {
                     matches!(
@@ -373,14 +377,14 @@ impl Table {
                     )
                 });
                 let description = if family == "read" {
-                    "MCP-AQL READ operations. Send {operation, params}. Discover every operation with {\"operation\":\"introspect\",\"params\":{\"query\":\"operations\"}}; one operation's parameters with {\"query\":\"operations\",\"name\":\"<op>\"}.".to_owned()
+                    "MCP-AQL READ operations: send {operation, params}. List every operation: {\"operation\":\"introspect\",\"params\":{\"query\":\"operations\"}}; add \"name\":\"<op>\" for its parameters.".to_owned()
                 } else {
                     format!(
-                        "MCP-AQL {} operations. Send {{operation, params}}. Discover them with introspect on {read_tool}.",
+                        "MCP-AQL {} operations: send {{operation, params}}. List them with introspect on {read_tool}.",
                         family.to_uppercase()
                     )
                 };
-                let annotations = annotations(read_only, destructive, read_only);
+                let annotations = annotations(read_only, destructive);
                 tools.push((self.tool(&endpoint, description, annotations), endpoint));
             }
         }
@@ -391,15 +395,10 @@ impl Table {
         let input = json!({
             "type": "object",
             "properties": {
-                "operation": {"type": "string", "description": "The operation, e.g. introspect."},
-                "params": {"type": "object", "additionalProperties": true},
-                "operations": {
-                    "type": "array",
-                    "items": {"type": "object"},
-                    "description": "A batch: [{operation, params}, ...] instead of operation."
-                }
-            },
-            "additionalProperties": true
+                "operation": {"type": "string"},
+                "params": {"type": "object"},
+                "operations": {"type": "array", "items": {"type": "object"}}
+            }
         });
         let input = match input {
             Value::Object(map) => map,
@@ -410,12 +409,11 @@ impl Table {
     }
 }
 
-fn annotations(read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations {
+/// The two hints the draft asks for, set to the riskiest operation of the tool.
+fn annotations(read_only: bool, destructive: bool) -> ToolAnnotations {
     ToolAnnotations::new()
         .read_only(read_only)
         .destructive(destructive)
-        .idempotent(idempotent)
-        .open_world(false)
 }
 
 fn operation(name: String, index: usize, ability: &Ability, config: &Aql) -> Operation {
@@ -523,7 +521,10 @@ mod tests {
 
     #[test]
     fn operation_names_are_snake_case() {
-        assert_eq!(operation_name("my-plugin/count-posts"), "my_plugin_count_posts");
+        assert_eq!(
+            operation_name("my-plugin/count-posts"),
+            "my_plugin_count_posts"
+        );
         assert_eq!(operation_name("list_todos"), "list_todos");
         assert_eq!(operation_name("Users/Display.Name"), "users_display_name");
         assert_eq!(operation_name("--a//b--"), "a_b");

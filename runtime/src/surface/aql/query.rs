@@ -197,7 +197,10 @@ pub(crate) struct State {
 ///     n: u64,
 /// }
 /// ```
-#[derive(Clone, Debug)]
+///
+/// `CollectionQuery::default()` is the empty query, for calling such a handler's helpers from
+/// elsewhere.
+#[derive(Clone, Debug, Default)]
 pub struct CollectionQuery(Option<Arc<State>>);
 
 impl CollectionQuery {
@@ -283,9 +286,12 @@ fn uint(params: &Map<String, Value>, key: &str) -> Result<Option<u64>, AbilityEr
 fn cursor(params: &Map<String, Value>, key: &str) -> Result<Option<u64>, AbilityError> {
     match params.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => decode_cursor(text)
-            .map(Some)
-            .ok_or_else(|| invalid(key, format!("Parameter '{key}' is not a cursor this server issued"))),
+        Some(Value::String(text)) => decode_cursor(text).map(Some).ok_or_else(|| {
+            invalid(
+                key,
+                format!("Parameter '{key}' is not a cursor this server issued"),
+            )
+        }),
         Some(_) => Err(invalid_type(key, "string")),
     }
 }
@@ -299,7 +305,11 @@ fn decode_cursor(text: &str) -> Option<u64> {
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(text)
         .ok()?;
-    String::from_utf8(bytes).ok()?.strip_prefix("o:")?.parse().ok()
+    String::from_utf8(bytes)
+        .ok()?
+        .strip_prefix("o:")?
+        .parse()
+        .ok()
 }
 
 /// Parse the query parameters in `params` (taking them out), for items shaped by `items`.
@@ -314,19 +324,26 @@ pub(crate) fn parse(
         Some(Value::Object(conditions)) => {
             for (field, value) in conditions {
                 if !known_field(items, computed, &field) {
-                    return Err(invalid(
-                        "filter",
-                        format!("Unknown filter field '{field}'"),
-                    ));
+                    return Err(invalid("filter", format!("Unknown filter field '{field}'")));
                 }
                 match value {
-                    Value::Object(ops) if !ops.is_empty() && ops.keys().all(|k| FilterOp::parse(k).is_some()) => {
+                    Value::Object(ops)
+                        if !ops.is_empty() && ops.keys().all(|k| FilterOp::parse(k).is_some()) =>
+                    {
                         for (op, value) in ops {
                             let op = FilterOp::parse(&op).unwrap_or(FilterOp::Eq);
-                            filter.push(Condition { field: field.clone(), op, value });
+                            filter.push(Condition {
+                                field: field.clone(),
+                                op,
+                                value,
+                            });
                         }
                     }
-                    value => filter.push(Condition { field, op: FilterOp::Eq, value }),
+                    value => filter.push(Condition {
+                        field,
+                        op: FilterOp::Eq,
+                        value,
+                    }),
                 }
             }
         }
@@ -512,14 +529,18 @@ fn parse_aggregate(
             other => {
                 return Err(invalid(
                     "aggregate",
-                    format!("Unknown aggregate function '{other}': use count, group_by, sum, avg, min or max"),
+                    format!(
+                        "Unknown aggregate function '{other}': use count, group_by, sum, avg, min or max"
+                    ),
                 ));
             }
         };
         if function.replace(next).is_some() {
             return Err(invalid(
                 "aggregate",
-                format!("Aggregate '{label}' has more than one function: use one label per function"),
+                format!(
+                    "Aggregate '{label}' has more than one function: use one label per function"
+                ),
             ));
         }
     }
@@ -531,9 +552,7 @@ fn parse_aggregate(
 }
 
 fn valid_path(path: &str) -> bool {
-    let path = path
-        .strip_prefix("_computed.")
-        .map_or(path, |rest| rest);
+    let path = path.strip_prefix("_computed.").map_or(path, |rest| rest);
     !path.is_empty()
         && path.split('.').all(|segment| {
             segment.starts_with(|c: char| c.is_ascii_lowercase())
@@ -584,7 +603,11 @@ pub(crate) fn apply(
                     (_, None | Some(Value::Null)) => return Ordering::Less,
                     (Some(x), Some(y)) => compare(x, y).unwrap_or(Ordering::Equal),
                 };
-                let order = if key.descending { order.reverse() } else { order };
+                let order = if key.descending {
+                    order.reverse()
+                } else {
+                    order
+                };
                 if order != Ordering::Equal {
                     return order;
                 }
@@ -604,7 +627,9 @@ pub(crate) fn apply(
     if spec.include_items {
         let total = items.len() as u64;
         let (start, end) = match spec.page {
-            Page::Offset { limit, offset } => (offset.min(total), offset.saturating_add(limit).min(total)),
+            Page::Offset { limit, offset } => {
+                (offset.min(total), offset.saturating_add(limit).min(total))
+            }
             Page::Forward { first, after } => {
                 let start = after.map_or(0, |a| a.saturating_add(1)).min(total);
                 (start, start.saturating_add(first).min(total))
@@ -847,14 +872,20 @@ mod tests {
     #[test]
     fn cursors_walk_forward_and_back() {
         let first = run(json!({"first": 2})).unwrap();
-        assert_eq!(first["items"], json!([
-            {"id": 1, "title": "a", "priority": "high", "size": 10},
-            {"id": 2, "title": "b", "priority": "low", "size": 20}
-        ]));
+        assert_eq!(
+            first["items"],
+            json!([
+                {"id": 1, "title": "a", "priority": "high", "size": 10},
+                {"id": 2, "title": "b", "priority": "low", "size": 20}
+            ])
+        );
         assert_eq!(first["pageInfo"]["hasNextPage"], true);
         let end = first["pageInfo"]["endCursor"].clone();
         let next = run(json!({"first": 2, "after": end, "fields": "minimal"})).unwrap();
-        assert_eq!(next["items"], json!([{"id": 3, "title": "c"}, {"id": 4, "title": "d"}]));
+        assert_eq!(
+            next["items"],
+            json!([{"id": 3, "title": "c"}, {"id": 4, "title": "d"}])
+        );
         assert_eq!(next["pageInfo"]["hasNextPage"], false);
         assert_eq!(next["pageInfo"]["hasPreviousPage"], true);
         let before = next["pageInfo"]["startCursor"].clone();
@@ -872,13 +903,16 @@ mod tests {
             "largest": {"max": "size"}
         }}))
         .unwrap();
-        assert_eq!(out, json!({"aggregations": {
-            "total": 4,
-            "by_priority": {"high": 2, "low": 2},
-            "size_by_priority": {"high": 40, "low": 25},
-            "average": 16.25,
-            "largest": 30
-        }}));
+        assert_eq!(
+            out,
+            json!({"aggregations": {
+                "total": 4,
+                "by_priority": {"high": 2, "low": 2},
+                "size_by_priority": {"high": 40, "low": 25},
+                "average": 16.25,
+                "largest": 30
+            }})
+        );
     }
 
     #[test]
@@ -887,10 +921,19 @@ mod tests {
             (json!({"first": 1, "last": 1}), "VALIDATION_INVALID_TYPE"),
             (json!({"after": "x"}), "VALIDATION_INVALID_VALUE"),
             (json!({"limit": 1, "first": 1}), "VALIDATION_INVALID_TYPE"),
-            (json!({"filter": {"colour": "red"}}), "VALIDATION_INVALID_VALUE"),
-            (json!({"sort": {"field": "id", "order": "up"}}), "VALIDATION_INVALID_VALUE"),
+            (
+                json!({"filter": {"colour": "red"}}),
+                "VALIDATION_INVALID_VALUE",
+            ),
+            (
+                json!({"sort": {"field": "id", "order": "up"}}),
+                "VALIDATION_INVALID_VALUE",
+            ),
             (json!({"fields": "tiny"}), "VALIDATION_INVALID_VALUE"),
-            (json!({"aggregate": {"x": {"median": "size"}}}), "VALIDATION_INVALID_VALUE"),
+            (
+                json!({"aggregate": {"x": {"median": "size"}}}),
+                "VALIDATION_INVALID_VALUE",
+            ),
             (json!({"limit": -1}), "VALIDATION_INVALID_TYPE"),
         ] {
             let error = run(params.clone()).unwrap_err();

@@ -1,0 +1,243 @@
+//! The seeds' WordPress walkthrough: posts on SQLite and the abilities over them. Shared by
+//! the `site` and `token_report` examples.
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use abilities::{AbilityError, State, ability};
+use rusqlite::{Connection, OptionalExtension, params};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A kind of content.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum PostType {
+    Post,
+    Page,
+    Attachment,
+}
+
+impl PostType {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Post => "post",
+            Self::Page => "page",
+            Self::Attachment => "attachment",
+        }
+    }
+}
+
+/// Publication status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Draft,
+    Publish,
+}
+
+impl Status {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Draft => "draft",
+            Self::Publish => "publish",
+        }
+    }
+}
+
+/// A post as the site stores it.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+struct Post {
+    id: i64,
+    post_type: String,
+    title: String,
+    content: String,
+    status: String,
+}
+
+/// The site's database.
+pub(crate) struct Db(Mutex<Connection>);
+
+impl Db {
+    pub(crate) fn open(path: &Path) -> rusqlite::Result<Self> {
+        let conn = Connection::open(path)?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             CREATE TABLE IF NOT EXISTS posts (
+                 id INTEGER PRIMARY KEY AUTOINCREMENT,
+                 post_type TEXT NOT NULL,
+                 title TEXT NOT NULL,
+                 content TEXT NOT NULL,
+                 status TEXT NOT NULL
+             );",
+        )?;
+        let count: i64 = conn.query_row("SELECT COUNT(*) FROM posts", [], |r| r.get(0))?;
+        if count == 0 {
+            let seed = [
+                ("post", "Hello world", "publish"),
+                ("post", "Second thoughts", "publish"),
+                ("post", "Unfinished", "draft"),
+                ("page", "About", "publish"),
+                ("attachment", "logo.png", "publish"),
+            ];
+            for (post_type, title, status) in seed {
+                conn.execute(
+                    "INSERT INTO posts (post_type, title, content, status) VALUES (?1, ?2, ?3, ?4)",
+                    params![post_type, title, format!("{title}, in full."), status],
+                )?;
+            }
+        }
+        Ok(Self(Mutex::new(conn)))
+    }
+
+    fn conn(&self) -> Result<MutexGuard<'_, Connection>, AbilityError> {
+        self.0
+            .lock()
+            .map_err(|_| AbilityError::internal("the database is unavailable"))
+    }
+}
+
+fn db_error(error: rusqlite::Error) -> AbilityError {
+    tracing::error!(%error, "database error");
+    AbilityError::internal("the database failed")
+}
+
+fn read_post(row: &rusqlite::Row<'_>) -> rusqlite::Result<Post> {
+    Ok(Post {
+        id: row.get(0)?,
+        post_type: row.get(1)?,
+        title: row.get(2)?,
+        content: row.get(3)?,
+        status: row.get(4)?,
+    })
+}
+
+/// Count published posts of one type.
+#[ability(
+    semantic = "READ",
+    flatten,
+    name = "my-plugin/count-posts",
+    category = "site"
+)]
+fn count_posts(db: State<Db>, post_type: PostType) -> Result<u64, AbilityError> {
+    let conn = db.conn()?;
+    let count: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM posts WHERE post_type = ?1 AND status = 'publish'",
+            [post_type.as_str()],
+            |r| r.get(0),
+        )
+        .map_err(db_error)?;
+    Ok(count.unsigned_abs())
+}
+
+/// Get one post by id.
+#[ability(semantic = "READ", title = "Get post", category = "posts")]
+fn wp_get_post(
+    db: State<Db>,
+    #[param(description = "The post id.")] id: i64,
+) -> Result<Post, AbilityError> {
+    let conn = db.conn()?;
+    conn.query_row(
+        "SELECT id, post_type, title, content, status FROM posts WHERE id = ?1",
+        [id],
+        read_post,
+    )
+    .optional()
+    .map_err(db_error)?
+    .ok_or_else(|| {
+        AbilityError::not_found(format!("post {id} does not exist"))
+            .with_details(serde_json::json!({"resource_type": "post", "resource_id": id}))
+    })
+}
+
+/// List posts, newest first.
+#[ability(semantic = "READ", title = "List posts", category = "posts")]
+fn wp_list_posts(
+    db: State<Db>,
+    #[param(description = "Only posts of this type.")] post_type: Option<PostType>,
+    #[param(description = "Only posts with this status.")] status: Option<Status>,
+    #[param(description = "At most this many posts (1-100).", default = 10)] limit: u8,
+) -> Result<Vec<Post>, AbilityError> {
+    let limit = limit.clamp(1, 100);
+    let conn = db.conn()?;
+    let mut statement = conn
+        .prepare(
+            "SELECT id, post_type, title, content, status FROM posts
+             WHERE (?1 IS NULL OR post_type = ?1) AND (?2 IS NULL OR status = ?2)
+             ORDER BY id DESC LIMIT ?3",
+        )
+        .map_err(db_error)?;
+    let rows = statement
+        .query_map(
+            params![
+                post_type.map(PostType::as_str),
+                status.map(Status::as_str),
+                limit
+            ],
+            read_post,
+        )
+        .map_err(db_error)?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(db_error)
+}
+
+/// Create a post. With `dry_run`, validate and return the would-be post without saving it.
+#[ability(semantic = "CREATE", title = "Create post", category = "posts")]
+fn wp_create_post(
+    db: State<Db>,
+    #[param(description = "The title.")] title: String,
+    #[param(description = "The body.", default = String::new())] content: String,
+    #[param(description = "Publish now, or keep as a draft.", default = Status::Draft)]
+    status: Status,
+    #[param(description = "Only validate; save nothing.", default = false)] dry_run: bool,
+) -> Result<Post, AbilityError> {
+    let title = title.trim().to_owned();
+    if title.is_empty() {
+        return Err(AbilityError::invalid("the title cannot be empty"));
+    }
+    let mut post = Post {
+        id: 0,
+        post_type: "post".into(),
+        title,
+        content,
+        status: status.as_str().into(),
+    };
+    if dry_run {
+        return Ok(post);
+    }
+    let conn = db.conn()?;
+    conn.execute(
+        "INSERT INTO posts (post_type, title, content, status) VALUES ('post', ?1, ?2, ?3)",
+        params![post.title, post.content, post.status],
+    )
+    .map_err(db_error)?;
+    post.id = conn.last_insert_rowid();
+    Ok(post)
+}
+
+/// What a deletion reports.
+#[derive(Serialize, JsonSchema)]
+struct Deleted {
+    deleted: bool,
+}
+
+/// Delete a post for good.
+#[ability(
+    semantic = "DELETE",
+    title = "Delete post",
+    category = "posts",
+    permission = "posts:delete"
+)]
+fn wp_delete_post(
+    db: State<Db>,
+    #[param(description = "The post id.")] id: i64,
+) -> Result<Deleted, AbilityError> {
+    let conn = db.conn()?;
+    match conn
+        .execute("DELETE FROM posts WHERE id = ?1", [id])
+        .map_err(db_error)?
+    {
+        0 => Err(AbilityError::not_found(format!("post {id} does not exist"))),
+        _ => Ok(Deleted { deleted: true }),
+    }
+}

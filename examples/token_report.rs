@@ -1,0 +1,156 @@
+// cargo run --example token_report
+//! How many tokens each surface's `tools/list` costs a model: the `site` and `todo` examples
+//! and a 45-operation fixture, in native, MCP-AQL CRUDE and MCP-AQL single modes, counted
+//! with the o200k_base tokenizer on the exact JSON a client receives.
+//!
+//! Exits non-zero when the fixture misses a budget: single mode at most 3% of native, CRUDE
+//! at most 15%.
+
+#[path = "shared/site.rs"]
+#[allow(dead_code, reason = "only the abilities are listed here")]
+mod site;
+#[path = "shared/todo.rs"]
+#[allow(dead_code, reason = "only the abilities are listed here")]
+mod todo;
+
+use std::process::ExitCode;
+
+use abilities::rmcp::model::ListToolsResult;
+use abilities::{Registry, Server, Surface};
+
+/// Forty-five operations of a typical business back end.
+mod fixture {
+    use abilities::ability;
+    use serde_json::{Value, json};
+
+    macro_rules! operations {
+        ($($name:tt $semantic:tt $description:tt ($($param:ident : $ty:ty = $doc:tt),*);)*) => {$(
+            #[ability(semantic = $semantic, name = $name, description = $description)]
+            #[allow(unused_variables, reason = "a fixture: only the schema matters")]
+            fn handler($(#[param(description = $doc)] $param: $ty),*) -> Value {
+                json!({})
+            }
+        )*};
+    }
+
+    macro_rules! module_per_operation {
+        ($($module:ident: $name:tt $semantic:tt $description:tt ($($param:ident : $ty:ty = $doc:tt),*);)*) => {$(
+            mod $module {
+                use super::*;
+                operations! { $name $semantic $description ($($param: $ty = $doc),*); }
+            }
+        )*};
+    }
+
+    module_per_operation! {
+        list_contacts: "crm/list-contacts" "READ" "List contacts, newest first." (company: Option<String> = "Only contacts of this company.", tag: Option<String> = "Only contacts with this tag.");
+        get_contact: "crm/get-contact" "READ" "Get one contact with its notes." (id: u64 = "The contact id.");
+        create_contact: "crm/create-contact" "CREATE" "Add a contact." (name: String = "Full name.", email: String = "Email address.", company: Option<String> = "Company name.");
+        update_contact: "crm/update-contact" "UPDATE" "Change a contact's details." (id: u64 = "The contact id.", email: Option<String> = "New email address.", phone: Option<String> = "New phone number.");
+        delete_contact: "crm/delete-contact" "DELETE" "Delete a contact and its notes." (id: u64 = "The contact id.");
+        list_companies: "crm/list-companies" "READ" "List companies." (industry: Option<String> = "Only this industry.");
+        get_company: "crm/get-company" "READ" "Get one company with its contacts." (id: u64 = "The company id.");
+        create_company: "crm/create-company" "CREATE" "Add a company." (name: String = "Company name.", domain: Option<String> = "Web domain.");
+        merge_companies: "crm/merge-companies" "EXECUTE" "Merge two companies into one." (keep: u64 = "The company that remains.", merge: u64 = "The company merged into it.");
+        list_deals: "sales/list-deals" "READ" "List deals by stage." (stage: Option<String> = "Only this pipeline stage.", owner: Option<String> = "Only deals of this owner.");
+        get_deal: "sales/get-deal" "READ" "Get one deal." (id: u64 = "The deal id.");
+        create_deal: "sales/create-deal" "CREATE" "Open a deal." (title: String = "Deal title.", value: f64 = "Expected value.", contact: u64 = "The contact id.");
+        move_deal: "sales/move-deal" "UPDATE" "Move a deal to another stage." (id: u64 = "The deal id.", stage: String = "The new stage.");
+        close_deal: "sales/close-deal" "EXECUTE" "Close a deal as won or lost." (id: u64 = "The deal id.", won: bool = "Whether it was won.");
+        forecast: "sales/forecast" "READ" "Forecast revenue for a quarter." (quarter: String = "Like 2026-Q4.");
+        list_invoices: "billing/list-invoices" "READ" "List invoices." (status: Option<String> = "Only this status.", customer: Option<u64> = "Only this customer.");
+        get_invoice: "billing/get-invoice" "READ" "Get one invoice with its lines." (id: u64 = "The invoice id.");
+        create_invoice: "billing/create-invoice" "CREATE" "Draft an invoice." (customer: u64 = "The customer id.", due_days: u32 = "Days until due.");
+        add_invoice_line: "billing/add-invoice-line" "UPDATE" "Add a line to a draft invoice." (id: u64 = "The invoice id.", item: String = "What is billed.", amount: f64 = "Line amount.");
+        send_invoice: "billing/send-invoice" "EXECUTE" "Send an invoice to its customer." (id: u64 = "The invoice id.");
+        void_invoice: "billing/void-invoice" "DELETE" "Void an invoice." (id: u64 = "The invoice id.", reason: String = "Why.");
+        record_payment: "billing/record-payment" "CREATE" "Record a payment." (invoice: u64 = "The invoice id.", amount: f64 = "Amount paid.");
+        refund_payment: "billing/refund-payment" "EXECUTE" "Refund a payment." (id: u64 = "The payment id.", amount: Option<f64> = "Partial amount; all by default.");
+        list_products: "catalog/list-products" "READ" "List products." (category: Option<String> = "Only this category.", in_stock: Option<bool> = "Only products in stock.");
+        get_product: "catalog/get-product" "READ" "Get one product." (sku: String = "The SKU.");
+        create_product: "catalog/create-product" "CREATE" "Add a product." (sku: String = "The SKU.", name: String = "Product name.", price: f64 = "Unit price.");
+        update_price: "catalog/update-price" "UPDATE" "Change a product's price." (sku: String = "The SKU.", price: f64 = "New unit price.");
+        archive_product: "catalog/archive-product" "DELETE" "Archive a product." (sku: String = "The SKU.");
+        adjust_stock: "inventory/adjust-stock" "UPDATE" "Adjust stock on hand." (sku: String = "The SKU.", delta: i64 = "Units added (negative: removed).", warehouse: String = "Warehouse code.");
+        stock_levels: "inventory/stock-levels" "READ" "Stock on hand per warehouse." (sku: Option<String> = "Only this SKU.");
+        transfer_stock: "inventory/transfer-stock" "EXECUTE" "Move stock between warehouses." (sku: String = "The SKU.", units: u32 = "Units moved.", from: String = "Source warehouse.", to: String = "Target warehouse.");
+        list_orders: "orders/list-orders" "READ" "List orders." (status: Option<String> = "Only this status.", since: Option<String> = "Placed on or after this date.");
+        get_order: "orders/get-order" "READ" "Get one order." (id: u64 = "The order id.");
+        create_order: "orders/create-order" "CREATE" "Place an order." (customer: u64 = "The customer id.", skus: Vec<String> = "What is ordered.");
+        cancel_order: "orders/cancel-order" "DELETE" "Cancel an order." (id: u64 = "The order id.", reason: String = "Why.");
+        ship_order: "orders/ship-order" "EXECUTE" "Ship an order." (id: u64 = "The order id.", carrier: String = "Carrier code.");
+        list_tickets: "support/list-tickets" "READ" "List support tickets." (status: Option<String> = "Only this status.", assignee: Option<String> = "Only this assignee.");
+        get_ticket: "support/get-ticket" "READ" "Get one ticket with its thread." (id: u64 = "The ticket id.");
+        open_ticket: "support/open-ticket" "CREATE" "Open a ticket." (subject: String = "Subject.", body: String = "What happened.", contact: u64 = "The contact id.");
+        reply_ticket: "support/reply-ticket" "UPDATE" "Reply on a ticket." (id: u64 = "The ticket id.", body: String = "The reply.");
+        close_ticket: "support/close-ticket" "EXECUTE" "Close a ticket." (id: u64 = "The ticket id.");
+        list_users: "admin/list-users" "READ" "List staff accounts." (role: Option<String> = "Only this role.");
+        invite_user: "admin/invite-user" "CREATE" "Invite a staff member." (email: String = "Email address.", role: String = "Role to grant.");
+        remove_user: "admin/remove-user" "DELETE" "Remove a staff account." (id: u64 = "The user id.");
+        audit_log: "admin/audit-log" "READ" "Read the audit log." (since: Option<String> = "From this date.", actor: Option<String> = "Only this actor.");
+    }
+}
+
+/// The `tools/list` result JSON of `surface` over `registry`, and its o200k_base tokens.
+fn measure(
+    bpe: &tiktoken_rs::CoreBPE,
+    registry: Registry,
+    surface: Surface,
+) -> Result<(usize, usize), Box<dyn std::error::Error>> {
+    let server = Server::builder()
+        .registry(registry)
+        .surface(surface)
+        .build()?;
+    let json = serde_json::to_string(&ListToolsResult::with_all_items(server.tools().to_vec()))?;
+    Ok((
+        server.tools().len(),
+        bpe.encode_with_special_tokens(&json).len(),
+    ))
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<bool, Box<dyn std::error::Error>> {
+    let bpe = tiktoken_rs::o200k_base()?;
+    let servers = [
+        ("site", "token_report::site"),
+        ("todo", "token_report::todo"),
+        ("fixture (45 ops)", "token_report::fixture"),
+    ];
+    println!("| server | operations | native tokens | CRUDE tokens (tools) | single tokens |");
+    println!("|---|---|---|---|---|");
+    let mut within = true;
+    for (label, module) in servers {
+        let operations = Registry::collect_in(module)?.len();
+        let (_, native) = measure(&bpe, Registry::collect_in(module)?, Surface::Native)?;
+        let (tools, crude) = measure(&bpe, Registry::collect_in(module)?, Surface::aql_crude())?;
+        let (_, single) = measure(&bpe, Registry::collect_in(module)?, Surface::aql_single())?;
+        let pct = |n: usize| 100.0 * n as f64 / native as f64;
+        println!(
+            "| {label} | {operations} | {native} | {crude} ({tools}), {:.1}% | {single}, {:.1}% |",
+            pct(crude),
+            pct(single)
+        );
+        if module.ends_with("fixture") {
+            within = pct(single) <= 3.0 && pct(crude) <= 15.0;
+        }
+    }
+    println!();
+    if within {
+        println!("budgets met: single mode <= 3% and CRUDE <= 15% of native for the fixture");
+    } else {
+        println!(
+            "BUDGET MISSED: single mode must be <= 3% and CRUDE <= 15% of native for the fixture"
+        );
+    }
+    Ok(within)
+}
