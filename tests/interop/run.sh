@@ -18,7 +18,7 @@ if ! cmp -s "$here/package.json" "$work/node/package.json" || [ ! -d "$work/node
   cp "$here/package.json" "$work/node/package.json"
   (cd "$work/node" && npm install --no-audit --no-fund --loglevel=error)
 fi
-cp "$here/ts_client.mjs" "$here/ts_surfaces.mjs" "$work/node/"
+cp "$here/ts_client.mjs" "$here/ts_surfaces.mjs" "$here/ts_aql.mjs" "$work/node/"
 if ! "$work/venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "2.3.0")' 2>/dev/null; then
   python3 -m venv "$work/venv"
   "$work/venv/bin/pip" install --quiet --disable-pip-version-check 'mcp==2.3.0'
@@ -30,7 +30,7 @@ if ! cmp -s "$here/conformance/package.json" "$work/conformance/package.json" ||
   (cd "$work/conformance" && npm install --no-audit --no-fund --loglevel=error)
 fi
 
-(cd "$root" && cargo build --quiet --example site --example conformance)
+(cd "$root" && cargo build --quiet --example site --example todo --example conformance)
 site="$root/target/debug/examples/site"
 tmp=$(mktemp -d)
 pids=()
@@ -76,6 +76,7 @@ stdio=("$site" --db "$tmp/stdio.db")
 run "ts sdk, stdio" node "$work/node/ts_client.mjs" "$expect" stdio "${stdio[@]}"
 run "ts sdk, http" node "$work/node/ts_client.mjs" "$expect" http "$url"
 run "ts sdk, meta and standard surfaces" node "$work/node/ts_surfaces.mjs" "$expect" "$surfaces_base"
+run "ts sdk, mcp-aql (todo, stdio)" node "$work/node/ts_aql.mjs" "$root/target/debug/examples/todo" --mode aql-single --db "$tmp/todo.db"
 run "python sdk (initialize), stdio" "$work/venv/bin/python" "$here/py_client.py" "$expect" legacy stdio "${stdio[@]}"
 run "python sdk (initialize), http" "$work/venv/bin/python" "$here/py_client.py" "$expect" legacy http "$url"
 run "python sdk (server/discover), stdio" "$work/venv/bin/python" "$here/py_client.py" "$expect" auto stdio "${stdio[@]}"
