@@ -1,14 +1,24 @@
 //! Per-call overhead of the pipeline (normalize, validate, unwrap, call, wrap) against calling
-//! the bare function, for a flattened and an object ability, with valid and invalid input.
+//! the bare function, for a flattened and an object ability, with valid and invalid input; and
+//! a whole `tools/call` handler (abilities' against an rmcp `#[tool]` one doing the same work),
+//! invoked in process without a transport.
 //!
-//! Run: `cargo bench --bench pipeline`. The handlers are synchronous, so each call future
-//! completes on its first poll and no async runtime is measured.
+//! Run: `cargo bench --bench pipeline`. The handlers are synchronous, so each pipeline call
+//! completes on its first poll; the handler group runs each call on a current-thread runtime,
+//! the same for both.
 
 use std::hint::black_box;
 
-use abilities::{Context, Registry, ability};
+mod common;
+
+use abilities::{Context, Registry, Server, ability};
+use common::peer;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_util::FutureExt;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{CallToolRequestParams, ServerCapabilities, ServerConfig};
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -137,5 +147,81 @@ fn pipeline(c: &mut Criterion) {
     object.finish();
 }
 
-criterion_group!(benches, pipeline);
+/// The flattened tool, written by hand with rmcp's macros.
+#[derive(Clone)]
+struct RmcpCount {
+    tool_router: ToolRouter<Self>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct CountArgs {
+    input: PostType,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Count {
+    result: u64,
+}
+
+#[tool_router]
+impl RmcpCount {
+    /// Count published posts of one type.
+    #[tool(name = "my-plugin-count-posts")]
+    async fn count_posts(
+        &self,
+        Parameters(CountArgs { input }): Parameters<CountArgs>,
+    ) -> Json<Count> {
+        Json(Count {
+            result: count_posts(input),
+        })
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for RmcpCount {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
+fn handler(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("runtime: {e}"));
+    let server = Server::builder()
+        .build()
+        .unwrap_or_else(|e| panic!("server: {e}"));
+    let ours = server.handler(None);
+    let theirs = RmcpCount {
+        tool_router: RmcpCount::tool_router(),
+    };
+    let ours_peer = rt.block_on(peer(ours.clone()));
+    let theirs_peer = rt.block_on(peer(theirs.clone()));
+    let params = || -> CallToolRequestParams {
+        serde_json::from_value(
+            json!({"name": "my-plugin-count-posts", "arguments": {"input": "post"}}),
+        )
+        .unwrap_or_else(|e| panic!("params: {e}"))
+    };
+
+    let mut group = c.benchmark_group("tools/call handler");
+    group.bench_function("abilities", |b| {
+        b.iter(|| {
+            let ctx = common::request(&ours_peer);
+            rt.block_on(ServerHandler::call_tool(&ours, black_box(params()), ctx))
+                .map(black_box)
+        })
+    });
+    group.bench_function("rmcp_tool", |b| {
+        b.iter(|| {
+            let ctx = common::request(&theirs_peer);
+            rt.block_on(ServerHandler::call_tool(&theirs, black_box(params()), ctx))
+                .map(black_box)
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, pipeline, handler);
 criterion_main!(benches);

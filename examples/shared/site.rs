@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 /// A kind of content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-enum PostType {
+pub(crate) enum PostType {
     Post,
     Page,
     Attachment,
@@ -90,6 +90,19 @@ impl Db {
         Ok(Self(Mutex::new(conn)))
     }
 
+    /// Published posts of one type.
+    pub(crate) fn count(&self, post_type: PostType) -> Result<u64, AbilityError> {
+        let conn = self.conn()?;
+        let count: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM posts WHERE post_type = ?1 AND status = 'publish'",
+                [post_type.as_str()],
+                |r| r.get(0),
+            )
+            .map_err(db_error)?;
+        Ok(count.unsigned_abs())
+    }
+
     fn conn(&self) -> Result<MutexGuard<'_, Connection>, AbilityError> {
         self.0
             .lock()
@@ -120,15 +133,7 @@ fn read_post(row: &rusqlite::Row<'_>) -> rusqlite::Result<Post> {
     category = "site"
 )]
 fn count_posts(db: State<Db>, post_type: PostType) -> Result<u64, AbilityError> {
-    let conn = db.conn()?;
-    let count: i64 = conn
-        .query_row(
-            "SELECT COUNT(*) FROM posts WHERE post_type = ?1 AND status = 'publish'",
-            [post_type.as_str()],
-            |r| r.get(0),
-        )
-        .map_err(db_error)?;
-    Ok(count.unsigned_abs())
+    db.count(post_type)
 }
 
 /// Get one post by id.

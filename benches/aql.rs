@@ -1,0 +1,111 @@
+//! MCP-AQL costs: `introspect` (the operation list and one operation's detail) and a batch of
+//! 100 operations, each a whole `tools/call` through the handler, in process.
+//!
+//! Run: `cargo bench --bench aql`.
+
+mod common;
+
+use std::hint::black_box;
+use std::sync::Mutex;
+
+use abilities::rmcp::model::{CallToolRequestParams, CallToolResponse};
+use abilities::{AbilityError, Server, State, Surface, ability};
+use criterion::{Criterion, criterion_group, criterion_main};
+use rmcp::ServerHandler;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+#[derive(Clone, Serialize, JsonSchema)]
+struct Note {
+    id: u64,
+    text: String,
+    pinned: bool,
+}
+
+struct Notes(Mutex<Vec<Note>>);
+
+/// List notes.
+#[ability(semantic = "READ")]
+fn list_notes(notes: State<Notes>) -> Vec<Note> {
+    notes.0.0.lock().map(|n| n.clone()).unwrap_or_default()
+}
+
+/// Get one note.
+#[ability(semantic = "READ")]
+fn get_note(id: u64, notes: State<Notes>) -> Result<Note, AbilityError> {
+    notes
+        .0
+        .0
+        .lock()
+        .ok()
+        .and_then(|n| n.iter().find(|n| n.id == id).cloned())
+        .ok_or_else(|| AbilityError::not_found(format!("no note {id}")))
+}
+
+/// Pin or unpin a note.
+#[ability(semantic = "UPDATE")]
+fn update_note(id: u64, pinned: Option<bool>, text: Option<String>) -> bool {
+    let _ = (id, pinned, text);
+    true
+}
+
+fn params(args: Value) -> CallToolRequestParams {
+    serde_json::from_value(json!({"name": "mcp_aql", "arguments": args}))
+        .unwrap_or_else(|e| panic!("params: {e}"))
+}
+
+fn aql(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("runtime: {e}"));
+    let notes = (0..50)
+        .map(|id| Note {
+            id,
+            text: format!("note {id}"),
+            pinned: id % 3 == 0,
+        })
+        .collect();
+    let server = Server::builder()
+        .state(Notes(Mutex::new(notes)))
+        .surface(Surface::aql_single())
+        .build()
+        .unwrap_or_else(|e| panic!("server: {e}"));
+    let handler = server.handler(None);
+    let peer = rt.block_on(common::peer(handler.clone()));
+    let call = |args: &Value| {
+        rt.block_on(ServerHandler::call_tool(
+            &handler,
+            params(black_box(args.clone())),
+            common::request(&peer),
+        ))
+        .map(black_box)
+    };
+
+    let list = json!({"operation": "introspect", "params": {"query": "operations"}});
+    let detail =
+        json!({"operation": "introspect", "params": {"query": "operations", "name": "list_notes"}});
+    let batch = json!({"operations": (0..100).map(|i| match i % 3 {
+        0 => json!({"operation": "get_note", "params": {"id": i % 50}}),
+        1 => json!({"operation": "update_note", "params": {"id": i, "input": {"pinned": true}}}),
+        _ => json!({"operation": "list_notes", "params": {"filter": {"pinned": true}, "fields": ["id"], "limit": 5}}),
+    }).collect::<Vec<_>>()});
+    for args in [&list, &detail, &batch] {
+        match call(args) {
+            Ok(CallToolResponse::Complete(result)) => {
+                assert_eq!(result.is_error, Some(false), "{result:?}");
+            }
+            other => panic!("unexpected answer: {other:?}"),
+        }
+    }
+
+    let mut group = c.benchmark_group("aql");
+    group.bench_function("introspect operations", |b| b.iter(|| call(&list)));
+    group.bench_function("introspect detail", |b| b.iter(|| call(&detail)));
+    group.bench_function("batch of 100", |b| b.iter(|| call(&batch)));
+    group.finish();
+}
+
+criterion_group!(benches, aql);
+criterion_main!(benches);

@@ -1,0 +1,372 @@
+// cargo build --release --examples && target/release/examples/loadgen
+//! A load generator: N concurrent clients calling `my-plugin-count-posts` (an SQLite count)
+//! against the `site` example (abilities) and `rmcp_site` (the same tool hand-written with
+//! rmcp's macros), each a separate server process, over streamable HTTP on 127.0.0.1 and over
+//! stdio. Prints calls/s, p50 and p99 for both and their ratio, and the memory an idle HTTP
+//! session costs each server.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{ExitCode, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use http_body_util::Full;
+use hyper::body::Bytes;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::{Mutex, oneshot};
+
+/// Drive both servers and compare.
+#[derive(Parser)]
+struct Args {
+    /// Concurrent clients.
+    #[arg(long, default_value_t = 16)]
+    clients: usize,
+    /// Calls per client.
+    #[arg(long, default_value_t = 1_000)]
+    calls: usize,
+    /// Idle HTTP sessions opened to measure memory per session.
+    #[arg(long, default_value_t = 200)]
+    sessions: usize,
+    /// Where the server binaries are (default: beside this one).
+    #[arg(long)]
+    bin_dir: Option<PathBuf>,
+}
+
+const CALL: &str = r#"{"name":"my-plugin-count-posts","arguments":{"input":"post"}}"#;
+
+struct Run {
+    calls_per_sec: f64,
+    p50: Duration,
+    p99: Duration,
+}
+
+fn summarize(mut latencies: Vec<Duration>, elapsed: Duration) -> Run {
+    latencies.sort_unstable();
+    let at = |q: f64| {
+        latencies
+            .get(((latencies.len() as f64 * q) as usize).min(latencies.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or_default()
+    };
+    Run {
+        calls_per_sec: latencies.len() as f64 / elapsed.as_secs_f64(),
+        p50: at(0.50),
+        p99: at(0.99),
+    }
+}
+
+/// Start `bin` serving HTTP on a free port and return it with its URL.
+async fn start_http(bin: &Path, db: &Path) -> Result<(Child, String), Box<dyn std::error::Error>> {
+    let mut child = Command::new(bin)
+        .args(["--http", "127.0.0.1:0", "--db"])
+        .arg(db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).await?;
+    Ok((child, line.trim().to_owned()))
+}
+
+/// One HTTP/1.1 connection with its MCP session.
+struct Session {
+    sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    host: String,
+    path: String,
+    id: String,
+}
+
+impl Session {
+    async fn open(url: &str) -> Result<Self, Box<dyn std::error::Error>> {
+        let rest = url.strip_prefix("http://").ok_or("not an http URL")?;
+        let (host, path) = rest.split_once('/').ok_or("no path")?;
+        let stream = tokio::net::TcpStream::connect(host).await?;
+        stream.set_nodelay(true)?;
+        let (sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await?;
+        tokio::spawn(connection);
+        let mut session = Self {
+            sender,
+            host: host.to_owned(),
+            path: format!("/{path}"),
+            id: String::new(),
+        };
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "loadgen", "version": "1"}}});
+        let (headers, _) = session.post(&init.to_string()).await?;
+        session.id = headers
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        session
+            .post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await?;
+        Ok(session)
+    }
+
+    async fn post(
+        &mut self,
+        body: &str,
+    ) -> Result<(hyper::HeaderMap, String), Box<dyn std::error::Error>> {
+        use http_body_util::BodyExt;
+        let mut request = hyper::Request::post(&self.path)
+            .header("host", &self.host)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18");
+        if !self.id.is_empty() {
+            request = request.header("mcp-session-id", &self.id);
+        }
+        let response = self
+            .sender
+            .send_request(request.body(Full::new(Bytes::from(body.to_owned())))?)
+            .await?;
+        let headers = response.headers().clone();
+        let body = response.into_body().collect().await?.to_bytes();
+        Ok((headers, String::from_utf8_lossy(&body).into_owned()))
+    }
+}
+
+async fn http_run(
+    url: &str,
+    clients: usize,
+    calls: usize,
+) -> Result<Run, Box<dyn std::error::Error>> {
+    let mut sessions = Vec::new();
+    for _ in 0..clients {
+        sessions.push(Session::open(url).await?);
+    }
+    let start = Instant::now();
+    let tasks: Vec<_> = sessions
+        .into_iter()
+        .map(|mut session| {
+            tokio::spawn(async move {
+                let mut latencies = Vec::with_capacity(calls);
+                for i in 0..calls {
+                    let body = format!(
+                        r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{CALL}}}"#,
+                        i + 1
+                    );
+                    let sent = Instant::now();
+                    let (_, answer) = session.post(&body).await.map_err(|e| e.to_string())?;
+                    if !answer.contains(r#""isError":false"#) {
+                        return Err(format!("a call failed: {answer}"));
+                    }
+                    latencies.push(sent.elapsed());
+                }
+                Ok::<_, String>(latencies)
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await??);
+    }
+    Ok(summarize(all, start.elapsed()))
+}
+
+type Waiters = Arc<Mutex<HashMap<u64, oneshot::Sender<String>>>>;
+
+async fn stdio_run(
+    bin: &Path,
+    db: &Path,
+    clients: usize,
+    calls: usize,
+) -> Result<Run, Box<dyn std::error::Error>> {
+    let mut child = Command::new(bin)
+        .arg("--db")
+        .arg(db)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let stdin: Arc<Mutex<ChildStdin>> = Arc::new(Mutex::new(child.stdin.take().ok_or("stdin")?));
+    let mut lines = BufReader::new(child.stdout.take().ok_or("stdout")?).lines();
+    let waiters: Waiters = Arc::default();
+    let send = |stdin: Arc<Mutex<ChildStdin>>, line: String| async move {
+        let mut stdin = stdin.lock().await;
+        stdin.write_all(line.as_bytes()).await?;
+        stdin.write_all(b"\n").await?;
+        stdin.flush().await
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "loadgen", "version": "1"}}});
+    send(Arc::clone(&stdin), init.to_string()).await?;
+    lines.next_line().await?.ok_or("no initialize answer")?;
+    send(
+        Arc::clone(&stdin),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
+    )
+    .await?;
+    let reader_waiters = Arc::clone(&waiters);
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            let id = serde_json::from_str::<Value>(&line)
+                .ok()
+                .and_then(|v| v["id"].as_u64());
+            if let Some(id) = id
+                && let Some(waiter) = reader_waiters.lock().await.remove(&id)
+            {
+                let _ = waiter.send(line);
+            }
+        }
+    });
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..clients)
+        .map(|client| {
+            let (stdin, waiters) = (Arc::clone(&stdin), Arc::clone(&waiters));
+            tokio::spawn(async move {
+                let mut latencies = Vec::with_capacity(calls);
+                for i in 0..calls {
+                    let id = (client * calls + i + 1) as u64;
+                    let (tx, rx) = oneshot::channel();
+                    waiters.lock().await.insert(id, tx);
+                    let line = format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{CALL}}}"#
+                    );
+                    let sent = Instant::now();
+                    send(Arc::clone(&stdin), line)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    let answer = rx.await.map_err(|e| e.to_string())?;
+                    if !answer.contains(r#""isError":false"#) {
+                        return Err(format!("a call failed: {answer}"));
+                    }
+                    latencies.push(sent.elapsed());
+                }
+                Ok::<_, String>(latencies)
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await??);
+    }
+    let run = summarize(all, start.elapsed());
+    let _ = child.kill().await;
+    Ok(run)
+}
+
+/// Resident memory of a process, in KiB.
+fn rss_kib(pid: u32) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// KiB of resident memory per idle HTTP session.
+async fn memory_per_session(
+    child: &Child,
+    url: &str,
+    sessions: usize,
+) -> Result<Option<f64>, Box<dyn std::error::Error>> {
+    let Some(pid) = child.id() else {
+        return Ok(None);
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let before = rss_kib(pid);
+    let mut open = Vec::new();
+    for _ in 0..sessions {
+        open.push(Session::open(url).await?);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let after = rss_kib(pid);
+    drop(open);
+    Ok(before
+        .zip(after)
+        .map(|(b, a)| a.saturating_sub(b) as f64 / sessions as f64))
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    match run(Args::parse()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let dir = match args.bin_dir {
+        Some(dir) => dir,
+        None => std::env::current_exe()?
+            .parent()
+            .ok_or("no directory")?
+            .to_owned(),
+    };
+    let servers = [
+        ("abilities", dir.join("site")),
+        ("rmcp", dir.join("rmcp_site")),
+    ];
+    for (_, bin) in &servers {
+        if !bin.exists() {
+            return Err(format!(
+                "{} is missing: build the servers first (cargo build --release --examples)",
+                bin.display()
+            )
+            .into());
+        }
+    }
+    let tmp = std::env::temp_dir().join(format!("abilities-loadgen-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp)?;
+    println!(
+        "{} clients x {} calls of my-plugin-count-posts; {} idle sessions for memory",
+        args.clients, args.calls, args.sessions
+    );
+    println!("| transport | server | calls/s | p50 | p99 | KiB per idle session |");
+    println!("|---|---|---|---|---|---|");
+    let mut rates = HashMap::new();
+    for (name, bin) in &servers {
+        let db = tmp.join(format!("{name}-http.db"));
+        let (child, url) = start_http(bin, &db).await?;
+        // Warm up, then measure.
+        http_run(&url, args.clients, args.calls / 10 + 1).await?;
+        let run = http_run(&url, args.clients, args.calls).await?;
+        let memory = memory_per_session(&child, &url, args.sessions).await?;
+        println!(
+            "| HTTP | {name} | {:.0} | {:.2} ms | {:.2} ms | {} |",
+            run.calls_per_sec,
+            run.p50.as_secs_f64() * 1e3,
+            run.p99.as_secs_f64() * 1e3,
+            memory.map_or_else(|| "n/a".to_owned(), |m| format!("{m:.1}"))
+        );
+        rates.insert(("http", *name), run.calls_per_sec);
+        drop(child);
+    }
+    for (name, bin) in &servers {
+        let db = tmp.join(format!("{name}-stdio.db"));
+        stdio_run(bin, &db, args.clients, args.calls / 10 + 1).await?;
+        let run = stdio_run(bin, &db, args.clients, args.calls).await?;
+        println!(
+            "| stdio | {name} | {:.0} | {:.2} ms | {:.2} ms | |",
+            run.calls_per_sec,
+            run.p50.as_secs_f64() * 1e3,
+            run.p99.as_secs_f64() * 1e3,
+        );
+        rates.insert(("stdio", *name), run.calls_per_sec);
+    }
+    println!();
+    for transport in ["http", "stdio"] {
+        let ratio = rates[&(transport, "abilities")] / rates[&(transport, "rmcp")];
+        println!("{transport}: abilities / rmcp throughput = {ratio:.2}x");
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    Ok(())
+}

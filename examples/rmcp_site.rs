@@ -1,0 +1,110 @@
+// cargo run --example rmcp_site -- --http 127.0.0.1:8090
+//! The `site` example's `my-plugin-count-posts`, written by hand with rmcp's own macros over
+//! the same SQLite database: the baseline `loadgen` measures abilities against.
+
+#[path = "shared/site.rs"]
+#[allow(dead_code, reason = "only the database is used here")]
+mod site;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use site::{Db, PostType};
+
+#[derive(Clone)]
+struct RmcpSite {
+    db: Arc<Db>,
+    tool_router: ToolRouter<Self>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct CountArgs {
+    input: PostType,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Count {
+    result: u64,
+}
+
+#[tool_router]
+impl RmcpSite {
+    /// Count published posts of one type.
+    #[tool(name = "my-plugin-count-posts")]
+    async fn count_posts(
+        &self,
+        Parameters(CountArgs { input }): Parameters<CountArgs>,
+    ) -> Result<Json<Count>, String> {
+        self.db
+            .count(input)
+            .map(|result| Json(Count { result }))
+            .map_err(|e| e.message().to_owned())
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for RmcpSite {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
+/// Serve the hand-written rmcp site.
+#[derive(Parser)]
+struct Args {
+    /// Serve streamable HTTP at /mcp on this address instead of stdio.
+    #[arg(long)]
+    http: Option<SocketAddr>,
+    /// The SQLite database (created and seeded if missing).
+    #[arg(long, default_value = "site.db")]
+    db: PathBuf,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    let run = async {
+        let site = RmcpSite {
+            db: Arc::new(Db::open(&args.db)?),
+            tool_router: RmcpSite::tool_router(),
+        };
+        match args.http {
+            Some(addr) => {
+                let service = StreamableHttpService::new(
+                    move || Ok(site.clone()),
+                    Arc::new(LocalSessionManager::default()),
+                    StreamableHttpServerConfig::default(),
+                );
+                let router = abilities::axum::Router::new().nest_service("/mcp", service);
+                let listener = tokio::net::TcpListener::bind(addr).await?;
+                println!("http://{}/mcp", listener.local_addr()?);
+                abilities::serve_router(listener, router).await?;
+            }
+            None => {
+                site.serve((tokio::io::stdin(), tokio::io::stdout()))
+                    .await?
+                    .waiting()
+                    .await?;
+            }
+        }
+        Ok::<_, Box<dyn std::error::Error>>(())
+    };
+    match run.await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
