@@ -28,6 +28,9 @@ struct Args {
     /// Calls per client.
     #[arg(long, default_value_t = 1_000)]
     calls: usize,
+    /// Rounds per measurement, alternating the servers; the medians are reported.
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
     /// Idle HTTP sessions opened to measure memory per session.
     #[arg(long, default_value_t = 200)]
     sessions: usize,
@@ -125,6 +128,7 @@ impl Session {
         if !self.id.is_empty() {
             request = request.header("mcp-session-id", &self.id);
         }
+        self.sender.ready().await?;
         let response = self
             .sender
             .send_request(request.body(Full::new(Bytes::from(body.to_owned())))?)
@@ -327,39 +331,61 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let tmp = std::env::temp_dir().join(format!("abilities-loadgen-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
     println!(
-        "{} clients x {} calls of my-plugin-count-posts; {} idle sessions for memory",
-        args.clients, args.calls, args.sessions
+        "{} clients x {} calls of my-plugin-count-posts, median of {} rounds; {} idle sessions for memory",
+        args.clients, args.calls, args.rounds, args.sessions
     );
     println!("| transport | server | calls/s | p50 | p99 | KiB per idle session |");
     println!("|---|---|---|---|---|---|");
     let mut rates = HashMap::new();
+    let median = |mut runs: Vec<Run>| -> Run {
+        runs.sort_by(|a, b| a.calls_per_sec.total_cmp(&b.calls_per_sec));
+        runs.swap_remove(runs.len() / 2)
+    };
+    let row = |transport: &str, name: &str, run: &Run, memory: &str| {
+        println!(
+            "| {transport} | {name} | {:.0} | {:.2} ms | {:.2} ms | {memory} |",
+            run.calls_per_sec,
+            run.p50.as_secs_f64() * 1e3,
+            run.p99.as_secs_f64() * 1e3,
+        );
+    };
+
+    // HTTP: both servers up, rounds alternating which goes first.
+    let mut children = Vec::new();
     for (name, bin) in &servers {
-        let db = tmp.join(format!("{name}-http.db"));
-        let (child, url) = start_http(bin, &db).await?;
-        // Warm up, then measure.
+        let (child, url) = start_http(bin, &tmp.join(format!("{name}-http.db"))).await?;
         http_run(&url, args.clients, args.calls / 10 + 1).await?;
-        let run = http_run(&url, args.clients, args.calls).await?;
-        let memory = memory_per_session(&child, &url, args.sessions).await?;
-        println!(
-            "| HTTP | {name} | {:.0} | {:.2} ms | {:.2} ms | {} |",
-            run.calls_per_sec,
-            run.p50.as_secs_f64() * 1e3,
-            run.p99.as_secs_f64() * 1e3,
-            memory.map_or_else(|| "n/a".to_owned(), |m| format!("{m:.1}"))
-        );
-        rates.insert(("http", *name), run.calls_per_sec);
-        drop(child);
+        children.push((name, child, url));
     }
-    for (name, bin) in &servers {
-        let db = tmp.join(format!("{name}-stdio.db"));
-        stdio_run(bin, &db, args.clients, args.calls / 10 + 1).await?;
-        let run = stdio_run(bin, &db, args.clients, args.calls).await?;
-        println!(
-            "| stdio | {name} | {:.0} | {:.2} ms | {:.2} ms | |",
-            run.calls_per_sec,
-            run.p50.as_secs_f64() * 1e3,
-            run.p99.as_secs_f64() * 1e3,
-        );
+    let mut http: Vec<Vec<Run>> = vec![Vec::new(), Vec::new()];
+    for round in 0..args.rounds {
+        for k in 0..children.len() {
+            let i = (k + round) % children.len();
+            http[i].push(http_run(&children[i].2, args.clients, args.calls).await?);
+        }
+    }
+    for ((name, child, url), runs) in children.iter().zip(http) {
+        let memory = memory_per_session(child, url, args.sessions).await?;
+        let run = median(runs);
+        let memory = memory.map_or_else(|| "n/a".to_owned(), |m| format!("{m:.1}"));
+        row("HTTP", name, &run, &memory);
+        rates.insert(("http", **name), run.calls_per_sec);
+    }
+    drop(children);
+
+    // stdio: one process per run.
+    let mut stdio: Vec<Vec<Run>> = vec![Vec::new(), Vec::new()];
+    for round in 0..args.rounds {
+        for k in 0..servers.len() {
+            let i = (k + round) % servers.len();
+            let (name, bin) = &servers[i];
+            let db = tmp.join(format!("{name}-stdio.db"));
+            stdio[i].push(stdio_run(bin, &db, args.clients, args.calls).await?);
+        }
+    }
+    for ((name, _), runs) in servers.iter().zip(stdio) {
+        let run = median(runs);
+        row("stdio", name, &run, "");
         rates.insert(("stdio", *name), run.calls_per_sec);
     }
     println!();

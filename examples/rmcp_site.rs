@@ -73,6 +73,14 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    // The same logging set-up as the `site` example, so both pay the same for it.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "warn,rmcp=error".into()),
+        )
+        .init();
     let args = Args::parse();
     let run = async {
         let site = RmcpSite {

@@ -18,12 +18,12 @@ use rmcp::model::{
     GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
     LoggingMessageNotificationParam, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
-    SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
-use rmcp::{Peer, RoleServer, ServerHandler};
+use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use crate::auth::{Authenticator, StaticTokens};
@@ -472,15 +472,19 @@ fn default_log_level() -> Arc<AtomicU8> {
     Arc::new(AtomicU8::new(LogLevel::Info as u8))
 }
 
-/// Progress and log notifications of one request, back to its client.
+/// Progress and log notifications of one request, back to its client. It keeps the request
+/// context and reads the progress token and client capabilities from it only when a handler
+/// needs them, so calls that never talk back pay nothing for them.
 struct RequestClient {
-    peer: Peer<RoleServer>,
-    progress_token: Option<ProgressToken>,
+    request: RequestContext<RoleServer>,
     log_level: Arc<AtomicU8>,
-    capabilities: Option<ClientCapabilities>,
 }
 
 impl RequestClient {
+    fn capabilities(&self) -> Option<ClientCapabilities> {
+        self.request.client_capabilities()
+    }
+
     fn missing(capability: &str) -> AbilityError {
         AbilityError::new(
             ErrorCode::ClientCapabilityMissing,
@@ -506,7 +510,7 @@ impl ClientChannel for RequestClient {
     fn elicit(&self, value: Value) -> ClientRequestFuture<'_> {
         Box::pin(async move {
             if self
-                .capabilities
+                .capabilities()
                 .as_ref()
                 .is_none_or(|c| c.elicitation.is_none())
             {
@@ -514,6 +518,7 @@ impl ClientChannel for RequestClient {
             }
             let request = params::<ElicitRequestParams>("elicitation/create", value)?;
             let result = self
+                .request
                 .peer
                 .create_elicitation(request)
                 .await
@@ -525,7 +530,7 @@ impl ClientChannel for RequestClient {
     fn sample(&self, value: Value) -> ClientRequestFuture<'_> {
         Box::pin(async move {
             if self
-                .capabilities
+                .capabilities()
                 .as_ref()
                 .is_none_or(|c| c.sampling.is_none())
             {
@@ -533,6 +538,7 @@ impl ClientChannel for RequestClient {
             }
             let request = params::<CreateMessageRequestParams>("sampling/createMessage", value)?;
             let result = self
+                .request
                 .peer
                 .create_message(request)
                 .await
@@ -548,13 +554,13 @@ impl ClientChannel for RequestClient {
         message: Option<String>,
     ) -> ClientFuture<'_> {
         Box::pin(async move {
-            let Some(token) = &self.progress_token else {
+            let Some(token) = self.request.meta.get_progress_token() else {
                 return;
             };
-            let mut params = ProgressNotificationParam::new(token.clone(), progress);
+            let mut params = ProgressNotificationParam::new(token, progress);
             params.total = total;
             params.message = message;
-            if let Err(error) = self.peer.notify_progress(params).await {
+            if let Err(error) = self.request.peer.notify_progress(params).await {
                 tracing::debug!(%error, "a progress notification was not sent");
             }
         })
@@ -567,7 +573,7 @@ impl ClientChannel for RequestClient {
             }
             let mut params = LoggingMessageNotificationParam::new(to_rmcp_level(level), data);
             params.logger = logger;
-            let sent = self.peer.notify_logging_message(params).await;
+            let sent = self.request.peer.notify_logging_message(params).await;
             if let Err(error) = sent {
                 tracing::debug!(%error, "a log notification was not sent");
             }
@@ -602,7 +608,7 @@ fn from_rmcp_level(level: LoggingLevel) -> LogLevel {
 }
 
 impl McpHandler {
-    fn context(&self, request: &RequestContext<RoleServer>) -> Context {
+    fn context(&self, request: RequestContext<RoleServer>) -> Context {
         let caller = match &self.caller {
             Some(caller) => caller.clone(),
             None => request
@@ -627,10 +633,8 @@ impl McpHandler {
             ctx = ctx.with_timeout(limit);
         }
         ctx.with_client(Arc::new(RequestClient {
-            peer: request.peer.clone(),
-            progress_token: request.meta.get_progress_token(),
+            request,
             log_level: Arc::clone(&self.log_level),
-            capabilities: request.client_capabilities(),
         }))
     }
 }
@@ -694,7 +698,7 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let ctx = self.context(&context);
+        let ctx = self.context(context);
         let args = request.arguments.map_or(Value::Null, Value::Object);
         self.view
             .call(&self.inner.registry, ctx, self.session, &request.name, args)
@@ -730,7 +734,7 @@ impl ServerHandler for McpHandler {
         let Some(ability) = inner.registry.at(call.ability) else {
             return Err(unknown_resource(&request.uri));
         };
-        let output = Box::pin(ability.call_output(self.context(&context), call.args))
+        let output = Box::pin(ability.call_output(self.context(context), call.args))
             .await
             .map_err(|e| e.to_rpc())?;
         let output = output.into_unwrapped(ability);
@@ -832,7 +836,7 @@ impl ServerHandler for McpHandler {
             .to_rpc());
         };
         let args = catalog::prompt_arguments(ability, request.arguments);
-        let output = Box::pin(ability.call_output(self.context(&context), args))
+        let output = Box::pin(ability.call_output(self.context(context), args))
             .await
             .map_err(|e| e.to_rpc())?;
         let result: GetPromptResult = from_json(catalog::prompt_result(ability, output))?;
@@ -858,8 +862,9 @@ impl ServerHandler for McpHandler {
             .with_details(json!({ "ref": reference }))
             .to_rpc());
         };
+        let ctx = self.context(context);
         if let Some(scope) = ability.permission()
-            && !self.context(&context).caller().has_scope(scope)
+            && !ctx.caller().has_scope(scope)
         {
             return Err(AbilityError::permission_denied(format!(
                 "'{}' requires the scope '{scope}'",
@@ -867,7 +872,6 @@ impl ServerHandler for McpHandler {
             ))
             .to_rpc());
         }
-        let ctx = self.context(&context);
         let values = catalog::complete(
             ability,
             &ctx,
