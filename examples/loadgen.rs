@@ -34,9 +34,19 @@ struct Args {
     /// Idle HTTP sessions opened to measure memory per session.
     #[arg(long, default_value_t = 200)]
     sessions: usize,
+    /// Which transports to measure.
+    #[arg(long, value_enum, default_value_t = Transport::Both)]
+    transport: Transport,
     /// Where the server binaries are (default: beside this one).
     #[arg(long)]
     bin_dir: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Transport {
+    Http,
+    Stdio,
+    Both,
 }
 
 const CALL: &str = r#"{"name":"my-plugin-count-posts","arguments":{"input":"post"}}"#;
@@ -193,6 +203,7 @@ async fn stdio_run(
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()?;
+    eprintln!("{} serving stdio: pid {:?}", bin.display(), child.id());
     let stdin: Arc<Mutex<ChildStdin>> = Arc::new(Mutex::new(child.stdin.take().ok_or("stdin")?));
     let mut lines = BufReader::new(child.stdout.take().ok_or("stdout")?).lines();
     let waiters: Waiters = Arc::default();
@@ -351,47 +362,58 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     };
 
     // HTTP: both servers up, rounds alternating which goes first.
-    let mut children = Vec::new();
-    for (name, bin) in &servers {
-        let (child, url) = start_http(bin, &tmp.join(format!("{name}-http.db"))).await?;
-        http_run(&url, args.clients, args.calls / 10 + 1).await?;
-        children.push((name, child, url));
-    }
-    let mut http: Vec<Vec<Run>> = vec![Vec::new(), Vec::new()];
-    for round in 0..args.rounds {
-        for k in 0..children.len() {
-            let i = (k + round) % children.len();
-            http[i].push(http_run(&children[i].2, args.clients, args.calls).await?);
+    if args.transport != Transport::Stdio {
+        let mut children = Vec::new();
+        for (name, bin) in &servers {
+            let (child, url) = start_http(bin, &tmp.join(format!("{name}-http.db"))).await?;
+            http_run(&url, args.clients, args.calls / 10 + 1).await?;
+            children.push((name, child, url));
         }
+        let mut http: Vec<Vec<Run>> = vec![Vec::new(), Vec::new()];
+        for round in 0..args.rounds {
+            for k in 0..children.len() {
+                let i = (k + round) % children.len();
+                http[i].push(http_run(&children[i].2, args.clients, args.calls).await?);
+            }
+        }
+        for ((name, child, url), runs) in children.iter().zip(http) {
+            let memory = memory_per_session(child, url, args.sessions).await?;
+            let run = median(runs);
+            let memory = memory.map_or_else(|| "n/a".to_owned(), |m| format!("{m:.1}"));
+            row("HTTP", name, &run, &memory);
+            rates.insert(("http", **name), run.calls_per_sec);
+        }
+        drop(children);
     }
-    for ((name, child, url), runs) in children.iter().zip(http) {
-        let memory = memory_per_session(child, url, args.sessions).await?;
-        let run = median(runs);
-        let memory = memory.map_or_else(|| "n/a".to_owned(), |m| format!("{m:.1}"));
-        row("HTTP", name, &run, &memory);
-        rates.insert(("http", **name), run.calls_per_sec);
-    }
-    drop(children);
 
     // stdio: one process per run.
-    let mut stdio: Vec<Vec<Run>> = vec![Vec::new(), Vec::new()];
-    for round in 0..args.rounds {
-        for k in 0..servers.len() {
-            let i = (k + round) % servers.len();
-            let (name, bin) = &servers[i];
-            let db = tmp.join(format!("{name}-stdio.db"));
-            stdio[i].push(stdio_run(bin, &db, args.clients, args.calls).await?);
+    if args.transport != Transport::Http {
+        let mut stdio: Vec<Vec<Run>> = vec![Vec::new(), Vec::new()];
+        for round in 0..args.rounds {
+            for k in 0..servers.len() {
+                let i = (k + round) % servers.len();
+                let (name, bin) = &servers[i];
+                let db = tmp.join(format!("{name}-stdio.db"));
+                stdio[i].push(stdio_run(bin, &db, args.clients, args.calls).await?);
+            }
         }
-    }
-    for ((name, _), runs) in servers.iter().zip(stdio) {
-        let run = median(runs);
-        row("stdio", name, &run, "");
-        rates.insert(("stdio", *name), run.calls_per_sec);
+        for ((name, _), runs) in servers.iter().zip(stdio) {
+            let run = median(runs);
+            row("stdio", name, &run, "");
+            rates.insert(("stdio", *name), run.calls_per_sec);
+        }
     }
     println!();
     for transport in ["http", "stdio"] {
-        let ratio = rates[&(transport, "abilities")] / rates[&(transport, "rmcp")];
-        println!("{transport}: abilities / rmcp throughput = {ratio:.2}x");
+        if let (Some(ours), Some(theirs)) = (
+            rates.get(&(transport, "abilities")),
+            rates.get(&(transport, "rmcp")),
+        ) {
+            println!(
+                "{transport}: abilities / rmcp throughput = {:.2}x",
+                ours / theirs
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&tmp);
     Ok(())
