@@ -132,6 +132,12 @@ fn delete_task(id: u64, tasks: State<Tasks>) -> Result<bool, AbilityError> {
     Ok(true)
 }
 
+/// Wipe everything (admins only).
+#[ability(semantic = "DELETE", permission = "tasks:admin")]
+fn wipe() -> bool {
+    true
+}
+
 /// Recompute everything.
 #[ability(semantic = "EXECUTE", danger = "safe")]
 fn recompute() -> &'static str {
@@ -330,7 +336,7 @@ async fn introspection_lists_and_describes() {
     assert!(ops.contains(&("introspect", "READ", "read")));
     assert!(ops.contains(&("sensors_read_all", "READ", "observe")));
     assert!(ops.contains(&("delete_task", "DELETE", "delete")));
-    assert_eq!(ops.len(), 10);
+    assert_eq!(ops.len(), 11);
 
     let detail = aq
         .ok(
@@ -917,4 +923,20 @@ async fn clients_with_elicitation_are_asked_directly() {
         }
         let _ = client.cancel().await;
     }
+}
+
+#[tokio::test]
+async fn callers_without_the_scope_are_refused_before_any_confirmation() {
+    let server = Server::builder()
+        .state(tasks())
+        .surface(Surface::Aql(config(AqlMode::Semantic)))
+        .local_scopes(Vec::<String>::new())
+        .build()
+        .expect("valid");
+    let mut aq = Aq::new(&server).await;
+    let denied = aq
+        .fail("mcp_aql_delete", json!({"operation": "wipe"}))
+        .await;
+    assert_eq!(denied["code"], "PERMISSION_DENIED");
+    assert_eq!(denied["details"]["required_scope"], "tasks:admin");
 }

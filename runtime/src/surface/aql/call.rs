@@ -234,14 +234,24 @@ async fn operation(
         }
         None => None,
     };
-    if op.danger.needs_confirmation() {
-        confirm(table, ctx, session, op, &gated, token.as_deref()).await?;
-    }
     let Some(ability) = registry.at(op.ability) else {
         return Err(AbilityError::internal(
             "the operation table is inconsistent",
         ));
     };
+    if op.danger.needs_confirmation() {
+        // No confirmation is asked of a caller who could not run the operation anyway.
+        if let Some(scope) = ability.permission()
+            && !ctx.caller().has_scope(scope)
+        {
+            return Err(AbilityError::permission_denied(format!(
+                "'{}' requires the scope '{scope}'",
+                op.name
+            ))
+            .with_details(json!({ "required_scope": scope })));
+        }
+        confirm(table, ctx, session, op, &gated, token.as_deref()).await?;
+    }
     let mut call_ctx = ctx.clone();
     if let Some(query) = &query {
         call_ctx = call_ctx.with_collection_query(Arc::clone(query));
