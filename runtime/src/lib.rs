@@ -41,7 +41,7 @@ pub use server::{McpHandler, Server, ServerBuilder, ServerError};
 pub use site::{CONTRACT_VERSION, Site};
 pub use surface::aql::{
     Aql, AqlLimits, AqlMode, CollectionQuery, ComputedField, Condition, FilterOp, SortKey,
-    operation_name,
+    merge_input, operation_name,
 };
 pub use surface::{MetaNames, Surface};
 pub use transport::client::TestClient;

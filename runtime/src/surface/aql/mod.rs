@@ -214,6 +214,46 @@ pub fn operation_name(ability_name: &str) -> String {
     }
 }
 
+/// Apply an MCP-AQL UPDATE `input` to a stored value with the draft's merge rules: each key of
+/// `input` replaces the stored one, except that objects merge recursively; arrays replace
+/// whole; an explicit `null` deletes the field. For UPDATE handlers that keep JSON.
+///
+/// ```
+/// use abilities::merge_input;
+/// use serde_json::json;
+///
+/// let mut stored = json!({"title": "a", "meta": {"x": 1, "y": 2}, "tags": ["p"], "due": "mon"});
+/// merge_input(&mut stored, &json!({"meta": {"y": 3}, "tags": ["q"], "due": null}));
+/// assert_eq!(stored, json!({"title": "a", "meta": {"x": 1, "y": 3}, "tags": ["q"]}));
+/// ```
+pub fn merge_input(stored: &mut Value, input: &Value) {
+    let Value::Object(changes) = input else {
+        *stored = input.clone();
+        return;
+    };
+    if !stored.is_object() {
+        *stored = Value::Object(Map::new());
+    }
+    let Value::Object(target) = stored else {
+        return;
+    };
+    for (key, change) in changes {
+        match change {
+            Value::Null => {
+                target.remove(key);
+            }
+            Value::Object(_) if target.get(key).is_some_and(Value::is_object) => {
+                if let Some(existing) = target.get_mut(key) {
+                    merge_input(existing, change);
+                }
+            }
+            other => {
+                target.insert(key.clone(), other.clone());
+            }
+        }
+    }
+}
+
 /// One parameter of an operation, as introspection describes it.
 #[derive(Clone, Debug)]
 pub(crate) struct Param {
