@@ -586,3 +586,55 @@ async fn in_process_calls_reach_resources_and_prompts_by_name() {
     assert_eq!(prompt.messages().len(), 2);
     assert_eq!(prompt.description(), Some("A greeting for Cy"));
 }
+
+#[tokio::test]
+async fn subscriptions_listen_streams_updates_of_accepted_uris() {
+    use abilities::rmcp::model::{
+        ClientConfig, ProtocolVersion, ServerNotification, SubscriptionFilter,
+    };
+    use abilities::rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+
+    let server = server();
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(server_io);
+    let serving = server.clone();
+    tokio::spawn(async move { serving.serve_stream(read, write).await });
+    // A client of protocol 2026-07-28, where subscriptions are `subscriptions/listen`.
+    let config: ClientConfig = serde_json::from_value(json!({
+        "protocolVersion": "2026-07-28",
+        "capabilities": {},
+        "clientInfo": {"name": "listener", "version": "1"}
+    }))
+    .expect("a client config");
+    let client = config
+        .serve_with_lifecycle(
+            client_io,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("the client connects");
+    let mut filter = SubscriptionFilter::new();
+    filter.resource_subscriptions = Some(vec!["site://motto".into(), "site://nothing".into()]);
+    let mut subscription = client.peer().listen(filter).await.expect("acknowledged");
+    // Only the URI the server serves is accepted.
+    assert_eq!(
+        subscription.acknowledged().resource_subscriptions,
+        Some(vec!["site://motto".to_owned()])
+    );
+    assert_eq!(server.resource_notifier().updated("site://motto").await, 1);
+    let notification =
+        tokio::time::timeout(std::time::Duration::from_secs(10), subscription.next())
+            .await
+            .expect("a notification in time")
+            .expect("the stream is open")
+            .expect("a notification");
+    match notification {
+        ServerNotification::ResourceUpdatedNotification(updated) => {
+            assert_eq!(updated.params.uri, "site://motto");
+        }
+        other => panic!("unexpected notification: {other:?}"),
+    }
+    let _ = client.cancel().await;
+}
