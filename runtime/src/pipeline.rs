@@ -26,15 +26,20 @@ impl Registry {
     /// `VALIDATION_*`, the handler's own, or `INTERNAL_ERROR` when the handler panics.
     pub async fn call(&self, ctx: Context, name: &str, args: Value) -> Result<Value, AbilityError> {
         let Some(ability) = self.get(name) else {
-            let shown: String = name.chars().take(MAX_ECHOED_NAME).collect();
-            return Err(AbilityError::new(
-                ErrorCode::NotFoundAbility,
-                format!("no ability named '{shown}'"),
-            )
-            .with_details(json!({ "name": shown })));
+            return Err(no_ability(name));
         };
         ability.call(ctx, args).await
     }
+}
+
+/// `NOT_FOUND_ABILITY` for `name`, cut to a readable length.
+pub(crate) fn no_ability(name: &str) -> AbilityError {
+    let shown: String = name.chars().take(MAX_ECHOED_NAME).collect();
+    AbilityError::new(
+        ErrorCode::NotFoundAbility,
+        format!("no ability named '{shown}'"),
+    )
+    .with_details(json!({ "name": shown }))
 }
 
 /// The whole result of a call: the structured JSON as the wire carries it (wrapped where the
@@ -97,15 +102,7 @@ impl Ability {
 
     /// Run the whole pipeline for this ability and return everything it produced.
     pub async fn call_output(&self, ctx: Context, args: Value) -> Result<CallOutput, AbilityError> {
-        if let Some(scope) = self.def.permission
-            && !ctx.caller().has_scope(scope)
-        {
-            return Err(AbilityError::permission_denied(format!(
-                "'{}' requires the scope '{scope}'",
-                self.def.name
-            ))
-            .with_details(json!({ "required_scope": scope })));
-        }
+        self.check_permission(&ctx)?;
         let mut args = into_object(args)?;
         self.check_site(&ctx, &mut args)?;
         let args = normalize(&self.input_shape, args);
@@ -129,6 +126,19 @@ impl Ability {
             content,
             prompt,
         })
+    }
+
+    /// `PERMISSION_DENIED` unless the caller holds the ability's scope. The pipeline checks it
+    /// first; surfaces that act before the pipeline (a confirmation, a completion) check it
+    /// with the same words.
+    pub(crate) fn check_permission(&self, ctx: &Context) -> Result<(), AbilityError> {
+        match self.def.permission {
+            Some(scope) if !ctx.caller().has_scope(scope) => Err(AbilityError::permission_denied(
+                format!("'{}' requires the scope '{scope}'", self.def.name),
+            )
+            .with_details(json!({ "required_scope": scope }))),
+            _ => Ok(()),
+        }
     }
 
     /// Take `site_id` out of the arguments and reject it if it names another site. An ability

@@ -863,15 +863,7 @@ impl ServerHandler for McpHandler {
             .to_rpc());
         };
         let ctx = self.context(context);
-        if let Some(scope) = ability.permission()
-            && !ctx.caller().has_scope(scope)
-        {
-            return Err(AbilityError::permission_denied(format!(
-                "'{}' requires the scope '{scope}'",
-                ability.name()
-            ))
-            .to_rpc());
-        }
+        ability.check_permission(&ctx).map_err(|e| e.to_rpc())?;
         let values = catalog::complete(
             ability,
             &ctx,

@@ -16,7 +16,6 @@ use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
 use super::native::{error_result, success};
-use super::not_found;
 use crate::{Ability, AbilityError, AbilityKind, CallOutput, Context, ErrorCode, Registry};
 
 fn object(value: Value) -> Arc<Map<String, Value>> {
@@ -134,7 +133,7 @@ fn public<'r>(registry: &'r Registry, name: &str) -> Result<&'r Ability, Ability
     registry
         .get(name)
         .filter(|a| a.is_public())
-        .ok_or_else(|| not_found(name))
+        .ok_or_else(|| crate::pipeline::no_ability(name))
 }
 
 /// The string `key` of the arguments, or the error a missing or mistyped one calls for.

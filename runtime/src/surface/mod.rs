@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use rmcp::model::{CallToolResult, ErrorData, Tool};
 use serde_json::{Value, json};
 
-use crate::{AbilityError, AbilityKind, CallOutput, Context, ErrorCode, Registry, ServerError};
+use crate::{AbilityError, AbilityKind, CallOutput, Context, Registry, ServerError};
 
 pub(crate) mod aql;
 pub(crate) mod catalog;
@@ -220,14 +220,4 @@ impl View {
             _ => Ok(native::result(outcome)),
         }
     }
-}
-
-/// `NOT_FOUND_ABILITY` for a name, cut to a readable length.
-pub(crate) fn not_found(name: &str) -> AbilityError {
-    let shown: String = name.chars().take(100).collect();
-    AbilityError::new(
-        ErrorCode::NotFoundAbility,
-        format!("no ability named '{shown}'"),
-    )
-    .with_details(json!({ "name": shown }))
 }

@@ -222,9 +222,7 @@ async fn operation(
     check_endpoint(table, endpoint, &op.name, &op.family, op.category)?;
     let token = confirmation_token(&mut params);
     params.retain(|k, _| !k.starts_with('_'));
-    let accepted = op.accepted();
-    let accepted: Vec<&str> = accepted.iter().map(String::as_str).collect();
-    reject_unknown(&op.name, &params, &accepted)?;
+    reject_unknown(&op.name, &params, &op.accepted)?;
     let gated = params.clone();
     let mut args = update_args(op, params)?;
     let query = match &op.collection {
@@ -241,15 +239,7 @@ async fn operation(
     };
     if op.danger.needs_confirmation() {
         // No confirmation is asked of a caller who could not run the operation anyway.
-        if let Some(scope) = ability.permission()
-            && !ctx.caller().has_scope(scope)
-        {
-            return Err(AbilityError::permission_denied(format!(
-                "'{}' requires the scope '{scope}'",
-                op.name
-            ))
-            .with_details(json!({ "required_scope": scope })));
-        }
+        ability.check_permission(ctx)?;
         confirm(table, ctx, session, op, &gated, token.as_deref()).await?;
     }
     let mut call_ctx = ctx.clone();
@@ -300,16 +290,17 @@ fn check_endpoint(
 fn reject_unknown(
     operation: &str,
     params: &Map<String, Value>,
-    accepted: &[&str],
+    accepted: &[impl AsRef<str>],
 ) -> Result<(), AbilityError> {
-    let unknown: Vec<&String> = params
+    let listed: Vec<&str> = params
         .keys()
-        .filter(|k| !accepted.contains(&k.as_str()))
+        .map(String::as_str)
+        .filter(|k| !accepted.iter().any(|a| a.as_ref() == *k))
         .collect();
-    if unknown.is_empty() {
+    if listed.is_empty() {
         return Ok(());
     }
-    let listed: Vec<&str> = unknown.iter().map(|k| k.as_str()).collect();
+    let accepted: Vec<&str> = accepted.iter().map(AsRef::as_ref).collect();
     Err(AbilityError::new(
         ErrorCode::ValidationUnknownParam,
         format!(

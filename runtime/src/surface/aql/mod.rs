@@ -277,30 +277,31 @@ pub(crate) struct Operation {
     /// READ operations returning a list of objects: the item schema.
     pub(crate) collection: Option<Map<String, Value>>,
     pub(crate) computed: Vec<ComputedField>,
+    /// Every parameter a request may carry, computed once.
+    pub(crate) accepted: Vec<String>,
 }
 
-impl Operation {
-    /// Parameters a request may carry, as introspection lists them.
-    pub(crate) fn accepted(&self) -> Vec<String> {
-        let mut names: Vec<String> = match &self.update_fields {
-            Some(fields) => self
-                .params
-                .iter()
-                .filter(|p| !fields.contains(&p.name))
-                .map(|p| p.name.clone())
-                .chain(std::iter::once("input".to_owned()))
-                .collect(),
-            None => self.params.iter().map(|p| p.name.clone()).collect(),
-        };
-        if self.collection.is_some() {
-            for q in query::PARAMS {
-                if !names.iter().any(|n| n == q) {
-                    names.push((*q).to_owned());
-                }
+/// Parameters a request may carry, as introspection lists them: the ability's own (UPDATE
+/// fields replaced by `input`), then the query parameters of a collection.
+fn accepted(
+    params: &[Param],
+    update_fields: Option<&Vec<String>>,
+    collection: bool,
+) -> Vec<String> {
+    let mut names: Vec<String> = params
+        .iter()
+        .filter(|p| update_fields.is_none_or(|fields| !fields.contains(&p.name)))
+        .map(|p| p.name.clone())
+        .chain(update_fields.map(|_| "input".to_owned()))
+        .collect();
+    if collection {
+        for q in query::PARAMS {
+            if !names.iter().any(|n| n == q) {
+                names.push((*q).to_owned());
             }
         }
-        names
     }
+    names
 }
 
 /// Which tool a request came through.
@@ -501,6 +502,7 @@ fn operation(name: String, index: usize, ability: &Ability, config: &Aql) -> Ope
         .cloned()
         .collect();
     Operation {
+        accepted: accepted(&params, update_fields.as_ref(), collection.is_some()),
         name,
         ability: index,
         family,
