@@ -1,5 +1,6 @@
-//! End to end: `my-plugin-count-posts` (an SQLite count) served by abilities, against the same
-//! work in a hand-written rmcp `#[tool]` server, driven by N concurrent callers over the line
+//! End to end: `my-plugin-count-posts` (an SQLite count) served by abilities (the `site`
+//! example's abilities), against the same work in a hand-written rmcp `#[tool]` server (the
+//! `rmcp_site` example's), driven by N concurrent callers over the line
 //! transport (what stdio carries, on an in-memory pipe) and over streamable HTTP on 127.0.0.1.
 //! abilities validates every call against the schema; rmcp only deserializes.
 //!
@@ -7,123 +8,26 @@
 //! defaults of 16 callers, 20,000 calls and 3 rounds). Prints calls/s, p50 and p99 for both
 //! servers and the throughput ratio; the rounds alternate servers and the median round counts.
 
+#[path = "../examples/shared/rmcp_site.rs"]
+mod rmcp_site;
+#[path = "../examples/shared/site.rs"]
+#[allow(dead_code, reason = "the bench calls one ability")]
+mod site;
+
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use abilities::{AbilityError, Server, State, ability};
+use abilities::Server;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::model::{CallToolRequestParams, ServerCapabilities, ServerConfig};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
-use rusqlite::Connection;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use rmcp_site::RmcpSite;
 use serde_json::{Value, json};
-
-/// A kind of content.
-#[derive(Clone, Copy, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum PostType {
-    Post,
-    Page,
-    Attachment,
-}
-
-impl PostType {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::Post => "post",
-            Self::Page => "page",
-            Self::Attachment => "attachment",
-        }
-    }
-}
-
-/// The posts both servers count.
-struct Posts(Mutex<Connection>);
-
-impl Posts {
-    fn seeded() -> Self {
-        let conn = match Connection::open_in_memory() {
-            Ok(conn) => conn,
-            Err(e) => panic!("in-memory SQLite: {e}"),
-        };
-        let setup = conn
-            .execute_batch(
-                "CREATE TABLE posts (id INTEGER PRIMARY KEY, post_type TEXT NOT NULL, status TEXT NOT NULL);
-                 CREATE INDEX posts_type ON posts (post_type, status);",
-            )
-            .and_then(|()| {
-                (0..1000).try_for_each(|i| {
-                    let post_type = ["post", "page", "attachment"][i % 3];
-                    let status = if i % 4 == 0 { "draft" } else { "publish" };
-                    conn.execute("INSERT INTO posts (post_type, status) VALUES (?1, ?2)", [post_type, status]).map(drop)
-                })
-            });
-        if let Err(e) = setup {
-            panic!("seeding: {e}");
-        }
-        Self(Mutex::new(conn))
-    }
-
-    fn count(&self, post_type: PostType) -> Result<u64, String> {
-        let conn = self.0.lock().map_err(|_| "poisoned".to_owned())?;
-        conn.query_row(
-            "SELECT COUNT(*) FROM posts WHERE post_type = ?1 AND status = 'publish'",
-            [post_type.as_str()],
-            |r| r.get::<_, i64>(0),
-        )
-        .map(i64::unsigned_abs)
-        .map_err(|e| e.to_string())
-    }
-}
-
-/// Count published posts of one type.
-#[ability(semantic = "READ", flatten, name = "my-plugin/count-posts")]
-fn count_posts(posts: State<Posts>, post_type: PostType) -> Result<u64, AbilityError> {
-    posts.count(post_type).map_err(AbilityError::internal)
-}
-
-/// The same tool, written by hand with rmcp's macros.
-#[derive(Clone)]
-struct RmcpSite {
-    posts: Arc<Posts>,
-    tool_router: ToolRouter<Self>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct CountArgs {
-    input: PostType,
-}
-
-#[derive(Serialize, JsonSchema)]
-struct Count {
-    result: u64,
-}
-
-#[tool_router]
-impl RmcpSite {
-    /// Count published posts of one type.
-    #[tool(name = "my-plugin-count-posts")]
-    async fn count_posts(
-        &self,
-        Parameters(CountArgs { input }): Parameters<CountArgs>,
-    ) -> Result<Json<Count>, String> {
-        self.posts.count(input).map(|result| Json(Count { result }))
-    }
-}
-
-#[tool_handler(router = self.tool_router)]
-impl ServerHandler for RmcpSite {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-}
+use site::Db as Posts;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Which {
@@ -182,10 +86,7 @@ async fn lines_run(which: Which, posts: Arc<Posts>, callers: usize, calls: usize
             tokio::spawn(async move { server.serve_stream(read, write).await });
         }
         Which::Rmcp => {
-            let site = RmcpSite {
-                posts,
-                tool_router: RmcpSite::tool_router(),
-            };
+            let site = RmcpSite::new(posts);
             tokio::spawn(async move {
                 if let Ok(running) = site.serve(server_io).await {
                     let _ = running.waiting().await;
@@ -214,7 +115,7 @@ async fn lines_run(which: Which, posts: Arc<Posts>, callers: usize, calls: usize
                     let result = client.call_tool(params).await;
                     latencies.push(t.elapsed());
                     match result {
-                        Ok(r) if r.structured_content == Some(json!({"result": 250})) => {}
+                        Ok(r) if r.structured_content == Some(json!({"result": 2})) => {}
                         other => panic!("unexpected answer: {other:?}"),
                     }
                 }
@@ -237,12 +138,7 @@ async fn serve_http(which: Which, posts: Arc<Posts>) -> SocketAddr {
         Which::Abilities => abilities_server(posts).router("/mcp"),
         Which::Rmcp => {
             let service = StreamableHttpService::new(
-                move || {
-                    Ok(RmcpSite {
-                        posts: Arc::clone(&posts),
-                        tool_router: RmcpSite::tool_router(),
-                    })
-                },
+                move || Ok(RmcpSite::new(Arc::clone(&posts))),
                 Arc::new(LocalSessionManager::default()),
                 StreamableHttpServerConfig::default(),
             );
@@ -342,7 +238,7 @@ async fn http_run(which: Which, posts: Arc<Posts>, callers: usize, calls: usize)
                     let t = Instant::now();
                     let (_, body) = connection.post(addr, Some(&session), &call).await;
                     latencies.push(t.elapsed());
-                    assert!(body.contains(r#""structuredContent":{"result":250}"#), "unexpected answer: {body}");
+                    assert!(body.contains(r#""structuredContent":{"result":2}"#), "unexpected answer: {body}");
                 }
                 latencies
             })
@@ -377,7 +273,11 @@ fn main() {
         .enable_all()
         .build()
         .unwrap_or_else(|e| panic!("runtime: {e}"));
-    let posts = Arc::new(Posts::seeded());
+    // The `site` example's database, in memory: both servers count the same rows.
+    let posts = match Posts::open(std::path::Path::new(":memory:")) {
+        Ok(posts) => Arc::new(posts),
+        Err(e) => panic!("in-memory SQLite: {e}"),
+    };
     println!(
         "my-plugin-count-posts, {callers} concurrent callers, {calls} calls per run, median of {rounds} rounds"
     );

@@ -171,20 +171,33 @@ async fn http_run(
                     );
                     let sent = Instant::now();
                     let (_, answer) = session.post(&body).await.map_err(|e| e.to_string())?;
-                    if !answer.contains(r#""isError":false"#) {
-                        return Err(format!("a call failed: {answer}"));
-                    }
-                    latencies.push(sent.elapsed());
+                    latencies.push(checked(sent, &answer)?);
                 }
                 Ok::<_, String>(latencies)
             })
         })
         .collect();
+    Ok(summarize(gather(tasks).await?, start.elapsed()))
+}
+
+/// Every client's latencies, or the first failure.
+async fn gather(
+    tasks: Vec<tokio::task::JoinHandle<Result<Vec<Duration>, String>>>,
+) -> Result<Vec<Duration>, Box<dyn std::error::Error>> {
     let mut all = Vec::new();
     for task in tasks {
         all.extend(task.await??);
     }
-    Ok(summarize(all, start.elapsed()))
+    Ok(all)
+}
+
+/// A call's latency, if its answer is a success.
+fn checked(sent: Instant, answer: &str) -> Result<Duration, String> {
+    if answer.contains(r#""isError":false"#) {
+        Ok(sent.elapsed())
+    } else {
+        Err(format!("a call failed: {answer}"))
+    }
 }
 
 type Waiters = Arc<Mutex<HashMap<u64, oneshot::Sender<String>>>>;
@@ -254,20 +267,13 @@ async fn stdio_run(
                         .await
                         .map_err(|e| e.to_string())?;
                     let answer = rx.await.map_err(|e| e.to_string())?;
-                    if !answer.contains(r#""isError":false"#) {
-                        return Err(format!("a call failed: {answer}"));
-                    }
-                    latencies.push(sent.elapsed());
+                    latencies.push(checked(sent, &answer)?);
                 }
                 Ok::<_, String>(latencies)
             })
         })
         .collect();
-    let mut all = Vec::new();
-    for task in tasks {
-        all.extend(task.await??);
-    }
-    let run = summarize(all, start.elapsed());
+    let run = summarize(gather(tasks).await?, start.elapsed());
     let _ = child.kill().await;
     Ok(run)
 }

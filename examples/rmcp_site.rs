@@ -2,6 +2,8 @@
 //! The `site` example's `my-plugin-count-posts`, written by hand with rmcp's own macros over
 //! the same SQLite database: the baseline `loadgen` measures abilities against.
 
+#[path = "shared/rmcp_site.rs"]
+mod rmcp_site;
 #[path = "shared/site.rs"]
 #[allow(dead_code, reason = "only the database is used here")]
 mod site;
@@ -12,53 +14,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use site::{Db, PostType};
-
-#[derive(Clone)]
-struct RmcpSite {
-    db: Arc<Db>,
-    tool_router: ToolRouter<Self>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct CountArgs {
-    input: PostType,
-}
-
-#[derive(Serialize, JsonSchema)]
-struct Count {
-    result: u64,
-}
-
-#[tool_router]
-impl RmcpSite {
-    /// Count published posts of one type.
-    #[tool(name = "my-plugin-count-posts")]
-    async fn count_posts(
-        &self,
-        Parameters(CountArgs { input }): Parameters<CountArgs>,
-    ) -> Result<Json<Count>, String> {
-        self.db
-            .count(input)
-            .map(|result| Json(Count { result }))
-            .map_err(|e| e.message().to_owned())
-    }
-}
-
-#[tool_handler(router = self.tool_router)]
-impl ServerHandler for RmcpSite {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-}
+use rmcp_site::RmcpSite;
+use site::Db;
 
 /// Serve the hand-written rmcp site.
 #[derive(Parser)]
@@ -83,10 +43,7 @@ async fn main() -> ExitCode {
         .init();
     let args = Args::parse();
     let run = async {
-        let site = RmcpSite {
-            db: Arc::new(Db::open(&args.db)?),
-            tool_router: RmcpSite::tool_router(),
-        };
+        let site = RmcpSite::new(Arc::new(Db::open(&args.db)?));
         match args.http {
             Some(addr) => {
                 let service = StreamableHttpService::new(
