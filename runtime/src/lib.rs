@@ -14,6 +14,7 @@ mod pipeline;
 mod prompt;
 mod registry;
 mod resource;
+mod rpc;
 mod schema;
 mod server;
 mod site;

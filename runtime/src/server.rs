@@ -671,6 +671,14 @@ impl ServerHandler for McpHandler {
         }
     }
 
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        Err(crate::rpc::untyped_request(&request.method, request.params))
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,

@@ -21,7 +21,7 @@ use tower_service::Service;
 
 use crate::auth::AuthError;
 use crate::server::Inner;
-use crate::transport::{check_message, error_line};
+use crate::transport::{answer_id, check_cursor, check_message, error_line};
 use crate::{Server, ServerError};
 
 impl Server {
@@ -133,6 +133,9 @@ async fn gate(State(inner): State<Arc<Inner>>, request: Request, next: Next) -> 
             );
         }
     };
+    if let Err((id, why)) = check_cursor(&bytes) {
+        return rpc_error(StatusCode::OK, &id, -32602, why);
+    }
     // rmcp parses the body; only when it refuses it (415) is the body examined again, to
     // answer with the JSON-RPC error its kind calls for instead of a plain-text status.
     let json_body = parts
@@ -159,13 +162,15 @@ async fn gate(State(inner): State<Arc<Inner>>, request: Request, next: Next) -> 
         ),
         Ok(message) => match check_message(&message) {
             Err((id, why)) => rpc_error(StatusCode::BAD_REQUEST, &id, -32600, why),
-            Ok(()) if message.get("id").is_some() => rpc_error(
+            Ok(()) if message.get("id").is_some() && message.get("method").is_some() => rpc_error(
                 StatusCode::BAD_REQUEST,
-                &message["id"],
+                &answer_id(&message),
                 -32600,
                 "Invalid Request: not a message this server understands".to_owned(),
             ),
-            Ok(()) => response,
+            // A notification or a response the server cannot read: JSON-RPC answers neither,
+            // and streamable HTTP acknowledges them with 202.
+            Ok(()) => StatusCode::ACCEPTED.into_response(),
         },
     }
 }

@@ -17,10 +17,7 @@ pub(crate) fn check_message(value: &Value) -> Result<(), (Value, String)> {
         };
         return Err((Value::Null, format!("Invalid Request: {why}")));
     };
-    let id = match message.get("id") {
-        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
-        _ => Value::Null,
-    };
+    let id = answer_id(value);
     if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Err((
             id,
@@ -39,6 +36,52 @@ pub(crate) fn check_message(value: &Value) -> Result<(), (Value, String)> {
         ));
     }
     Ok(())
+}
+
+/// The id an error answer carries: the message's own when it is a valid JSON-RPC id (a string
+/// or a number), else `null`, as JSON-RPC asks when the id cannot be determined.
+pub(crate) fn answer_id(message: &Value) -> Value {
+    match message.get("id") {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+        _ => Value::Null,
+    }
+}
+
+/// The methods whose params carry a pagination cursor.
+const PAGINATED: [&str; 4] = [
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+];
+
+/// A list request whose `cursor` is not a string: on error, the id to answer with and the
+/// -32602 message. rmcp reads such params as absent and would answer the first page, so the
+/// transports check before it does; only bodies that mention `"cursor"` are parsed again.
+pub(crate) fn check_cursor(bytes: &[u8]) -> Result<(), (Value, String)> {
+    const NEEDLE: &[u8] = b"\"cursor\"";
+    if !bytes.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
+        return Ok(());
+    }
+    let Ok(message) = serde_json::from_slice::<Value>(bytes) else {
+        return Ok(());
+    };
+    let Some(method) = message.get("method").and_then(Value::as_str) else {
+        return Ok(());
+    };
+    if !PAGINATED.contains(&method) {
+        return Ok(());
+    }
+    match message.get("params").and_then(|p| p.get("cursor")) {
+        None | Some(Value::String(_) | Value::Null) => Ok(()),
+        Some(other) => Err((
+            answer_id(&message),
+            format!(
+                "Invalid params for {method}: the cursor must be a string, got {}",
+                crate::normalize::json_type(other)
+            ),
+        )),
+    }
 }
 
 pub(crate) fn error_line(id: &Value, code: i32, message: String) -> Vec<u8> {

@@ -12,9 +12,9 @@ use rmcp::service::{RxJsonRpcMessage, ServiceExt, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, mpsc};
 
-use super::{check_message, error_line};
+use super::{answer_id, check_cursor, check_message, error_line};
 use crate::{Server, ServerError};
 
 /// The longest line accepted; a longer one is answered with an error and skipped.
@@ -35,9 +35,24 @@ impl Server {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        let writer = Arc::new(Mutex::new(output));
+        let (rejections, mut pending) = mpsc::unbounded_channel::<Vec<u8>>();
+        // Answers to bad lines are written by their own task: rmcp drops the `receive` future
+        // whenever another branch of its `select!` is ready, and an answer written inside it
+        // would be lost half-way. Queueing is synchronous, so nothing is lost; the task ends
+        // once the transport (the sender) is gone and the queue is drained.
+        let rejection_writer = Arc::clone(&writer);
+        tokio::spawn(async move {
+            while let Some(answer) = pending.recv().await {
+                if write_line(&rejection_writer, answer).await.is_err() {
+                    break;
+                }
+            }
+        });
         let transport = LineTransport {
             reader: BufReader::new(input),
-            writer: Arc::new(Mutex::new(output)),
+            writer,
+            rejections,
             line: Vec::new(),
             skipping: false,
         };
@@ -59,6 +74,8 @@ impl Server {
 struct LineTransport<R, W> {
     reader: BufReader<R>,
     writer: Arc<Mutex<W>>,
+    /// Answers to lines that are not messages, for the task that writes them.
+    rejections: mpsc::UnboundedSender<Vec<u8>>,
     line: Vec<u8>,
     /// Discarding the rest of an oversized line.
     skipping: bool,
@@ -134,12 +151,15 @@ where
                     continue;
                 }
                 match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
-                    Ok(message) => return Some(message),
+                    Ok(message) => match check_cursor(text) {
+                        Ok(()) => return Some(message),
+                        Err((id, why)) => Some(error_line(&id, -32602, why)),
+                    },
                     Err(e) => reject(text, &e),
                 }
             };
             if let Some(answer) = answer
-                && write_line(&self.writer, answer).await.is_err()
+                && self.rejections.send(answer).is_err()
             {
                 return None;
             }
@@ -173,13 +193,19 @@ fn reject(text: &[u8], error: &serde_json::Error) -> Option<Vec<u8>> {
     if let Err((id, why)) = check_message(&value) {
         return Some(error_line(&id, -32600, why));
     }
+    if value.get("method").is_none() {
+        // A response to no request of ours (or one we cannot read): answering a response
+        // would start a loop between the peers, so it is dropped.
+        tracing::debug!(%error, "dropping a response the server cannot match");
+        return None;
+    }
     if value.get("id").is_none() {
         // A notification the server does not know: JSON-RPC sends nothing back.
         tracing::debug!(%error, "ignoring an unknown notification");
         return None;
     }
     Some(error_line(
-        &value["id"],
+        &answer_id(&value),
         -32600,
         format!("Invalid Request: {error}"),
     ))

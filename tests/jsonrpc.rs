@@ -1,0 +1,199 @@
+//! JSON-RPC correctness against an adversarial client, over the line transport (as stdio)
+//! and streamable HTTP: malformed params of known methods, invalid ids, stray responses, and
+//! bad lines interleaved with good ones in one write.
+
+#![allow(
+    clippy::expect_used,
+    reason = "a broken fixture should fail the test loudly"
+)]
+
+mod support;
+
+use std::collections::HashSet;
+
+use abilities::{Server, ability};
+use serde_json::{Value, json};
+use support::{Lines, http_session, post, serve_http};
+
+/// Add two numbers.
+#[ability(semantic = "READ")]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+fn server() -> Server {
+    Server::builder().build().expect("the server builds")
+}
+
+/// A request line with raw `params` (any JSON, including none).
+fn raw(id: u64, method: &str, params: Option<Value>) -> String {
+    let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
+    if let Some(params) = params {
+        message["params"] = params;
+    }
+    message.to_string()
+}
+
+/// Every malformed `tools/call` and `tools/list` the issue names, with the reason the answer
+/// must give.
+fn malformed() -> Vec<(&'static str, Option<Value>, &'static str)> {
+    vec![
+        (
+            "tools/call",
+            Some(json!({"arguments": {}})),
+            "missing field `name`",
+        ),
+        (
+            "tools/call",
+            Some(json!({"name": 5})),
+            "invalid type: integer `5`",
+        ),
+        (
+            "tools/call",
+            Some(json!({"name": "add", "arguments": "a=1"})),
+            "invalid type: string \"a=1\"",
+        ),
+        (
+            "tools/call",
+            Some(json!({"name": "add", "arguments": 7})),
+            "invalid type: integer `7`",
+        ),
+        (
+            "tools/call",
+            Some(json!({"name": "add", "arguments": [1, 2]})),
+            "invalid type: sequence",
+        ),
+        (
+            "tools/call",
+            Some(json!({"name": "add", "arguments": true})),
+            "invalid type: boolean `true`",
+        ),
+        ("tools/call", Some(Value::Null), "invalid type: null"),
+        ("tools/call", None, "invalid type: null"),
+        (
+            "tools/list",
+            Some(json!({"cursor": 5})),
+            "the cursor must be a string, got integer",
+        ),
+        (
+            "prompts/list",
+            Some(json!({"cursor": ["a"]})),
+            "the cursor must be a string, got array",
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn known_methods_with_malformed_params_are_invalid_params_with_the_reason() {
+    let mut lines = Lines::initialized(&server()).await;
+    for (i, (method, params, reason)) in malformed().into_iter().enumerate() {
+        let id = 10 + i as u64;
+        lines.send(&raw(id, method, params.clone())).await;
+        let answer = lines.response(&json!(id)).await;
+        assert_eq!(
+            answer["error"]["code"], -32602,
+            "{method} {params:?}: {answer}"
+        );
+        let message = answer["error"]["message"].as_str().expect("a message");
+        assert!(
+            message.starts_with(&format!("Invalid params for {method}: "))
+                && message.contains(reason),
+            "{method} {params:?}: {message}"
+        );
+    }
+    // An unknown method stays method-not-found, and the server keeps serving.
+    lines.send(&raw(30, "tools/nothing", Some(json!({})))).await;
+    assert_eq!(lines.response(&json!(30)).await["error"]["code"], -32601);
+    let sum = lines.call(31, "add", json!({"a": 2, "b": 40})).await;
+    assert_eq!(sum["structuredContent"], json!({"result": 42}));
+}
+
+#[tokio::test]
+async fn malformed_params_over_http_are_invalid_params_too() {
+    let addr = serve_http(&server()).await;
+    let session = http_session(addr).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    for (i, (method, params, reason)) in malformed().into_iter().enumerate() {
+        let id = 10 + i as u64;
+        let answer = post(addr, "/mcp", &headers, raw(id, method, params.clone())).await;
+        let message = answer.message();
+        assert_eq!(message["id"], id, "{answer:?}");
+        assert_eq!(
+            message["error"]["code"], -32602,
+            "{method} {params:?}: {message}"
+        );
+        assert!(
+            message["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(reason)),
+            "{message}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_invalid_id_is_answered_with_a_null_id() {
+    let mut lines = Lines::initialized(&server()).await;
+    for id in [json!({"n": 1}), json!([1]), json!(true), json!(false)] {
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string();
+        lines.send(&line).await;
+        let answer = lines.next().await;
+        assert_eq!(answer["id"], Value::Null, "{line}: {answer}");
+        assert_eq!(answer["error"]["code"], -32600, "{line}: {answer}");
+    }
+    let addr = serve_http(&server()).await;
+    let session = http_session(addr).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let line = json!({"jsonrpc": "2.0", "id": {"n": 1}, "method": "ping"}).to_string();
+    let answer = post(addr, "/mcp", &headers, line).await;
+    assert_eq!(answer.status, 400, "{answer:?}");
+    assert_eq!(answer.message()["id"], Value::Null, "{answer:?}");
+}
+
+#[tokio::test]
+async fn a_response_to_no_request_is_dropped_not_answered() {
+    let mut lines = Lines::initialized(&server()).await;
+    for stray in [
+        json!({"jsonrpc": "2.0", "id": 999, "result": {}}),
+        json!({"jsonrpc": "2.0", "id": 998, "result": {"anything": [1, 2]}}),
+        json!({"jsonrpc": "2.0", "id": 997, "error": {"code": -1, "message": "no"}}),
+        json!({"jsonrpc": "2.0", "id": {"bad": 1}, "result": {}}),
+    ] {
+        lines.send(&stray.to_string()).await;
+    }
+    lines.send(&raw(5, "ping", None)).await;
+    // The very next line is the ping's answer: nothing was sent back for the responses.
+    let next = lines.next().await;
+    assert_eq!(next, json!({"jsonrpc": "2.0", "id": 5, "result": {}}));
+}
+
+#[tokio::test]
+async fn every_bad_line_interleaved_with_pings_in_one_write_is_answered() {
+    let mut lines = Lines::initialized(&server()).await;
+    let mut batch = String::new();
+    for i in 0..200 {
+        batch.push_str("not json\n");
+        batch.push_str(&raw(1000 + i, "ping", None));
+        batch.push('\n');
+    }
+    lines.send(batch.trim_end()).await;
+    let mut parse_errors = 0;
+    let mut pongs = HashSet::new();
+    for _ in 0..400 {
+        let answer = lines.next().await;
+        if answer["error"]["code"] == -32700 {
+            assert_eq!(answer["id"], Value::Null);
+            parse_errors += 1;
+        } else {
+            assert_eq!(answer["result"], json!({}), "{answer}");
+            pongs.insert(answer["id"].as_u64().expect("a numeric id"));
+        }
+    }
+    assert_eq!((parse_errors, pongs.len()), (200, 200));
+}
