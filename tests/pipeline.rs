@@ -136,10 +136,15 @@ fn registry() -> Registry {
 }
 
 fn ctx() -> Context {
-    Context::new().with_request_id("req-1").with_state(Store {
-        posts: vec![(1, "Hello"), (2, "World")],
-        created: AtomicUsize::new(0),
-    })
+    // In-process code that may call every ability says so: an unconfigured context is
+    // anonymous.
+    Context::new()
+        .with_request_id("req-1")
+        .with_caller(Caller::trusted("local"))
+        .with_state(Store {
+            posts: vec![(1, "Hello"), (2, "World")],
+            created: AtomicUsize::new(0),
+        })
 }
 
 async fn call(name: &str, args: Value) -> Result<Value, Value> {

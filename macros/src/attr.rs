@@ -26,6 +26,7 @@ pub(crate) const ABILITY_KEYS: &[&str] = &[
     PROMPT,
     FAMILY,
     DANGER,
+    CRATE,
 ];
 const SEMANTIC: &str = "semantic";
 const FLATTEN: &str = "flatten";
@@ -45,6 +46,7 @@ const MIME_TYPE: &str = "mime_type";
 const PROMPT: &str = "prompt";
 const FAMILY: &str = "family";
 const DANGER: &str = "danger";
+const CRATE: &str = "crate";
 
 /// The danger levels of MCP-AQL, as written in the attribute.
 pub(crate) const DANGERS: &[&str] = &[
@@ -90,6 +92,8 @@ pub(crate) struct AbilityArgs {
     pub(crate) family: Option<LitStr>,
     /// `danger = "destructive"`: the MCP-AQL danger level.
     pub(crate) danger: Option<LitStr>,
+    /// `crate = "my_facade::abilities"`: where generated code finds the framework.
+    pub(crate) krate: Option<syn::Path>,
 }
 
 /// What `#[param(...)]` said.
@@ -244,6 +248,23 @@ pub(crate) fn parse_ability_args(tokens: TokenStream, errors: &mut Errors) -> Ab
                         );
                     }
                     set(&mut args.danger, lit, &meta, errors);
+                }
+            }
+            // crate = "path::to::abilities" (for crates that re-export the framework)
+            CRATE => {
+                if let Some(lit) =
+                    string_value(&meta, CRATE, "crate = \"my_facade::abilities\"", errors)?
+                {
+                    match lit.parse::<syn::Path>() {
+                        Ok(path) => set(&mut args.krate, path, &meta, errors),
+                        Err(_) => errors.spanned(
+                            &lit,
+                            format!(
+                                "`crate` takes the path of the abilities crate, like \"my_facade::abilities\"; \"{}\" is not a path",
+                                lit.value()
+                            ),
+                        ),
+                    }
                 }
             }
             // prompt

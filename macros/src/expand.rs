@@ -56,7 +56,10 @@ fn generate(
     item: &ItemFn,
     description: &TokenStream,
 ) -> TokenStream {
-    let p = quote!(::abilities::__private);
+    let p = match &args.krate {
+        Some(krate) => quote!(#krate::__private),
+        None => quote!(::abilities::__private),
+    };
     let fn_ident = &item.sig.ident;
     let fn_name = fn_ident.to_string();
     let fn_name = fn_name.strip_prefix("r#").unwrap_or(&fn_name);

@@ -73,9 +73,10 @@ impl Caller {
 }
 
 impl Default for Caller {
-    /// [`Caller::trusted`]`("local")`.
+    /// [`Caller::anonymous`]: no scopes. A caller that may do everything is always explicit,
+    /// [`Caller::trusted`].
     fn default() -> Self {
-        Self::trusted("local")
+        Self::anonymous()
     }
 }
 
@@ -245,7 +246,9 @@ impl Context {
         self
     }
 
-    /// A context with a trusted local caller and no state.
+    /// A context with an anonymous caller (no scopes) and no state: abilities that need a
+    /// scope refuse it until [`with_caller`](Self::with_caller) names one that holds it, e.g.
+    /// [`Caller::trusted`] for in-process code.
     pub fn new() -> Self {
         Self::default()
     }

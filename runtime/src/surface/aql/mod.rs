@@ -115,7 +115,7 @@ impl Eq for ComputedField {}
 /// let names: Vec<_> = server.tools().iter().map(|t| t.name.to_string()).collect();
 /// assert_eq!(names, ["todo_mcp_aql", "todo_mcp_aql_read"]);
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Aql {
     pub(crate) mode: AqlMode,
     pub(crate) prefix: String,
@@ -123,6 +123,13 @@ pub struct Aql {
     pub(crate) confirm_ttl: Duration,
     pub(crate) elicit_confirmation: bool,
     pub(crate) computed: Vec<ComputedField>,
+}
+
+impl Default for Aql {
+    /// [`Aql::new`] in the default mode ([`AqlMode::Semantic`], the CRUDE tools).
+    fn default() -> Self {
+        Self::new(AqlMode::default())
+    }
 }
 
 impl Aql {
