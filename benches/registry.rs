@@ -91,7 +91,11 @@ fn defs(n: usize) -> Vec<&'static AbilityDef> {
         .map(|i| {
             let template = templates[i % templates.len()];
             let name: &'static str = Box::leak(format!("ns{}/op-{i}", i % 10).into_boxed_str());
-            let def: &'static AbilityDef = Box::leak(Box::new(AbilityDef { name, ..*template }));
+            let def: &'static AbilityDef = Box::leak(Box::new(AbilityDef {
+                name,
+                kind: template.kind.clone(),
+                ..*template
+            }));
             def
         })
         .collect()

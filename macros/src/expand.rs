@@ -192,8 +192,11 @@ fn generate(
     let open_world = option_bool(args.open_world.as_ref());
     let kind = match (&args.resource, args.prompt) {
         (Some(uri), _) => {
-            let mime_type = option_str(args.mime_type.as_ref());
-            quote!(#p::AbilityKind::Resource { uri: #uri, mime_type: #mime_type })
+            let mime_type = match &args.mime_type {
+                Some(lit) => quote!(::core::option::Option::Some(#p::Cow::Borrowed(#lit))),
+                None => quote!(::core::option::Option::None),
+            };
+            quote!(#p::AbilityKind::Resource { uri: #p::Cow::Borrowed(#uri), mime_type: #mime_type })
         }
         (None, Some(_)) => quote!(#p::AbilityKind::Prompt),
         (None, None) => quote!(#p::AbilityKind::Tool),

@@ -11,6 +11,7 @@ pub use crate::ability::{AbilityDef, AbilityKind, CallFuture, InputDef, Output, 
 pub use crate::context::FromContext;
 pub use crate::schema::{input_schema_for, property_schema};
 pub use crate::{AbilityError, Annotations, Context, Danger, Semantic};
+pub use ::std::borrow::Cow;
 
 use serde_json::{Map, Value};
 

@@ -286,6 +286,16 @@ pub enum RegistryError {
         /// What the validator reported.
         reason: String,
     },
+    /// An ability built at run time lacks something it needs.
+    #[error("ability `{name}` ({at}) has no {missing}")]
+    Incomplete {
+        /// The ability's name.
+        name: String,
+        /// Where it was built.
+        at: String,
+        /// What is missing (`description`, `handler`).
+        missing: &'static str,
+    },
     /// Two resource abilities share a URI (or URI template).
     #[error("abilities {first} and {second} both serve the resource `{uri}`")]
     DuplicateResource {

@@ -25,7 +25,10 @@ mod validate;
 #[doc(hidden)]
 pub mod __private;
 
-pub use ability::{AbilityKind, Annotations, Completer, Danger, Semantic};
+pub use ability::{
+    Ability, AbilityBuilder, AbilityKind, Annotations, CallFuture, Completer, Danger, Handler,
+    Output, Semantic,
+};
 pub use auth::{AuthError, AuthFuture, Authenticator, StaticTokens, bearer_token};
 pub use content::{Content, Contents, EmbeddedResource, Rich};
 pub use context::{
@@ -36,7 +39,7 @@ pub use error::{AbilityError, ErrorCode, RegistryError};
 pub use name::{MAX_TOOL_NAME, tool_name};
 pub use pipeline::CallOutput;
 pub use prompt::{Prompt, PromptMessage, Role};
-pub use registry::{Ability, Registry};
+pub use registry::{Iter, Registry};
 pub use resource::ResourceNotifier;
 pub use server::{McpHandler, Server, ServerBuilder, ServerError};
 pub use site::{CONTRACT_VERSION, Site};

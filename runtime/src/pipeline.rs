@@ -7,12 +7,9 @@ use std::panic::AssertUnwindSafe;
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
 
-use crate::ability::Output;
+use crate::ability::{Output, SITE_ID};
 use crate::normalize::{into_object, json_type, normalize, unwrap_input};
 use crate::{Ability, AbilityError, Content, Context, ErrorCode, Prompt, Registry, Site};
-
-/// The optional argument every site-checked tool accepts.
-pub(crate) const SITE_ID: &str = "site_id";
 
 /// Names longer than this are cut in error messages.
 const MAX_ECHOED_NAME: usize = 100;
@@ -50,6 +47,8 @@ pub struct CallOutput {
     pub(crate) structured: Option<Value>,
     pub(crate) content: Option<Vec<Content>>,
     pub(crate) prompt: Option<Prompt>,
+    /// `structured` is the handler's value wrapped under `result`.
+    pub(crate) wrapped: bool,
 }
 
 impl CallOutput {
@@ -73,16 +72,21 @@ impl CallOutput {
             structured: Some(value),
             content: None,
             prompt: None,
+            wrapped: false,
         }
     }
 
     /// The structured result as the handler returned it: without the `result` wrap.
-    pub(crate) fn into_unwrapped(self, ability: &Ability) -> Self {
+    pub(crate) fn into_unwrapped(self) -> Self {
         let structured = match self.structured {
-            Some(Value::Object(mut map)) if ability.output_wrapped() => map.remove("result"),
+            Some(Value::Object(mut map)) if self.wrapped => map.remove("result"),
             other => other,
         };
-        Self { structured, ..self }
+        Self {
+            structured,
+            wrapped: false,
+            ..self
+        }
     }
 
     pub(crate) fn into_parts(self) -> (Option<Value>, Option<Vec<Content>>) {
@@ -115,16 +119,20 @@ impl Ability {
             content,
             prompt,
         } = self.run_handler(ctx, input).await?;
-        let structured = match structured {
-            Some(value) => Some(self.wrap_output(value)?),
+        let (structured, wrapped) = match structured {
+            Some(value) => {
+                let (value, wrapped) = self.wrap_output(value)?;
+                (Some(value), wrapped)
+            }
             // `()` returns.
-            None if content.is_none() => Some(Value::Object(Map::new())),
-            None => None,
+            None if content.is_none() => (Some(Value::Object(Map::new())), false),
+            None => (None, false),
         };
         Ok(CallOutput {
             structured,
             content,
             prompt,
+            wrapped,
         })
     }
 
@@ -132,9 +140,9 @@ impl Ability {
     /// first; surfaces that act before the pipeline (a confirmation, a completion) check it
     /// with the same words.
     pub(crate) fn check_permission(&self, ctx: &Context) -> Result<(), AbilityError> {
-        match self.def.permission {
+        match self.permission() {
             Some(scope) if !ctx.caller().has_scope(scope) => Err(AbilityError::permission_denied(
-                format!("'{}' requires the scope '{scope}'", self.def.name),
+                format!("'{}' requires the scope '{scope}'", self.name()),
             )
             .with_details(json!({ "required_scope": scope }))),
             _ => Ok(()),
@@ -172,14 +180,14 @@ impl Ability {
     }
 
     async fn run_handler(&self, ctx: Context, input: Value) -> Result<Output, AbilityError> {
-        let call = self.def.call;
+        let handler = &*self.handler;
         let cancellation = ctx.cancellation().clone();
         let timeout = ctx.timeout();
-        let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| call(ctx, input))) {
-            Ok(future) => {
-                let guarded = AssertUnwindSafe(future).catch_unwind();
-                let limited =
-                    async {
+        let outcome =
+            match std::panic::catch_unwind(AssertUnwindSafe(|| handler.call(ctx, input))) {
+                Ok(future) => {
+                    let guarded = AssertUnwindSafe(future).catch_unwind();
+                    let limited = async {
                         match timeout {
                             Some(limit) => tokio::time::timeout(limit, guarded)
                                 .await
@@ -188,7 +196,7 @@ impl Ability {
                                         ErrorCode::Timeout,
                                         format!(
                                             "'{}' did not finish within {} ms",
-                                            self.def.name,
+                                            self.name(),
                                             limit.as_millis()
                                         ),
                                     )))
@@ -196,47 +204,49 @@ impl Ability {
                             None => guarded.await,
                         }
                     };
-                tokio::select! {
-                    outcome = limited => outcome,
-                    () = cancellation.cancelled() => Ok(Err(AbilityError::new(
-                        ErrorCode::Cancelled,
-                        format!("'{}' was cancelled by the caller", self.def.name),
-                    ))),
+                    tokio::select! {
+                        outcome = limited => outcome,
+                        () = cancellation.cancelled() => Ok(Err(AbilityError::new(
+                            ErrorCode::Cancelled,
+                            format!("'{}' was cancelled by the caller", self.name()),
+                        ))),
+                    }
                 }
-            }
-            Err(panic) => Err(panic),
-        };
+                Err(panic) => Err(panic),
+            };
         outcome.unwrap_or_else(|panic| {
             tracing::error!(
-                ability = self.def.name,
+                ability = self.name(),
                 panic = panic_message(&*panic),
                 "ability panicked"
             );
             Err(AbilityError::internal(format!(
                 "'{}' failed unexpectedly",
-                self.def.name
+                self.name()
             )))
         })
     }
 
-    fn wrap_output(&self, output: Value) -> Result<Value, AbilityError> {
-        if self.output_wrapped {
-            return Ok(Value::Object(Map::from_iter([(
-                "result".to_owned(),
-                output,
-            )])));
+    /// The output as the wire carries it, and whether it was wrapped under `result`.
+    fn wrap_output(&self, output: Value) -> Result<(Value, bool), AbilityError> {
+        // Without a declared output schema (abilities built at run time), a non-object is
+        // wrapped all the same: structured content is always an object.
+        let wrap = self.output_wrapped || (self.output_schema().is_none() && !output.is_object());
+        if wrap {
+            let wrapped = Value::Object(Map::from_iter([("result".to_owned(), output)]));
+            return Ok((wrapped, true));
         }
         match output {
-            Value::Object(_) => Ok(output),
+            Value::Object(_) => Ok((output, false)),
             other => {
                 tracing::error!(
-                    ability = self.def.name,
+                    ability = self.name(),
                     got = json_type(&other),
                     "ability returned a non-object for an object output schema"
                 );
                 Err(AbilityError::internal(format!(
                     "'{}' returned a value its output schema does not allow",
-                    self.def.name
+                    self.name()
                 )))
             }
         }

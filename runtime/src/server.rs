@@ -32,7 +32,7 @@ use crate::resource::{Subscriber, contents};
 use crate::surface::catalog::{self, Catalog};
 use crate::surface::{Surface, View, native};
 use crate::{
-    AbilityError, AbilityKind, Caller, ClientChannel, Context, ErrorCode, LogLevel, Registry,
+    Ability, AbilityError, Caller, ClientChannel, Context, ErrorCode, LogLevel, Registry,
     RegistryError, ResourceNotifier, Site, StateMap,
 };
 
@@ -114,6 +114,7 @@ impl Default for HttpOptions {
 #[must_use]
 pub struct ServerBuilder {
     registry: Option<Registry>,
+    abilities: Vec<Ability>,
     name: String,
     version: String,
     instructions: Option<String>,
@@ -131,6 +132,7 @@ impl ServerBuilder {
     fn new() -> Self {
         Self {
             registry: None,
+            abilities: Vec::new(),
             name: "abilities".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             instructions: None,
@@ -176,6 +178,12 @@ impl ServerBuilder {
     /// Serve this registry instead of every ability in the program.
     pub fn registry(mut self, registry: Registry) -> Self {
         self.registry = Some(registry);
+        self
+    }
+
+    /// Serve `ability` too (one built with [`Ability::builder`]); call once per ability.
+    pub fn ability(mut self, ability: Ability) -> Self {
+        self.abilities.push(ability);
         self
     }
 
@@ -268,10 +276,9 @@ impl ServerBuilder {
             Some(registry) => registry,
             None => Registry::collect()?,
         };
+        let registry = registry.extended(self.abilities)?;
         for ability in registry.iter() {
-            if ability.kind() == AbilityKind::Tool
-                && ability.tool_name() == native::SITE_CONTEXT_TOOL
-            {
+            if ability.is_tool() && ability.tool_name() == native::SITE_CONTEXT_TOOL {
                 return Err(ServerError::ReservedToolName {
                     tool: ability.tool_name().to_owned(),
                     ability: ability.name().to_owned(),
@@ -745,8 +752,8 @@ impl ServerHandler for McpHandler {
         let output = Box::pin(ability.call_output(self.context(context), call.args))
             .await
             .map_err(|e| e.to_rpc())?;
-        let output = output.into_unwrapped(ability);
-        let items = contents(&request.uri, call.mime_type, output);
+        let output = output.into_unwrapped();
+        let items = contents(&request.uri, call.mime_type.as_deref(), output);
         let result: ReadResourceResult = from_json(json!({ "contents": items }))?;
         Ok(result.into())
     }

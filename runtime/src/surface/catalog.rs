@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::registry::Argument;
+use crate::ability::Argument;
 use crate::resource::{schema_values, typed_argument, typed_arguments};
 use crate::{
     Ability, AbilityError, AbilityKind, CallOutput, Content, Context, ErrorCode, Registry,
@@ -21,7 +21,7 @@ pub(crate) struct Catalog {
     pub(crate) resources: Vec<Value>,
     pub(crate) templates: Vec<Value>,
     pub(crate) prompts: Vec<Value>,
-    by_uri: HashMap<&'static str, usize>,
+    by_uri: HashMap<String, usize>,
     by_template: Vec<usize>,
     by_prompt: HashMap<String, usize>,
 }
@@ -30,7 +30,7 @@ pub(crate) struct Catalog {
 pub(crate) struct ResourceCall {
     pub(crate) ability: usize,
     pub(crate) args: Value,
-    pub(crate) mime_type: Option<&'static str>,
+    pub(crate) mime_type: Option<String>,
 }
 
 impl Catalog {
@@ -44,7 +44,7 @@ impl Catalog {
                         catalog.by_template.push(i);
                         "uriTemplate"
                     } else {
-                        catalog.by_uri.insert(uri, i);
+                        catalog.by_uri.insert(uri.to_string(), i);
                         "uri"
                     };
                     entry.insert(key.into(), json!(uri));
@@ -155,9 +155,9 @@ fn describe(entry: &mut Map<String, Value>, ability: &Ability) {
     entry.insert("description".into(), json!(ability.description()));
 }
 
-fn mime_type(ability: &Ability) -> Option<&'static str> {
+fn mime_type(ability: &Ability) -> Option<String> {
     match ability.kind() {
-        AbilityKind::Resource { mime_type, .. } => mime_type,
+        AbilityKind::Resource { mime_type, .. } => mime_type.as_deref().map(str::to_owned),
         _ => None,
     }
 }
@@ -190,7 +190,7 @@ pub(crate) fn prompt_arguments(ability: &Ability, given: Option<Map<String, Valu
 /// one user message per content block, then the structured output as text (a string as it
 /// is, anything else as JSON).
 pub(crate) fn prompt_result(ability: &Ability, output: CallOutput) -> Value {
-    let output = output.into_unwrapped(ability);
+    let output = output.into_unwrapped();
     let mut description = ability.description().to_owned();
     let messages: Vec<Value> = match output.prompt {
         Some(prompt) => {

@@ -123,7 +123,7 @@ pub(crate) fn execute_tool(name: &str) -> Tool {
 }
 
 /// The label of an ability: its title, else its name.
-fn label(ability: &Ability) -> &'static str {
+fn label(ability: &Ability) -> &str {
     ability.title().unwrap_or_else(|| ability.name())
 }
 
@@ -154,7 +154,7 @@ fn string_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, AbilityError> {
 pub(crate) fn discover(registry: &Registry) -> CallToolResult {
     let abilities: Vec<Value> = registry
         .iter()
-        .filter(|a| a.is_public() && a.kind() == AbilityKind::Tool)
+        .filter(|a| a.is_public() && a.is_tool())
         .map(|a| json!({"name": a.name(), "label": label(a), "description": a.description()}))
         .collect();
     success(
@@ -260,7 +260,7 @@ pub(crate) async fn execute(registry: &Registry, ctx: Context, args: Value) -> C
         }
     }
     let output = match ability.call_output(ctx, wire).await {
-        Ok(output) => output.into_unwrapped(ability),
+        Ok(output) => output.into_unwrapped(),
         Err(error) => return error_result(&error),
     };
     let data = output.structured.unwrap_or(Value::Null);
@@ -269,6 +269,7 @@ pub(crate) async fn execute(registry: &Registry, ctx: Context, args: Value) -> C
             structured: Some(json!({"success": true, "data": data})),
             content: output.content,
             prompt: None,
+            wrapped: false,
         },
         false,
     )

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use rmcp::model::{CallToolResult, ErrorData, Tool};
 use serde_json::{Value, json};
 
-use crate::{AbilityError, AbilityKind, CallOutput, Context, Registry, ServerError};
+use crate::{AbilityError, CallOutput, Context, Registry, ServerError};
 
 pub(crate) mod aql;
 pub(crate) mod catalog;
@@ -120,7 +120,7 @@ impl View {
             Surface::Native | Surface::Standard => {
                 entries.push((native::site_context_tool(), Entry::SiteContext));
                 for (i, ability) in registry.iter().enumerate() {
-                    if ability.kind() == AbilityKind::Tool {
+                    if ability.is_tool() {
                         entries.push((native::tool(ability), Entry::Ability(i)));
                     }
                 }

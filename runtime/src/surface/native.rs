@@ -18,12 +18,12 @@ pub(crate) const SITE_CONTEXT_TOOL: &str = "get_site_context";
 pub(crate) fn tool(ability: &Ability) -> Tool {
     let mut tool = Tool::new(
         ability.tool_name().to_owned(),
-        ability.description(),
+        ability.description_cow(),
         Arc::clone(ability.tool_input_schema()),
     )
     .with_annotations(annotations(ability));
     if let Some(title) = ability.title() {
-        tool = tool.with_title(title);
+        tool = tool.with_title(title.to_owned());
     }
     if let Some(output) = ability.output_schema() {
         tool = tool.with_raw_output_schema(Arc::clone(output));

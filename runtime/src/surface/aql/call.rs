@@ -248,7 +248,7 @@ async fn operation(
     }
     let output = Box::pin(ability.call_output(call_ctx, Value::Object(args)))
         .await?
-        .into_unwrapped(ability);
+        .into_unwrapped();
     let data = output.structured.unwrap_or(Value::Null);
     Ok(match (&query, &op.collection) {
         (Some(query), Some(items)) => query::apply(query, data, items, &op.computed),

@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 
 pub use query::{CollectionQuery, Condition, FilterOp, SortKey};
 
-use crate::{Ability, AbilityKind, Danger, Registry, Semantic, ServerError};
+use crate::{Ability, Danger, Registry, Semantic, ServerError};
 
 pub(crate) use call::call;
 
@@ -333,7 +333,7 @@ impl Table {
         let mut by_name: HashMap<String, usize> = HashMap::new();
         by_name.insert("introspect".to_owned(), usize::MAX);
         for (i, ability) in registry.iter().enumerate() {
-            if ability.kind() != AbilityKind::Tool || !ability.is_public() {
+            if !ability.is_tool() || !ability.is_public() {
                 continue;
             }
             let name = operation_name(ability.name());
@@ -494,7 +494,7 @@ fn operation(name: String, index: usize, ability: &Ability, config: &Aql) -> Ope
     .then(|| {
         params
             .iter()
-            .filter(|p| !p.required && p.name != crate::pipeline::SITE_ID)
+            .filter(|p| !p.required && p.name != crate::ability::SITE_ID)
             .map(|p| p.name.clone())
             .collect::<Vec<_>>()
     })

@@ -1,13 +1,9 @@
-//! The static description of an ability, as `#[ability]` registers it.
+//! What an ability is, whoever made it: its semantic, danger, annotations and kind.
 
+use std::borrow::Cow;
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 
-use schemars::{Schema, SchemaGenerator};
-use serde_json::Value;
-
-use crate::{AbilityError, Content, Context, Prompt};
+use crate::Context;
 
 /// What an ability does to the world. It drives default annotations, the MCP-AQL endpoint
 /// family and danger defaults.
@@ -142,20 +138,8 @@ impl Annotations {
     }
 }
 
-/// The boxed future an ability's generated entry point returns.
-pub type CallFuture = Pin<Box<dyn Future<Output = Result<Output, AbilityError>> + Send>>;
-
-/// What a handler produced: structured JSON (unwrapped), content blocks, both or neither (`()`).
-#[doc(hidden)]
-#[derive(Debug, Default)]
-pub struct Output {
-    pub structured: Option<Value>,
-    pub content: Option<Vec<Content>>,
-    pub prompt: Option<Prompt>,
-}
-
 /// How an ability is served: as a tool (the default), a resource or a prompt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AbilityKind {
     /// An MCP tool.
@@ -164,9 +148,9 @@ pub enum AbilityKind {
     /// `{variables}` are the ability's parameters.
     Resource {
         /// The URI or URI template.
-        uri: &'static str,
+        uri: Cow<'static, str>,
         /// The MIME type of its contents, from `mime_type = "..."`.
-        mime_type: Option<&'static str>,
+        mime_type: Option<Cow<'static, str>>,
     },
     /// An MCP prompt (`prompt`): its parameters are the prompt's arguments.
     Prompt,
@@ -174,88 +158,3 @@ pub enum AbilityKind {
 
 /// Completes an argument's value from what the user typed so far.
 pub type Completer = fn(&Context, &str) -> Vec<String>;
-
-/// How an ability takes its input.
-#[derive(Clone, Copy)]
-#[doc(hidden)]
-pub enum InputDef {
-    /// No value parameters: arguments are accepted and ignored.
-    None,
-    /// Named parameters, each a property of the input object.
-    Object {
-        /// One property per value parameter, in signature order.
-        properties: &'static [PropertyDef],
-    },
-    /// `flatten`: one value parameter whose own schema is the input.
-    Flattened {
-        /// Generates the value's schema.
-        schema: fn() -> Schema,
-        /// The parameter's default, from `#[param(default = ...)]`.
-        default: Option<fn() -> Value>,
-        /// The parameter's description, from `#[param(description = ...)]`.
-        description: Option<&'static str>,
-        /// From `#[param(complete = ...)]`.
-        complete: Option<Completer>,
-    },
-}
-
-/// One named parameter of an object input.
-#[doc(hidden)]
-pub struct PropertyDef {
-    /// The property name: the parameter's name.
-    pub name: &'static str,
-    /// Generates the parameter type's schema (sharing one generator across properties).
-    pub schema: fn(&mut SchemaGenerator) -> Schema,
-    /// From `#[param(description = ...)]`.
-    pub description: Option<&'static str>,
-    /// From `#[param(default = ...)]`.
-    pub default: Option<fn() -> Value>,
-    /// From `#[param(complete = ...)]`.
-    pub complete: Option<Completer>,
-}
-
-/// Everything `#[ability]` knows about a function at compile time: string slices and function
-/// pointers, so it is built in a `const` and registered through `inventory`. Schemas and
-/// validators are derived from it once, when the [`Registry`](crate::Registry) is built.
-#[doc(hidden)]
-pub struct AbilityDef {
-    pub name: &'static str,
-    pub title: Option<&'static str>,
-    pub description: &'static str,
-    pub category: Option<&'static str>,
-    pub semantic: Semantic,
-    pub permission: Option<&'static str>,
-    pub public: bool,
-    pub site: bool,
-    pub annotations: Annotations,
-    pub kind: AbilityKind,
-    pub family: Option<&'static str>,
-    pub danger: Option<Danger>,
-    pub input: InputDef,
-    pub output: fn() -> Option<Schema>,
-    pub call: fn(Context, Value) -> CallFuture,
-    pub rust_path: &'static str,
-    pub file: &'static str,
-    pub line: u32,
-}
-
-impl AbilityDef {
-    /// `file:line` of the definition.
-    pub fn location(&self) -> String {
-        format!("{}:{}", self.file, self.line)
-    }
-}
-
-impl fmt::Debug for AbilityDef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AbilityDef")
-            .field("name", &self.name)
-            .field("semantic", &self.semantic)
-            .field("rust_path", &self.rust_path)
-            .field("file", &self.file)
-            .field("line", &self.line)
-            .finish_non_exhaustive()
-    }
-}
-
-inventory::collect!(AbilityDef);

@@ -1,0 +1,489 @@
+//! Abilities as values: an [`Ability`] owns its metadata, its wire schemas, its compiled
+//! validator and its [`Handler`]. `#[ability]` makes one from a const [`AbilityDef`]; the
+//! [`AbilityBuilder`] makes one from schemas that arrive at run time. Both go through
+//! [`Ability::from_parts`], so both get the same schema transformation, wrapping and checks.
+
+mod builder;
+mod def;
+mod handler;
+mod meta;
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+
+use jsonschema::Validator;
+use serde_json::{Map, Value};
+
+pub use builder::AbilityBuilder;
+pub use def::{AbilityDef, InputDef, PropertyDef};
+pub use handler::{CallFuture, Handler, Output};
+pub use meta::{AbilityKind, Annotations, Completer, Danger, Semantic};
+
+use crate::normalize::InputShape;
+use crate::resource::UriTemplate;
+use crate::schema::{self, Side};
+use crate::{RegistryError, tool_name};
+
+/// The optional argument every site-checked tool accepts.
+pub(crate) const SITE_ID: &str = "site_id";
+
+/// One ability: what it is (name, semantic, annotations...), its wire schemas and compiled
+/// validator, and the handler it runs. Made by `#[ability]` or by [`Ability::builder`].
+pub struct Ability {
+    name: Cow<'static, str>,
+    tool_name: String,
+    title: Option<Cow<'static, str>>,
+    description: Cow<'static, str>,
+    category: Option<Cow<'static, str>>,
+    semantic: Semantic,
+    permission: Option<Cow<'static, str>>,
+    public: bool,
+    site: bool,
+    annotations: Annotations,
+    kind: AbilityKind,
+    family: Option<Cow<'static, str>>,
+    danger: Danger,
+    rust_path: Cow<'static, str>,
+    file: Cow<'static, str>,
+    line: u32,
+    pub(crate) handler: Arc<dyn Handler>,
+    input_schema: Arc<Map<String, Value>>,
+    tool_input_schema: Arc<Map<String, Value>>,
+    takes_site_id: bool,
+    output_schema: Option<Arc<Map<String, Value>>>,
+    pub(crate) input_shape: InputShape,
+    pub(crate) output_wrapped: bool,
+    pub(crate) validator: Option<Validator>,
+    pub(crate) arguments: Vec<Argument>,
+    pub(crate) template: Option<UriTemplate>,
+}
+
+/// One argument of a prompt or resource template: a property of the wire input.
+#[derive(Debug)]
+pub(crate) struct Argument {
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+    pub(crate) required: bool,
+    pub(crate) schema: Value,
+    pub(crate) complete: Option<Completer>,
+}
+
+/// How an ability takes its input, before the wire transformation.
+pub(crate) enum Input {
+    /// Nothing: arguments are accepted and ignored.
+    None,
+    /// Named parameters, each a property of the input object (`#[ability]` without `flatten`).
+    Object(&'static [PropertyDef]),
+    /// One value with its own schema: `flatten`, or a schema given at run time.
+    Value {
+        schema: Map<String, Value>,
+        default: Option<Value>,
+        description: Option<Cow<'static, str>>,
+        complete: Option<Completer>,
+    },
+}
+
+/// Everything an ability is made of, whoever made it.
+pub(crate) struct Parts {
+    pub(crate) name: Cow<'static, str>,
+    pub(crate) title: Option<Cow<'static, str>>,
+    pub(crate) description: Cow<'static, str>,
+    pub(crate) category: Option<Cow<'static, str>>,
+    pub(crate) semantic: Semantic,
+    pub(crate) permission: Option<Cow<'static, str>>,
+    pub(crate) public: bool,
+    pub(crate) site: bool,
+    pub(crate) annotations: Annotations,
+    pub(crate) kind: AbilityKind,
+    pub(crate) family: Option<Cow<'static, str>>,
+    pub(crate) danger: Option<Danger>,
+    pub(crate) input: Input,
+    /// The output schema before the wire transformation; `None` when there is none.
+    pub(crate) output: Option<Map<String, Value>>,
+    pub(crate) handler: Arc<dyn Handler>,
+    pub(crate) rust_path: Cow<'static, str>,
+    pub(crate) file: Cow<'static, str>,
+    pub(crate) line: u32,
+}
+
+impl Ability {
+    /// Start building an ability whose schemas and handler are given at run time (a tool
+    /// proxied from another server, a plugin loaded from configuration).
+    ///
+    /// ```standalone_crate
+    /// use abilities::{Ability, Semantic, Server};
+    /// use serde_json::{Value, json};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let search = Ability::builder("notes/search", Semantic::Read)
+    ///     .description("Search the notes.")
+    ///     .input_schema(json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}))
+    ///     .output_schema(json!({"type": "array", "items": {"type": "string"}}))
+    ///     .handler(|_ctx, args: Value| async move {
+    ///         Ok(json!([format!("a note about {}", args["q"].as_str().unwrap_or_default())]))
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// let server = Server::builder().ability(search).build().unwrap();
+    /// let client = server.connect().await.unwrap();
+    /// let found = client.call("notes-search", json!({"q": "rust"})).await.unwrap();
+    /// assert_eq!(found.structured_content, Some(json!({"result": ["a note about rust"]})));
+    /// # });
+    /// ```
+    #[track_caller]
+    pub fn builder(name: impl Into<Cow<'static, str>>, semantic: Semantic) -> AbilityBuilder {
+        AbilityBuilder::new(name.into(), semantic, std::panic::Location::caller())
+    }
+
+    /// The ability `#[ability]` registered.
+    pub(crate) fn from_def(def: &'static AbilityDef) -> Result<Self, RegistryError> {
+        let input = match def.input {
+            InputDef::None => Input::None,
+            InputDef::Object { properties } => Input::Object(properties),
+            InputDef::Flattened {
+                schema,
+                default,
+                description,
+                complete,
+            } => Input::Value {
+                schema: schema::clean(schema()),
+                default: default.map(|f| f()),
+                description: description.map(Cow::Borrowed),
+                complete,
+            },
+        };
+        Self::from_parts(Parts {
+            name: Cow::Borrowed(def.name),
+            title: def.title.map(Cow::Borrowed),
+            description: Cow::Borrowed(def.description),
+            category: def.category.map(Cow::Borrowed),
+            semantic: def.semantic,
+            permission: def.permission.map(Cow::Borrowed),
+            public: def.public,
+            site: def.site,
+            annotations: def.annotations,
+            kind: def.kind.clone(),
+            family: def.family.map(Cow::Borrowed),
+            danger: def.danger,
+            input,
+            output: (def.output)().map(schema::clean),
+            handler: Arc::new(handler::FnHandler(def.call)),
+            rust_path: Cow::Borrowed(def.rust_path),
+            file: Cow::Borrowed(def.file),
+            line: def.line,
+        })
+    }
+
+    /// Derive the wire schemas, the validator and the argument list, once.
+    pub(crate) fn from_parts(parts: Parts) -> Result<Self, RegistryError> {
+        let at = || format!("{}:{}", parts.file, parts.line);
+        let tool_name = tool_name(&parts.name).ok_or_else(|| RegistryError::InvalidName {
+            name: parts.name.to_string(),
+            at: at(),
+        })?;
+        let (input_schema, input_shape) = input_schema(&parts.input);
+        let validator = match parts.input {
+            Input::None => None,
+            _ => Some(
+                jsonschema::draft202012::new(&Value::Object(input_schema.clone())).map_err(
+                    |e| RegistryError::InvalidSchema {
+                        name: parts.name.to_string(),
+                        at: at(),
+                        reason: e.to_string(),
+                    },
+                )?,
+            ),
+        };
+        let (output_schema, output_wrapped) = match parts.output {
+            None => (None, false),
+            Some(output) => {
+                let wire = schema::to_wire(output, Side::Output);
+                (Some(Arc::new(wire.schema)), wire.wrapped)
+            }
+        };
+        let declares_site_id = input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| p.contains_key(SITE_ID));
+        let takes_site_id = parts.site && !declares_site_id;
+        let mut tool_input_schema = input_schema.clone();
+        if takes_site_id
+            && let Some(Value::Object(properties)) = tool_input_schema.get_mut("properties")
+        {
+            properties.insert(
+                SITE_ID.to_owned(),
+                serde_json::json!({
+                    "type": "string",
+                    "description": "Optional: the site this call is meant for; a call naming another site is rejected."
+                }),
+            );
+        }
+        let arguments = arguments(
+            &parts.input,
+            &input_schema,
+            matches!(input_shape, InputShape::Wrapped { .. }),
+        );
+        let template = match &parts.kind {
+            AbilityKind::Resource { uri, .. } => UriTemplate::parse(uri),
+            _ => None,
+        };
+        let input_schema = Arc::new(input_schema);
+        let tool_input_schema = if takes_site_id {
+            Arc::new(tool_input_schema)
+        } else {
+            Arc::clone(&input_schema)
+        };
+        Ok(Self {
+            tool_name,
+            title: parts.title,
+            description: parts.description,
+            category: parts.category,
+            semantic: parts.semantic,
+            permission: parts.permission,
+            public: parts.public,
+            site: parts.site,
+            annotations: Annotations::for_semantic(parts.semantic).overridden_by(parts.annotations),
+            kind: parts.kind,
+            family: parts.family,
+            danger: parts
+                .danger
+                .unwrap_or_else(|| Danger::for_semantic(parts.semantic)),
+            rust_path: parts.rust_path,
+            file: parts.file,
+            line: parts.line,
+            handler: parts.handler,
+            name: parts.name,
+            input_schema,
+            tool_input_schema,
+            takes_site_id,
+            output_schema,
+            input_shape,
+            output_wrapped,
+            validator,
+            arguments,
+            template,
+        })
+    }
+
+    /// The MCP-AQL endpoint family named by `family = "..."`, if any.
+    pub fn family(&self) -> Option<&str> {
+        self.family.as_deref()
+    }
+
+    /// The MCP-AQL danger level: `danger = "..."`, else the semantic's default.
+    pub fn danger(&self) -> Danger {
+        self.danger
+    }
+
+    /// Whether it is served as a tool, a resource or a prompt.
+    pub fn kind(&self) -> &AbilityKind {
+        &self.kind
+    }
+
+    /// Whether it is served as a tool.
+    pub fn is_tool(&self) -> bool {
+        self.kind == AbilityKind::Tool
+    }
+
+    /// The ability name, e.g. `my-plugin/count-posts`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The MCP tool name, e.g. `my-plugin-count-posts`.
+    pub fn tool_name(&self) -> &str {
+        &self.tool_name
+    }
+
+    /// A human-readable title.
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// What the ability does (defaults to the function's doc comment).
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The description, without a copy where it is a literal (tool lists hold it).
+    pub(crate) fn description_cow(&self) -> Cow<'static, str> {
+        self.description.clone()
+    }
+
+    /// The ability's category.
+    pub fn category(&self) -> Option<&str> {
+        self.category.as_deref()
+    }
+
+    /// Its semantic.
+    pub fn semantic(&self) -> Semantic {
+        self.semantic
+    }
+
+    /// The scope a caller needs.
+    pub fn permission(&self) -> Option<&str> {
+        self.permission.as_deref()
+    }
+
+    /// Whether the ability is listed on public surfaces (`public = false` hides it).
+    pub fn is_public(&self) -> bool {
+        self.public
+    }
+
+    /// Whether calls are checked against the server's site identity (`site = false` opts out).
+    pub fn checks_site(&self) -> bool {
+        self.site
+    }
+
+    /// Annotations: the semantic's defaults with the attribute's overrides.
+    pub fn annotations(&self) -> Annotations {
+        self.annotations
+    }
+
+    /// The input schema as clients see it: always `type: object`.
+    pub fn input_schema(&self) -> &Arc<Map<String, Value>> {
+        &self.input_schema
+    }
+
+    /// The output schema as clients see it (`type: object`), or `None` for `()` and
+    /// [`Contents`](crate::Contents) returns.
+    pub fn output_schema(&self) -> Option<&Arc<Map<String, Value>>> {
+        self.output_schema.as_ref()
+    }
+
+    /// Whether calls take an optional `site_id` that is checked against the server's site:
+    /// unless `site = false`, or the ability's own input has a `site_id`.
+    pub fn takes_site_id(&self) -> bool {
+        self.takes_site_id
+    }
+
+    /// The input schema as a tool advertises it: [`input_schema`](Self::input_schema) plus
+    /// the optional `site_id` where the ability [takes one](Self::takes_site_id).
+    pub fn tool_input_schema(&self) -> &Arc<Map<String, Value>> {
+        &self.tool_input_schema
+    }
+
+    /// Whether the input is wrapped under `input` on the wire.
+    pub fn input_wrapped(&self) -> bool {
+        matches!(self.input_shape, InputShape::Wrapped { .. })
+    }
+
+    /// Whether the output is wrapped under `result` on the wire.
+    pub fn output_wrapped(&self) -> bool {
+        self.output_wrapped
+    }
+
+    /// The Rust path of the function, e.g. `my_crate::posts::count_posts`; for an ability
+    /// built at run time, the module that built it.
+    pub fn rust_path(&self) -> &str {
+        &self.rust_path
+    }
+
+    /// Name order, then definition order for the duplicate-name error.
+    pub(crate) fn sort_key(&self) -> (&str, &str, u32) {
+        (&self.name, &self.file, self.line)
+    }
+
+    /// Where the ability is defined (or built), as `file:line`.
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.file, self.line)
+    }
+}
+
+impl fmt::Debug for Ability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ability")
+            .field("name", &self.name)
+            .field("tool_name", &self.tool_name)
+            .field("semantic", &self.semantic)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The arguments of a prompt or resource template: the properties of the wire input.
+fn arguments(input: &Input, wire: &Map<String, Value>, wrapped: bool) -> Vec<Argument> {
+    let required: Vec<&str> = wire
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(properties) = wire.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .map(|(name, schema)| {
+            let complete = match input {
+                Input::Object(properties) => properties
+                    .iter()
+                    .find(|p| p.name == name)
+                    .and_then(|p| p.complete),
+                // The completer of a flattened value completes its `input` argument.
+                Input::Value { complete, .. } if wrapped => *complete,
+                Input::Value { .. } | Input::None => None,
+            };
+            Argument {
+                name: name.clone(),
+                description: schema
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                required: required.contains(&name.as_str()),
+                schema: schema.clone(),
+                complete,
+            }
+        })
+        .collect()
+}
+
+fn input_schema(input: &Input) -> (Map<String, Value>, InputShape) {
+    match input {
+        Input::None => {
+            let wire = schema::to_wire(Map::new(), Side::Input);
+            (wire.schema, InputShape::None)
+        }
+        Input::Object(properties) => (
+            schema::object_schema(properties),
+            InputShape::Object { default: None },
+        ),
+        Input::Value {
+            schema,
+            default,
+            description,
+            ..
+        } => {
+            let mut inner = schema.clone();
+            if let Some(description) = description {
+                inner.insert("description".to_owned(), Value::from(description.as_ref()));
+            }
+            if let Some(default) = default {
+                inner.insert("default".to_owned(), default.clone());
+            }
+            let mut wire = schema::to_wire(inner, Side::Input);
+            if !wire.wrapped {
+                return (
+                    wire.schema,
+                    InputShape::Object {
+                        default: default.clone(),
+                    },
+                );
+            }
+            let key = Side::Input.key();
+            let nullable = schema::wrapped_inner_mut(&mut wire.schema, key)
+                .is_some_and(|s| schema::admits_null(s));
+            if default.is_some() || nullable {
+                // The server fills the key in, so clients may leave it out.
+                wire.schema.remove("required");
+            }
+            (
+                wire.schema,
+                InputShape::Wrapped {
+                    key,
+                    default: default.clone(),
+                    nullable,
+                },
+            )
+        }
+    }
+}
