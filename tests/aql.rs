@@ -280,12 +280,9 @@ fn modes_register_their_tools() {
         assert!(description.len() < 400, "{description}");
         assert_eq!(tool.input_schema["type"], "object");
     }
+    let tools = all.tools();
     let annotations = |name: &str| {
-        let tool = all
-            .tools()
-            .iter()
-            .find(|t| t.name == name)
-            .expect("the tool");
+        let tool = tools.iter().find(|t| t.name == name).expect("the tool");
         let a = tool.annotations.as_ref().expect("annotations");
         (a.read_only_hint, a.destructive_hint)
     };

@@ -187,13 +187,15 @@ async fn capabilities_declare_resources_prompts_and_completions() {
         )
         .await;
     let caps = &init["result"]["capabilities"];
+    // Abilities can be added and removed while the server runs, and clients are told: every
+    // list declares `listChanged`.
     assert_eq!(
         caps["resources"],
-        json!({"subscribe": true, "listChanged": false})
+        json!({"subscribe": true, "listChanged": true})
     );
-    assert_eq!(caps["prompts"], json!({"listChanged": false}));
+    assert_eq!(caps["prompts"], json!({"listChanged": true}));
     assert_eq!(caps["completions"], json!({}));
-    assert_eq!(caps["tools"], json!({}));
+    assert_eq!(caps["tools"], json!({"listChanged": true}));
 }
 
 #[tokio::test]

@@ -107,7 +107,9 @@ async fn rich_results_put_blocks_after_the_json_text() {
 #[tokio::test]
 async fn in_process_calls_see_both_parts() {
     let server = server();
-    let chart = server.registry().get("chart").expect("registered");
+    // The registry of the moment: a running server's registry can change.
+    let registry = server.registry();
+    let chart = registry.get("chart").expect("registered");
     let output = chart
         .call_output(abilities::Context::new(), json!({}))
         .await
@@ -117,7 +119,7 @@ async fn in_process_calls_see_both_parts() {
         output.content(),
         Some(&[Content::image([1u8, 2, 3], "image/png")][..])
     );
-    let gallery = server.registry().get("gallery").expect("registered");
+    let gallery = registry.get("gallery").expect("registered");
     assert_eq!(
         gallery.call(abilities::Context::new(), json!({})).await,
         Ok(json!({}))

@@ -4,6 +4,7 @@
 //! Depend on `abilities`, which re-exports everything here with the attribute.
 
 mod ability;
+mod adapter;
 mod auth;
 mod content;
 mod context;
@@ -29,6 +30,7 @@ pub use ability::{
     Ability, AbilityBuilder, AbilityKind, Annotations, CallFuture, Completer, Danger, Handler,
     Output, Semantic,
 };
+pub use adapter::McpHandler;
 pub use auth::{AuthError, AuthFuture, Authenticator, StaticTokens, bearer_token};
 pub use content::{Content, Contents, EmbeddedResource, Rich};
 pub use context::{
@@ -41,7 +43,7 @@ pub use pipeline::CallOutput;
 pub use prompt::{Prompt, PromptMessage, Role};
 pub use registry::{Iter, Registry};
 pub use resource::ResourceNotifier;
-pub use server::{McpHandler, Server, ServerBuilder, ServerError};
+pub use server::{Abilities, Server, ServerBuilder, ServerError};
 pub use site::{CONTRACT_VERSION, Site};
 pub use surface::aql::{
     Aql, AqlLimits, AqlMode, CollectionQuery, ComputedField, Condition, FilterOp, SortKey,

@@ -15,12 +15,38 @@ use crate::{
 /// The most completion values one answer carries (the protocol's limit).
 const MAX_COMPLETIONS: usize = 100;
 
+/// One list of the catalog, typed once, with each item's sort key (its ability's name).
+pub(crate) struct Listing<T> {
+    pub(crate) items: Vec<T>,
+    pub(crate) ranks: Vec<String>,
+}
+
+impl<T: serde::de::DeserializeOwned> Listing<T> {
+    fn from_json(entries: Vec<(String, Value)>) -> Self {
+        let mut listing = Self {
+            items: Vec::with_capacity(entries.len()),
+            ranks: Vec::with_capacity(entries.len()),
+        };
+        for (rank, entry) in entries {
+            match serde_json::from_value(entry) {
+                Ok(item) => {
+                    listing.items.push(item);
+                    listing.ranks.push(rank);
+                }
+                Err(error) => {
+                    tracing::error!(%error, ability = rank, "a catalog entry did not convert")
+                }
+            }
+        }
+        listing
+    }
+}
+
 /// Resources, templates and prompts, derived once from the registry.
-#[derive(Default)]
 pub(crate) struct Catalog {
-    pub(crate) resources: Vec<Value>,
-    pub(crate) templates: Vec<Value>,
-    pub(crate) prompts: Vec<Value>,
+    pub(crate) resources: Listing<rmcp::model::Resource>,
+    pub(crate) templates: Listing<rmcp::model::ResourceTemplate>,
+    pub(crate) prompts: Listing<rmcp::model::Prompt>,
     by_uri: HashMap<String, usize>,
     by_template: Vec<usize>,
     by_prompt: HashMap<String, usize>,
@@ -35,16 +61,21 @@ pub(crate) struct ResourceCall {
 
 impl Catalog {
     pub(crate) fn new(registry: &Registry) -> Self {
-        let mut catalog = Self::default();
+        let mut resources = Vec::new();
+        let mut templates = Vec::new();
+        let mut prompts = Vec::new();
+        let mut by_uri = HashMap::new();
+        let mut by_template = Vec::new();
+        let mut by_prompt = HashMap::new();
         for (i, ability) in registry.iter().enumerate() {
             match ability.kind() {
                 AbilityKind::Resource { uri, mime_type } => {
                     let mut entry = Map::new();
                     let key = if ability.template.is_some() {
-                        catalog.by_template.push(i);
+                        by_template.push(i);
                         "uriTemplate"
                     } else {
-                        catalog.by_uri.insert(uri.to_string(), i);
+                        by_uri.insert(uri.to_string(), i);
                         "uri"
                     };
                     entry.insert(key.into(), json!(uri));
@@ -53,11 +84,11 @@ impl Catalog {
                         entry.insert("mimeType".into(), json!(mime_type));
                     }
                     let list = if ability.template.is_some() {
-                        &mut catalog.templates
+                        &mut templates
                     } else {
-                        &mut catalog.resources
+                        &mut resources
                     };
-                    list.push(Value::Object(entry));
+                    list.push((ability.name().to_owned(), Value::Object(entry)));
                 }
                 AbilityKind::Prompt => {
                     let mut entry = Map::new();
@@ -78,21 +109,32 @@ impl Catalog {
                     if !arguments.is_empty() {
                         entry.insert("arguments".into(), Value::Array(arguments));
                     }
-                    catalog.by_prompt.insert(ability.tool_name().to_owned(), i);
-                    catalog.prompts.push(Value::Object(entry));
+                    by_prompt.insert(ability.tool_name().to_owned(), i);
+                    prompts.push((ability.name().to_owned(), Value::Object(entry)));
                 }
-                AbilityKind::Tool => {}
+                _ => {}
             }
         }
-        catalog
+        Self {
+            resources: Listing::from_json(resources),
+            templates: Listing::from_json(templates),
+            prompts: Listing::from_json(prompts),
+            by_uri,
+            by_template,
+            by_prompt,
+        }
     }
 
     pub(crate) fn has_resources(&self) -> bool {
-        !self.resources.is_empty() || !self.templates.is_empty()
+        !self.resources.items.is_empty() || !self.templates.items.is_empty()
+    }
+
+    pub(crate) fn has_templates(&self) -> bool {
+        !self.templates.items.is_empty()
     }
 
     pub(crate) fn has_prompts(&self) -> bool {
-        !self.prompts.is_empty()
+        !self.prompts.items.is_empty()
     }
 
     /// The ability serving `uri`: a static resource, else the first template that matches.

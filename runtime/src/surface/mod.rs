@@ -108,6 +108,8 @@ pub(crate) enum Entry {
 pub(crate) struct View {
     pub(crate) surface: Surface,
     pub(crate) tools: Vec<Tool>,
+    /// The sort key of each tool, ascending: where a page cursor resumes.
+    pub(crate) ranks: Vec<String>,
     index: HashMap<String, (Entry, usize)>,
     aql: Option<aql::Table>,
 }
@@ -115,13 +117,18 @@ pub(crate) struct View {
 impl View {
     pub(crate) fn new(surface: Surface, registry: &Registry) -> Result<Self, ServerError> {
         let mut entries: Vec<(Tool, Entry)> = Vec::new();
+        // Native tools rank by ability name, which stays put as abilities come and go; the
+        // few tools of the other surfaces rank by position.
+        let mut ranks: Vec<String> = Vec::new();
         let mut aql_table = None;
         match &surface {
             Surface::Native | Surface::Standard => {
                 entries.push((native::site_context_tool(), Entry::SiteContext));
+                ranks.push("0".to_owned());
                 for (i, ability) in registry.iter().enumerate() {
                     if ability.is_tool() {
                         entries.push((native::tool(ability), Entry::Ability(i)));
+                        ranks.push(format!("1{}", ability.name()));
                     }
                 }
             }
@@ -138,6 +145,9 @@ impl View {
                 aql_table = Some(table);
             }
         }
+        if ranks.len() != entries.len() {
+            ranks = (0..entries.len()).map(|i| format!("{i:06}")).collect();
+        }
         let index = entries
             .iter()
             .enumerate()
@@ -146,6 +156,7 @@ impl View {
         Ok(Self {
             surface,
             tools: entries.into_iter().map(|(tool, _)| tool).collect(),
+            ranks,
             index,
             aql: aql_table,
         })

@@ -68,10 +68,11 @@ impl Server {
         self.inner
             .mounts
             .iter()
-            .fold(Router::new(), |app, (path, view)| {
+            .fold(Router::new(), |app, (path, slot, surface)| {
                 let server = Server {
                     inner: Arc::clone(&self.inner),
-                    view: Arc::clone(view),
+                    slot: *slot,
+                    surface: Arc::clone(surface),
                 };
                 app.nest_service(path, server.http_service())
             })

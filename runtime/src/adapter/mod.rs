@@ -1,0 +1,450 @@
+//! The protocol adapter: rmcp's [`ServerHandler`] over a [`Server`]'s snapshot. Each
+//! request reads the snapshot once, maps the wire to a surface call and back, and never
+//! holds a lock across an await.
+
+#![allow(
+    deprecated,
+    reason = "rmcp marks MCP logging and sampling deprecated (SEP-2577), but the protocol versions clients speak today have them"
+)]
+
+mod client;
+mod page;
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ErrorData,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerConfig,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{RoleServer, ServerHandler};
+use serde_json::{Value, json};
+
+use crate::resource::{Subscriber, contents};
+use crate::server::{Inner, Listener, Lists, Snapshot};
+use crate::surface::catalog;
+use crate::{AbilityError, Caller, Context, ErrorCode, LogLevel};
+use client::{RequestClient, from_rmcp_level};
+
+/// The `rmcp` [`ServerHandler`] of a [`Server`]: native tools over its registry. One per
+/// session: it holds the session's log level.
+#[derive(Clone)]
+pub struct McpHandler {
+    inner: Arc<Inner>,
+    /// The view slot (surface) this handler presents.
+    slot: usize,
+    caller: Option<Caller>,
+    log_level: Arc<AtomicU8>,
+    /// Identifies the session's resource subscriptions and list-change listener.
+    session: u64,
+}
+
+impl McpHandler {
+    pub(crate) fn new(inner: Arc<Inner>, slot: usize, caller: Option<Caller>) -> Self {
+        Self {
+            inner,
+            slot,
+            caller,
+            log_level: default_log_level(),
+            session: next_session(),
+        }
+    }
+
+    /// A handler for a new session: the same server and caller, a fresh log level and
+    /// subscriptions.
+    pub fn for_session(&self) -> Self {
+        Self::new(Arc::clone(&self.inner), self.slot, self.caller.clone())
+    }
+
+    fn page_size(&self) -> usize {
+        self.inner.page_size
+    }
+}
+
+/// A process-wide unique key for a session or a `subscriptions/listen` request.
+pub(crate) fn next_session() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// An rmcp result type from its JSON, marked complete (`resultType`, protocol 2026-07-28;
+/// rmcp drops it for clients of older versions).
+fn from_json<T: serde::de::DeserializeOwned>(mut value: Value) -> Result<T, ErrorData> {
+    if let Value::Object(map) = &mut value {
+        map.entry("resultType").or_insert_with(|| json!("complete"));
+    }
+    serde_json::from_value(value).map_err(|e| {
+        tracing::error!(error = %e, "a result did not convert");
+        ErrorData::internal_error("the result could not be encoded", None)
+    })
+}
+
+fn unknown_resource(uri: &str) -> ErrorData {
+    let shown: String = uri.chars().take(200).collect();
+    AbilityError::new(
+        ErrorCode::NotFoundResource,
+        format!("no resource at '{shown}'"),
+    )
+    .with_details(json!({ "uri": shown }))
+    .to_rpc()
+}
+
+fn default_log_level() -> Arc<AtomicU8> {
+    Arc::new(AtomicU8::new(LogLevel::Info as u8))
+}
+
+impl McpHandler {
+    fn context(&self, request: RequestContext<RoleServer>) -> Context {
+        let caller = match &self.caller {
+            Some(caller) => caller.clone(),
+            None => request
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Caller>())
+                .cloned()
+                .unwrap_or_else(Caller::anonymous),
+        };
+        let mut ctx = Context::new()
+            .with_request_id(request_id(&request.id))
+            .with_caller(caller)
+            .with_state_map(Arc::clone(&self.inner.state))
+            .with_cancellation(request.ct.clone());
+        if let Some(site) = &self.inner.site {
+            ctx = ctx.with_site(Arc::clone(site));
+        }
+        if let Some(version) = request.protocol_version() {
+            ctx = ctx.with_protocol_version(known_version(version.as_str()));
+        }
+        if let Some(limit) = self.inner.timeout {
+            ctx = ctx.with_timeout(limit);
+        }
+        ctx.with_client(Arc::new(RequestClient {
+            request,
+            log_level: Arc::clone(&self.log_level),
+        }))
+    }
+}
+
+/// A protocol version, without an allocation for the known ones.
+fn known_version(version: &str) -> Cow<'static, str> {
+    const KNOWN: [&str; 5] = [
+        "2024-11-05",
+        "2025-03-26",
+        "2025-06-18",
+        "2025-11-25",
+        "2026-07-28",
+    ];
+    KNOWN
+        .iter()
+        .find(|k| **k == version)
+        .map_or_else(|| Cow::Owned(version.to_owned()), |k| Cow::Borrowed(*k))
+}
+
+fn request_id(id: &rmcp::model::RequestId) -> String {
+    match id {
+        rmcp::model::NumberOrString::Number(n) => n.to_string(),
+        rmcp::model::NumberOrString::String(s) => s.to_string(),
+    }
+}
+
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> ServerConfig {
+        let config = ServerConfig::new(self.inner.snapshot().capabilities.clone())
+            .with_server_info(self.inner.info.clone());
+        match &self.inner.instructions {
+            Some(instructions) => config.with_instructions(instructions.clone()),
+            None => config,
+        }
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        Err(crate::rpc::untyped_request(&request.method, request.params))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.inner
+            .listeners
+            .add(Listener::Session(self.session, context.peer));
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let snapshot = self.inner.snapshot();
+        let view = snapshot.view(self.slot);
+        let (tools, next) = page::page(
+            "tools/list",
+            &view.tools,
+            &view.ranks,
+            cursor(request.as_ref()),
+            self.page_size(),
+        )?;
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level
+            .store(from_rmcp_level(request.level) as u8, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.inner.snapshot().view(self.slot).tool(name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let ctx = self.context(context);
+        let args = request.arguments.map_or(Value::Null, Value::Object);
+        let snapshot = self.inner.snapshot();
+        snapshot
+            .view(self.slot)
+            .call(&snapshot.registry, ctx, self.session, &request.name, args)
+            .await
+            .map(Into::into)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let snapshot = self.inner.snapshot();
+        let list = &snapshot.catalog.resources;
+        let (items, next) = page::page(
+            "resources/list",
+            &list.items,
+            &list.ranks,
+            cursor(request.as_ref()),
+            self.page_size(),
+        )?;
+        let mut result = ListResourcesResult::with_all_items(items);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let snapshot = self.inner.snapshot();
+        let list = &snapshot.catalog.templates;
+        let (items, next) = page::page(
+            "resources/templates/list",
+            &list.items,
+            &list.ranks,
+            cursor(request.as_ref()),
+            self.page_size(),
+        )?;
+        let mut result = ListResourceTemplatesResult::with_all_items(items);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let snapshot = self.inner.snapshot();
+        let Some(call) = snapshot.catalog.resolve(&snapshot.registry, &request.uri) else {
+            return Err(unknown_resource(&request.uri));
+        };
+        let Some(ability) = snapshot.registry.at(call.ability) else {
+            return Err(unknown_resource(&request.uri));
+        };
+        let output = Box::pin(ability.call_output(self.context(context), call.args))
+            .await
+            .map_err(|e| e.to_rpc())?;
+        let output = output.into_unwrapped();
+        let items = contents(&request.uri, call.mime_type.as_deref(), output);
+        let result: ReadResourceResult = from_json(json!({ "contents": items }))?;
+        Ok(result.into())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let inner = &self.inner;
+        if !resolves(&inner.snapshot(), &request.uri) {
+            return Err(unknown_resource(&request.uri));
+        }
+        inner.notifier.subscribe(
+            &request.uri,
+            Subscriber::Session(self.session, context.peer),
+        );
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner.notifier.unsubscribe(&request.uri, self.session);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let snapshot = self.inner.snapshot();
+        let uris: Vec<String> = requested
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .filter(|uri| resolves(&snapshot, uri))
+            .cloned()
+            .collect();
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resource_subscriptions = Some(uris);
+        // Every list can change, so each one asked for is granted.
+        accepted.tools_list_changed = requested.tools_list_changed.filter(|&on| on);
+        accepted.resources_list_changed = requested.resources_list_changed.filter(|&on| on);
+        accepted.prompts_list_changed = requested.prompts_list_changed.filter(|&on| on);
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let key = next_session();
+        let uris: Vec<String> = context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        for uri in &uris {
+            self.inner
+                .notifier
+                .subscribe(uri, Subscriber::Listen(key, context.sink().clone()));
+        }
+        let accepted = context.accepted();
+        let lists = Lists {
+            tools: accepted.tools_list_changed == Some(true),
+            resources: accepted.resources_list_changed == Some(true),
+            prompts: accepted.prompts_list_changed == Some(true),
+        };
+        if lists != Lists::default() {
+            self.inner
+                .listeners
+                .add(Listener::Listen(key, context.sink().clone(), lists));
+        }
+        context.cancelled().await;
+        for uri in &uris {
+            self.inner.notifier.unsubscribe(uri, key);
+        }
+        self.inner.listeners.remove(key);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let snapshot = self.inner.snapshot();
+        let list = &snapshot.catalog.prompts;
+        let (items, next) = page::page(
+            "prompts/list",
+            &list.items,
+            &list.ranks,
+            cursor(request.as_ref()),
+            self.page_size(),
+        )?;
+        let mut result = ListPromptsResult::with_all_items(items);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let snapshot = self.inner.snapshot();
+        let ability = snapshot
+            .catalog
+            .prompt(&request.name)
+            .and_then(|i| snapshot.registry.at(i));
+        let Some(ability) = ability else {
+            let shown: String = request.name.chars().take(100).collect();
+            return Err(AbilityError::new(
+                ErrorCode::NotFoundAbility,
+                format!("unknown prompt: {shown}"),
+            )
+            .with_details(json!({ "name": shown }))
+            .to_rpc());
+        };
+        let args = catalog::prompt_arguments(ability, request.arguments);
+        let output = Box::pin(ability.call_output(self.context(context), args))
+            .await
+            .map_err(|e| e.to_rpc())?;
+        let result: GetPromptResult = from_json(catalog::prompt_result(ability, output))?;
+        Ok(result.into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let snapshot = self.inner.snapshot();
+        let reference = serde_json::to_value(&request.r#ref).unwrap_or(Value::Null);
+        let ability = snapshot
+            .catalog
+            .reference(&snapshot.registry, &reference)
+            .and_then(|i| snapshot.registry.at(i));
+        let Some(ability) = ability else {
+            return Err(AbilityError::new(
+                ErrorCode::NotFoundResource,
+                "the completion reference names no prompt or resource template",
+            )
+            .with_details(json!({ "ref": reference }))
+            .to_rpc());
+        };
+        let ctx = self.context(context);
+        ability.check_permission(&ctx).map_err(|e| e.to_rpc())?;
+        let values = catalog::complete(
+            ability,
+            &ctx,
+            &request.argument.name,
+            &request.argument.value,
+        )
+        .map_err(|e| e.to_rpc())?;
+        from_json(values)
+    }
+}
+
+/// The cursor of a list request, if it has one.
+fn cursor(request: Option<&PaginatedRequestParams>) -> Option<&str> {
+    request.and_then(|r| r.cursor.as_deref())
+}
+
+/// Whether some resource ability serves `uri`.
+fn resolves(snapshot: &Snapshot, uri: &str) -> bool {
+    snapshot.catalog.resolve(&snapshot.registry, uri).is_some()
+}

@@ -1,0 +1,293 @@
+//! [`ServerBuilder`]: everything a server is configured with, checked once in `build()`.
+
+#![allow(
+    deprecated,
+    reason = "rmcp marks MCP logging deprecated (SEP-2577), but the protocol versions clients speak today have it"
+)]
+
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use rmcp::model::{Implementation, ServerCapabilities};
+use serde_json::json;
+
+use super::{Inner, Listeners, Server, ServerError, Snapshot};
+use crate::auth::{Authenticator, StaticTokens};
+use crate::surface::Surface;
+use crate::surface::catalog::Catalog;
+use crate::{Ability, Caller, Registry, ResourceNotifier, Site, StateMap};
+
+/// Limits and options of the streamable HTTP transport.
+#[derive(Clone, Debug)]
+pub(crate) struct HttpOptions {
+    pub(crate) max_body_bytes: usize,
+    pub(crate) stateful: bool,
+    pub(crate) allowed_hosts: Vec<String>,
+    pub(crate) allowed_origins: Vec<String>,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 4 * 1024 * 1024,
+            stateful: true,
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: vec![
+                "http://localhost:*".into(),
+                "http://127.0.0.1:*".into(),
+                "http://[::1]:*".into(),
+            ],
+        }
+    }
+}
+
+/// Builds a [`Server`].
+///
+/// ```standalone_crate
+/// use abilities::{Caller, Server, Site, StaticTokens};
+///
+/// struct Db;
+///
+/// let server = Server::builder()
+///     .name("my-site", "1.0.0")
+///     .site(Site::new("main", "https://example.com"))
+///     .state(Db)
+///     .authenticator(StaticTokens::new().with_token("s3cret", Caller::new("editor", ["posts:write"])))
+///     .build()
+///     .unwrap();
+/// assert_eq!(server.tools()[0].name, "get_site_context");
+/// ```
+#[must_use]
+pub struct ServerBuilder {
+    registry: Option<Registry>,
+    abilities: Vec<Ability>,
+    name: String,
+    version: String,
+    instructions: Option<String>,
+    site: Option<Site>,
+    state: StateMap,
+    local_caller: Caller,
+    authenticator: Option<Arc<dyn Authenticator>>,
+    timeout: Option<Duration>,
+    http: HttpOptions,
+    surface: Surface,
+    mounts: Vec<(String, Surface)>,
+    page_size: usize,
+}
+
+impl ServerBuilder {
+    pub(super) fn new() -> Self {
+        Self {
+            registry: None,
+            abilities: Vec::new(),
+            name: "abilities".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            instructions: None,
+            site: None,
+            state: StateMap::new(),
+            local_caller: Caller::trusted("local"),
+            authenticator: None,
+            timeout: Some(Duration::from_secs(60)),
+            http: HttpOptions::default(),
+            surface: Surface::Native,
+            mounts: Vec::new(),
+            page_size: 100,
+        }
+    }
+
+    /// The surface stdio, in-process clients, [`router`](Server::router) and
+    /// [`http_service`](Server::http_service) present (default: [`Surface::Native`]).
+    pub fn surface(mut self, surface: Surface) -> Self {
+        self.surface = surface;
+        self
+    }
+
+    /// Serve `surface` at the HTTP `path` of [`serve_http`](Server::serve_http) and
+    /// [`app`](Server::app); call once per path. Without any, they serve the default surface
+    /// at `/mcp`.
+    ///
+    /// ```standalone_crate
+    /// use abilities::{Server, Surface};
+    ///
+    /// let server = Server::builder()
+    ///     .mount("/mcp", Surface::Native)
+    ///     .mount("/mcp/meta", Surface::meta())
+    ///     .mount("/mcp/standard", Surface::Standard)
+    ///     .build()
+    ///     .unwrap();
+    /// let app = server.app(); // an axum Router with all three
+    /// # drop(app);
+    /// ```
+    pub fn mount(mut self, path: impl Into<String>, surface: Surface) -> Self {
+        self.mounts.push((path.into(), surface));
+        self
+    }
+
+    /// Serve this registry instead of every ability in the program.
+    pub fn registry(mut self, registry: Registry) -> Self {
+        self.registry = Some(registry);
+        self
+    }
+
+    /// Serve `ability` too (one built with [`Ability::builder`]); call once per ability.
+    pub fn ability(mut self, ability: Ability) -> Self {
+        self.abilities.push(ability);
+        self
+    }
+
+    /// The application's name and version, as `serverInfo` reports them.
+    pub fn name(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.name = name.into();
+        self.version = version.into();
+        self
+    }
+
+    /// Instructions for the client's model, sent at initialization.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The site this server serves (see [`Site`]).
+    pub fn site(mut self, site: Site) -> Self {
+        self.site = Some(site);
+        self
+    }
+
+    /// Application state handed to abilities as `State<T>`; call once per type.
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.state.insert(value);
+        self
+    }
+
+    /// Application state the application already holds in an `Arc` (say an axum app's
+    /// database), handed to abilities as `State<T>` without a copy.
+    pub fn shared_state<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
+        self.state.insert_shared(value);
+        self
+    }
+
+    /// The caller of stdio and in-process sessions (default: trusted, every scope).
+    pub fn local_caller(mut self, caller: Caller) -> Self {
+        self.local_caller = caller;
+        self
+    }
+
+    /// Scopes of stdio and in-process sessions, instead of every scope.
+    pub fn local_scopes<S: Into<String>>(self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.local_caller(Caller::new("local", scopes))
+    }
+
+    /// How HTTP callers are identified. Without one, HTTP callers are anonymous, with no
+    /// scopes.
+    pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
+        self.authenticator = Some(Arc::new(authenticator));
+        self
+    }
+
+    /// Per-call time limit (default 60 s); `None` for none.
+    pub fn timeout(mut self, limit: Option<Duration>) -> Self {
+        self.timeout = limit;
+        self
+    }
+
+    /// The largest HTTP request body accepted (default 4 MiB).
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.http.max_body_bytes = bytes;
+        self
+    }
+
+    /// Serve HTTP without sessions: every request stands alone (default: sessions).
+    pub fn stateless(mut self, stateless: bool) -> Self {
+        self.http.stateful = !stateless;
+        self
+    }
+
+    /// `Host` values HTTP requests may carry (default: loopback names), against DNS rebinding.
+    pub fn allowed_hosts<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
+        self.http.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// `Origin` values browser requests may carry (default: loopback origins on any port).
+    pub fn allowed_origins<S: Into<String>>(
+        mut self,
+        origins: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.http.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// How many items one page of `tools/list`, `resources/list`,
+    /// `resources/templates/list` and `prompts/list` holds (default 100, at least 1).
+    pub fn page_size(mut self, items: usize) -> Self {
+        self.page_size = items.max(1);
+        self
+    }
+
+    /// Build the server: collect the registry (unless given) and derive every tool once.
+    pub fn build(self) -> Result<Server, ServerError> {
+        let registry = match self.registry {
+            Some(registry) => registry,
+            None => Registry::collect()?,
+        };
+        let registry = registry.extended(self.abilities)?;
+        let surface = Arc::new(self.surface.clone());
+        let mut surfaces = vec![self.surface];
+        let mut mounts = Vec::with_capacity(self.mounts.len());
+        for (path, mounted) in self.mounts {
+            mounts.push((path, surfaces.len(), Arc::new(mounted.clone())));
+            surfaces.push(mounted);
+        }
+        let snapshot = Snapshot::new(registry, &surfaces)?;
+        let authenticator = self
+            .authenticator
+            .unwrap_or_else(|| Arc::new(StaticTokens::new().allow_anonymous(Caller::anonymous())));
+        let notifier = ResourceNotifier::default();
+        let mut state = self.state;
+        state.insert(notifier.clone());
+        Ok(Server {
+            slot: 0,
+            surface,
+            inner: Arc::new(Inner {
+                snapshot: RwLock::new(Arc::new(snapshot)),
+                surfaces: Mutex::new(surfaces),
+                mounts,
+                listeners: Listeners::default(),
+                notifier,
+                info: Implementation::new(self.name, self.version),
+                instructions: self.instructions,
+                site: self.site.map(Arc::new),
+                state: Arc::new(state),
+                local_caller: self.local_caller,
+                authenticator,
+                timeout: self.timeout,
+                http: self.http,
+                page_size: self.page_size,
+            }),
+        })
+    }
+}
+
+/// What the server declares: logging and tools always; resources (with subscriptions),
+/// prompts and completions when abilities are served that way. Every list can change while
+/// the server runs ([`Server::abilities`]), so each says `listChanged`.
+pub(super) fn capabilities(catalog: &Catalog) -> ServerCapabilities {
+    let mut capabilities = json!({"logging": {}, "tools": {"listChanged": true}});
+    if catalog.has_resources() {
+        capabilities["resources"] = json!({"subscribe": true, "listChanged": true});
+    }
+    if catalog.has_prompts() {
+        capabilities["prompts"] = json!({"listChanged": true});
+    }
+    if catalog.has_prompts() || catalog.has_templates() {
+        capabilities["completions"] = json!({});
+    }
+    serde_json::from_value(capabilities).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "server capabilities did not convert");
+        ServerCapabilities::builder()
+            .enable_logging()
+            .enable_tools()
+            .build()
+    })
+}

@@ -1,0 +1,289 @@
+//! The server: one registry, its surfaces and the state they share. What clients see of the
+//! registry is a [`Snapshot`], rebuilt once per change ([`Abilities::add`] / [`remove`]
+//! (Abilities::remove)) and swapped whole, so every request sees one consistent registry.
+
+mod builder;
+mod listeners;
+
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use rmcp::model::{Implementation, ServerCapabilities, Tool};
+
+pub(crate) use builder::HttpOptions;
+pub use builder::ServerBuilder;
+pub(crate) use listeners::{Listener, Listeners, Lists};
+
+use crate::adapter::McpHandler;
+use crate::auth::Authenticator;
+use crate::surface::catalog::Catalog;
+use crate::surface::{Surface, View, native};
+use crate::{Ability, Caller, Registry, RegistryError, ResourceNotifier, Site, StateMap};
+
+/// Why a server could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerError {
+    /// The registry could not be built.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// An ability's tool name is taken by a built-in tool.
+    #[error("the tool name `{tool}` of ability `{ability}` ({at}) is reserved for a built-in tool")]
+    ReservedToolName {
+        /// The tool name.
+        tool: String,
+        /// The ability's name.
+        ability: String,
+        /// Where it is defined.
+        at: String,
+    },
+    /// Two abilities (or an ability and `introspect`) share an MCP-AQL operation name.
+    #[error("MCP-AQL operation `{operation}` would be served by {first} and by {second}")]
+    AqlOperationCollision {
+        /// The operation name.
+        operation: String,
+        /// The first, as `` `name` (file:line) ``.
+        first: String,
+        /// The second.
+        second: String,
+    },
+    /// Binding or serving failed.
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+    /// The MCP session failed to start.
+    #[error("MCP session failed: {0}")]
+    Session(String),
+    /// [`Abilities::remove`] found no ability of that name.
+    #[error("no ability named `{0}` is served")]
+    UnknownAbility(String),
+}
+
+/// What clients see at one moment: the registry, every surface's tools and the resource and
+/// prompt catalog, derived together.
+pub(crate) struct Snapshot {
+    pub(crate) registry: Registry,
+    /// One view per surface slot (see [`Inner::surfaces`]).
+    pub(crate) views: Vec<Arc<View>>,
+    pub(crate) catalog: Arc<Catalog>,
+    pub(crate) capabilities: ServerCapabilities,
+}
+
+impl Snapshot {
+    fn new(registry: Registry, surfaces: &[Surface]) -> Result<Self, ServerError> {
+        check_reserved(&registry)?;
+        let views = surfaces
+            .iter()
+            .map(|surface| View::new(surface.clone(), &registry).map(Arc::new))
+            .collect::<Result<Vec<_>, _>>()?;
+        let catalog = Arc::new(Catalog::new(&registry));
+        let capabilities = builder::capabilities(&catalog);
+        Ok(Self {
+            registry,
+            views,
+            catalog,
+            capabilities,
+        })
+    }
+
+    pub(crate) fn view(&self, slot: usize) -> &Arc<View> {
+        // Slots only grow, and every snapshot has a view per slot.
+        &self.views[slot.min(self.views.len().saturating_sub(1))]
+    }
+}
+
+/// An ability whose tool name a built-in tool has is refused.
+fn check_reserved(registry: &Registry) -> Result<(), ServerError> {
+    match registry
+        .iter()
+        .find(|a| a.is_tool() && a.tool_name() == native::SITE_CONTEXT_TOOL)
+    {
+        Some(ability) => Err(ServerError::ReservedToolName {
+            tool: ability.tool_name().to_owned(),
+            ability: ability.name().to_owned(),
+            at: ability.location(),
+        }),
+        None => Ok(()),
+    }
+}
+
+pub(crate) struct Inner {
+    snapshot: RwLock<Arc<Snapshot>>,
+    /// The surface of each view slot: 0 is the builder's, then its mounts, then
+    /// [`Server::with_surface`]'s. Held while a snapshot is rebuilt, so changes are serial.
+    surfaces: Mutex<Vec<Surface>>,
+    pub(crate) mounts: Vec<(String, usize, Arc<Surface>)>,
+    pub(crate) listeners: Listeners,
+    pub(crate) notifier: ResourceNotifier,
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) site: Option<Arc<Site>>,
+    pub(crate) state: Arc<StateMap>,
+    pub(crate) local_caller: Caller,
+    pub(crate) authenticator: Arc<dyn Authenticator>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) http: HttpOptions,
+    pub(crate) page_size: usize,
+}
+
+impl Inner {
+    /// What clients see now.
+    pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
+        Arc::clone(&self.snapshot.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Derive a new snapshot from the current registry and swap it in; `None` when `change`
+    /// leaves the registry as it is.
+    fn change<T>(
+        &self,
+        change: impl FnOnce(&Registry) -> Result<Option<(Registry, T)>, ServerError>,
+    ) -> Result<Option<T>, ServerError> {
+        let surfaces = self.surfaces.lock().unwrap_or_else(PoisonError::into_inner);
+        let current = self.snapshot();
+        let Some((registry, out)) = change(&current.registry)? else {
+            return Ok(None);
+        };
+        let next = Arc::new(Snapshot::new(registry, &surfaces)?);
+        *self
+            .snapshot
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = next;
+        Ok(Some(out))
+    }
+}
+
+/// An MCP server over one registry. Cheap to clone.
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) inner: Arc<Inner>,
+    /// The view slot this server presents.
+    pub(crate) slot: usize,
+    pub(crate) surface: Arc<Surface>,
+}
+
+impl Server {
+    /// Start building a server.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::new()
+    }
+
+    /// The tools as `tools/list` reports them on this server's surface (native:
+    /// `get_site_context`, then one per tool ability), every page.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.inner.snapshot().view(self.slot).tools.clone()
+    }
+
+    /// The surface this server presents.
+    pub fn surface(&self) -> &Surface {
+        &self.surface
+    }
+
+    /// The same server (registry, state, subscriptions) presenting another surface. Fails
+    /// as [`ServerBuilder::build`] would for that surface (MCP-AQL operation names that
+    /// collide).
+    pub fn with_surface(&self, surface: Surface) -> Result<Server, ServerError> {
+        let mut surfaces = self
+            .inner
+            .surfaces
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let current = self.inner.snapshot();
+        let view = Arc::new(View::new(surface.clone(), &current.registry)?);
+        let mut views = current.views.clone();
+        views.push(view);
+        surfaces.push(surface.clone());
+        let next = Snapshot {
+            registry: current.registry.clone(),
+            views,
+            catalog: Arc::clone(&current.catalog),
+            capabilities: current.capabilities.clone(),
+        };
+        *self
+            .inner
+            .snapshot
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::new(next);
+        Ok(Server {
+            inner: Arc::clone(&self.inner),
+            slot: surfaces.len() - 1,
+            surface: Arc::new(surface),
+        })
+    }
+
+    /// The registry served now.
+    pub fn registry(&self) -> Registry {
+        self.inner.snapshot().registry.clone()
+    }
+
+    /// The abilities of the running server, to add and remove.
+    pub fn abilities(&self) -> Abilities<'_> {
+        Abilities { server: self }
+    }
+
+    /// Notifies subscribers that a resource changed (abilities get the same notifier as
+    /// `State<ResourceNotifier>`).
+    pub fn resource_notifier(&self) -> &ResourceNotifier {
+        &self.inner.notifier
+    }
+
+    /// The `rmcp` handler for this server, for a transport of your own. `caller` is who every
+    /// request comes from, or `None` to take it from the HTTP request.
+    pub fn handler(&self, caller: Option<Caller>) -> McpHandler {
+        McpHandler::new(Arc::clone(&self.inner), self.slot, caller)
+    }
+
+    /// The handler for local transports (stdio, in-process), as the configured local caller.
+    pub(crate) fn local_handler(&self) -> McpHandler {
+        self.handler(Some(self.inner.local_caller.clone()))
+    }
+}
+
+/// The abilities of a running [`Server`]: add and remove them while clients are connected.
+/// Each change rebuilds the tool lists once and tells every connected client
+/// (`notifications/tools/list_changed`, and `resources/list_changed` or
+/// `prompts/list_changed` for those kinds).
+///
+/// ```standalone_crate
+/// use abilities::{Ability, Semantic, Server};
+/// use serde_json::{Value, json};
+///
+/// let server = Server::builder().build().unwrap();
+/// let ping = Ability::builder("ping", Semantic::Read)
+///     .description("Answer pong.")
+///     .handler(|_ctx, _args: Value| async move { Ok(json!("pong")) })
+///     .build()
+///     .unwrap();
+/// server.abilities().add(ping).unwrap();
+/// assert_eq!(server.tools()[1].name, "ping");
+/// server.abilities().remove("ping").unwrap();
+/// assert_eq!(server.tools().len(), 1);
+/// ```
+pub struct Abilities<'a> {
+    server: &'a Server,
+}
+
+impl Abilities<'_> {
+    /// Serve `ability` from now on. Fails, changing nothing, when its name or tool name is
+    /// taken, its resource URI is served, or an MCP-AQL operation name would collide.
+    pub fn add(&self, ability: Ability) -> Result<(), ServerError> {
+        let lists = Lists::of(&ability);
+        let inner = &self.server.inner;
+        inner.change(|registry| Ok(Some((registry.with(ability)?, ()))))?;
+        inner.listeners.changed(lists);
+        Ok(())
+    }
+
+    /// Stop serving the ability named `name` (ability or tool name) and return it.
+    pub fn remove(&self, name: &str) -> Result<Arc<Ability>, ServerError> {
+        let inner = &self.server.inner;
+        let removed = inner
+            .change(|registry| Ok(registry.without(name)))?
+            .ok_or_else(|| ServerError::UnknownAbility(name.chars().take(100).collect()))?;
+        inner.listeners.changed(Lists::of(&removed));
+        Ok(removed)
+    }
+
+    /// Whether an ability of this name (or tool name) is served.
+    pub fn contains(&self, name: &str) -> bool {
+        self.server.inner.snapshot().registry.get(name).is_some()
+    }
+}
