@@ -97,9 +97,14 @@ fn measure(
     registry: Registry,
     surface: Surface,
 ) -> Result<(usize, usize), Box<dyn std::error::Error>> {
+    // The examples' databases, in memory: nothing is called, but a server only builds with
+    // the state its abilities take.
+    let memory = std::path::Path::new(":memory:");
     let server = Server::builder()
         .registry(registry)
         .surface(surface)
+        .state(site::Db::open(memory)?)
+        .state(todo::TodoDb::open(memory)?)
         .build()?;
     let json = serde_json::to_string(&ListToolsResult::with_all_items(server.tools().to_vec()))?;
     Ok((

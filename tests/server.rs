@@ -427,7 +427,11 @@ async fn a_slow_handler_times_out() {
 
 #[tokio::test]
 async fn cancellation_reaches_the_handler() {
-    let server = Server::builder().timeout(None).build().expect("valid");
+    let server = Server::builder()
+        .state(Rows::with(&[]))
+        .timeout(None)
+        .build()
+        .expect("valid");
     let mut lines = Lines::initialized(&server).await;
     lines.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "wait_for_cancel"}}).to_string()).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -516,7 +520,10 @@ async fn http_serves_two_hundred_concurrent_calls_over_one_session() {
 
 #[tokio::test]
 async fn http_answers_unknown_methods_in_json_rpc_and_ends_sessions() {
-    let server = Server::builder().build().expect("valid");
+    let server = Server::builder()
+        .state(Rows::with(&[]))
+        .build()
+        .expect("valid");
     let addr = serve_http(&server).await;
     let session = http_session(addr).await;
     let headers = [
@@ -548,6 +555,7 @@ async fn http_answers_unknown_methods_in_json_rpc_and_ends_sessions() {
 #[tokio::test]
 async fn http_rejects_bad_bodies_hosts_and_tokens_with_json_rpc_errors() {
     let server = Server::builder()
+        .state(Rows::with(&[]))
         .max_body_bytes(1024)
         .authenticator(
             StaticTokens::new()
@@ -633,7 +641,11 @@ async fn http_callers_get_scopes_from_their_token() {
 
 #[tokio::test]
 async fn stateless_http_answers_each_request_on_its_own() {
-    let server = Server::builder().stateless(true).build().expect("valid");
+    let server = Server::builder()
+        .state(Rows::with(&[]))
+        .stateless(true)
+        .build()
+        .expect("valid");
     let addr = serve_http(&server).await;
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "my-plugin-count-posts", "arguments": {"input": "post"}}});
     let response = post(

@@ -56,23 +56,18 @@ pub(crate) fn check(args: &AbilityArgs, sig: &Signature, item: &ItemFn, errors: 
     }
 }
 
+/// `flatten` with no owned parameter at all; how many of several are values only their types
+/// can tell, which the generated code asserts.
 fn check_flatten(args: &AbilityArgs, sig: &Signature, item: &ItemFn, errors: &mut Errors) {
     let Some(flatten) = args.flatten else { return };
-    let values: Vec<_> = sig.params.iter().filter(|p| p.kind.is_value()).collect();
-    match values.as_slice() {
-        [] => errors.push(syn::Error::new(
+    if !sig.params.iter().any(|p| p.kind.is_owned()) {
+        errors.push(syn::Error::new(
             flatten,
-            format!("`flatten` needs exactly one value parameter, and `{}` has none", item.sig.ident),
-        )),
-        [_] => {}
-        [_, second, ..] => errors.spanned(
-            &second.ident,
             format!(
-                "`flatten` needs exactly one value parameter, and `{}` has {}; remove `flatten` to take named parameters",
-                item.sig.ident,
-                values.len()
+                "`flatten` needs exactly one value parameter, and `{}` has none",
+                item.sig.ident
             ),
-        ),
+        ));
     }
 }
 
@@ -116,7 +111,7 @@ fn check_kind(args: &AbilityArgs, sig: &Signature, errors: &mut Errors) {
     let Some(resource) = &args.resource else {
         if args.prompt.is_none() {
             for param in &sig.params {
-                if let ParamKind::Value(param_args) = &param.kind
+                if let ParamKind::Owned(param_args, _) = &param.kind
                     && let Some(complete) = &param_args.complete
                 {
                     errors.spanned(
@@ -150,28 +145,21 @@ fn check_kind(args: &AbilityArgs, sig: &Signature, errors: &mut Errors) {
             return;
         }
     };
-    let values: Vec<_> = sig.params.iter().filter(|p| p.kind.is_value()).collect();
+    // Which owned parameters not in the URI are extractors only their types can tell: the
+    // generated code asserts it.
+    let owned: Vec<_> = sig.params.iter().filter(|p| p.kind.is_owned()).collect();
     for variable in &variables {
-        if !values.iter().any(|p| p.ident == variable) {
+        if !owned.iter().any(|p| p.ident == variable) {
             errors.spanned(
                 resource,
                 format!("the URI template variable `{{{variable}}}` names no parameter: add a parameter `{variable}`"),
             );
         }
     }
-    for param in values {
-        let name = param.ident.to_string();
-        if !variables.contains(&name) {
-            errors.spanned(
-                &param.ident,
-                format!("resource parameters come from the URI: add `{{{name}}}` to the resource URI, or remove `{name}`"),
-            );
-        }
-    }
 }
 
 /// The `{variable}` names of a URI template (RFC 6570 level 1), or why it is not one.
-fn template_variables(uri: &str) -> Result<Vec<String>, String> {
+pub(crate) fn template_variables(uri: &str) -> Result<Vec<String>, String> {
     let scheme_end = uri
         .find(':')
         .ok_or("it needs a scheme, like `docs://readme`")?;

@@ -68,35 +68,101 @@ fn generate(
         .as_ref()
         .map_or_else(|| LitStr::new(fn_name, fn_ident.span()), Clone::clone);
     let flatten = args.flatten.is_some();
-    let values: Vec<&Param> = sig.params.iter().filter(|p| p.kind.is_value()).collect();
-
     let output_ty = match &sig.output {
         Output::Plain(ty) | Output::Result { ok: Some(ty), .. } => Some(ty),
         Output::Unit | Output::Result { ok: None, .. } => None,
     };
+    let owned: Vec<&Param> = sig.params.iter().filter(|p| p.kind.is_owned()).collect();
 
-    // The input: none, named parameters, or the one flattened value. Every use of a user's
-    // type is spanned at that type and bounded by one trait, so a type that cannot be an
-    // ability parameter gets exactly one error, at the type.
+    // The input: none, named parameters, or the one flattened value. Whether an owned
+    // parameter is a value or an extractor is its type's `Param` impl's call; every use of a
+    // user's type is spanned at that type, so a type that is neither is reported there.
     let mut support = TokenStream::new();
     let mut decode = TokenStream::new();
-    let input_def = if values.is_empty() {
+    let mut asserts = TokenStream::new();
+    let param_of = |ty: &syn::Type| quote_spanned!(ty.span()=> <#ty as #p::Param<_>>);
+    let is_value = |ty: &syn::Type| quote_spanned!(ty.span()=> #p::is_value::<_, #ty>());
+    for param in &owned {
+        let ParamKind::Owned(_, Some(attr_span)) = &param.kind else {
+            continue;
+        };
+        let value = is_value(&param.ty);
+        let message = format!(
+            "`#[param]` describes value parameters, and `{}` is an extractor: extractors have no schema",
+            ident_name(&param.ident)
+        );
+        asserts.extend(
+            quote_spanned!(*attr_span=> const _: () = ::core::assert!(#value, "{}", #message);),
+        );
+    }
+    let input_def = if owned.is_empty() {
         quote!(#p::InputDef::None)
     } else if flatten {
-        let param = values[0];
-        let (ident, ty) = (&param.ident, &param.ty);
-        let ParamKind::Value(param_args) = &param.kind else {
-            unreachable!("values are value params")
-        };
-        let (_, default) = default_fns(&p, ident, ty, param_args.default.as_ref(), &mut support);
-        let description = option_str(param_args.description.as_ref());
-        let complete = completer(&p, param_args.complete.as_ref());
-        let schema = quote_spanned!(ty.span()=> #p::input_schema_for::<#ty>);
-        decode.extend(
-            quote_spanned!(ty.span()=> let #ident: #ty = #p::decode::<#ty>(__ability_args)?;),
+        let count = owned.iter().map(|param| {
+            let value = is_value(&param.ty);
+            quote!((#value as usize))
+        });
+        let message = format!(
+            "`flatten` needs exactly one value parameter (extractors do not count), and `{fn_name}` has none or several; remove `flatten` to take named parameters"
         );
+        let flatten_span = args.flatten.unwrap_or_else(Span::call_site);
+        asserts.extend(quote_spanned!(flatten_span=> const _: () = ::core::assert!(0 #(+ #count)* == 1, "{}", #message);));
+        // The `#[param]` keys of the flattened value (the assertions above keep them off
+        // extractors).
+        let described = owned.iter().find_map(|param| match &param.kind {
+            ParamKind::Owned(param_args, Some(_)) => Some((*param, &**param_args)),
+            _ => None,
+        });
+        let (default, description, complete) = match described {
+            Some((param, param_args)) => {
+                let (_, default) = default_fns(
+                    &p,
+                    &param.ident,
+                    &param.ty,
+                    param_args.default.as_ref(),
+                    &mut support,
+                );
+                (
+                    default,
+                    option_str(param_args.description.as_ref()),
+                    completer(&p, param_args.complete.as_ref()),
+                )
+            }
+            None => (
+                quote!(::core::option::Option::None),
+                quote!(::core::option::Option::None),
+                quote!(::core::option::Option::None),
+            ),
+        };
+        let candidates = owned.iter().map(|param| {
+            let param = param_of(&param.ty);
+            quote!(let __ability_schema = match __ability_schema {
+                ::core::option::Option::Some(schema) => ::core::option::Option::Some(schema),
+                ::core::option::Option::None => #param::flat_schema(),
+            };)
+        });
+        support.extend(quote! {
+            fn __ability_flat_schema() -> #p::schemars::Schema {
+                let __ability_schema: ::core::option::Option<#p::schemars::Schema> = ::core::option::Option::None;
+                #(#candidates)*
+                match __ability_schema {
+                    ::core::option::Option::Some(schema) => schema,
+                    ::core::option::Option::None => ::core::default::Default::default(),
+                }
+            }
+        });
+        decode.extend(
+            quote!(let mut __ability_input = ::core::option::Option::Some(__ability_args);),
+        );
+        for param in &owned {
+            let (ident, ty) = (&param.ident, &param.ty);
+            let param = param_of(ty);
+            decode.extend(quote_spanned!(ty.span()=>
+                let #ident: #ty = #param::whole(&__ability_ctx, &mut __ability_input)?;
+            ));
+        }
         quote!(#p::InputDef::Flattened {
-            schema: #schema as fn() -> #p::schemars::Schema,
+            schema: __ability_flat_schema as fn() -> #p::schemars::Schema,
             default: #default,
             description: #description,
             complete: #complete,
@@ -104,9 +170,9 @@ fn generate(
     } else {
         decode.extend(quote!(let mut __ability_args = #p::into_object(__ability_args);));
         let mut properties = Vec::new();
-        for param in &values {
+        for param in &owned {
             let (ident, ty) = (&param.ident, &param.ty);
-            let ParamKind::Value(param_args) = &param.kind else {
+            let ParamKind::Owned(param_args, _) = &param.kind else {
                 continue;
             };
             let name = ident_name(ident);
@@ -114,31 +180,55 @@ fn generate(
                 default_fns(&p, ident, ty, param_args.default.as_ref(), &mut support);
             let description = option_str(param_args.description.as_ref());
             let complete = completer(&p, param_args.complete.as_ref());
-            let schema = quote_spanned!(ty.span()=> #p::property_schema::<#ty>);
+            let param = param_of(ty);
             properties.push(quote!(#p::PropertyDef {
                 name: #name,
-                schema: #schema as fn(&mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema,
+                schema: #param::schema as fn(&mut #p::schemars::SchemaGenerator) -> ::core::option::Option<#p::schemars::Schema>,
                 description: #description,
                 default: #default,
                 complete: #complete,
             }));
             decode.extend(quote_spanned!(ty.span()=>
-                let #ident: #ty = #p::take_param::<#ty>(&mut __ability_args, #name, #take_default)?;
+                let #ident: #ty = #param::take(&__ability_ctx, &mut __ability_args, #name, #take_default)?;
             ));
         }
         quote!(#p::InputDef::Object { properties: &[#(#properties),*] })
     };
+    // A resource's value parameters are its URI's variables; its other parameters extractors.
+    if let Some(resource) = &args.resource
+        && let Ok(variables) = crate::check::template_variables(&resource.value())
+    {
+        for param in &owned {
+            let name = ident_name(&param.ident);
+            let value = is_value(&param.ty);
+            if variables.contains(&name) {
+                let message = format!(
+                    "the URI template variable `{{{name}}}` names `{name}`, an extractor: it needs a value parameter"
+                );
+                asserts.extend(quote_spanned!(param.ident.span()=> const _: () = ::core::assert!(#value, "{}", #message);));
+            } else {
+                let message = format!(
+                    "resource parameters come from the URI: add `{{{name}}}` to the resource URI, or remove `{name}`"
+                );
+                asserts.extend(quote_spanned!(param.ident.span()=> const _: () = ::core::assert!(!#value, "{}", #message);));
+            }
+        }
+    }
+    let requires = owned.iter().map(|param| {
+        let param = param_of(&param.ty);
+        quote!(#param::requirement as fn() -> ::core::option::Option<#p::Requirement>)
+    });
+    let requires = quote!(&[#(#requires),*]);
 
-    // The call, with extractors taken from the context.
+    // The call, with borrowed parameters taken from the context.
     let call_args = sig.params.iter().map(|param| {
         let (ident, ty) = (&param.ident, &param.ty);
-        match &param.kind {
-            ParamKind::Value(_) => quote!(#ident),
-            ParamKind::ContextRef => quote!(&__ability_ctx),
-            ParamKind::ContextOwned => quote!(::core::clone::Clone::clone(&__ability_ctx)),
-            ParamKind::Extractor => {
-                quote_spanned!(ty.span()=> <#ty as #p::FromContext>::from_context(&__ability_ctx)?)
+        match (&param.kind, ty) {
+            (ParamKind::Borrowed, syn::Type::Reference(reference)) => {
+                let elem = &reference.elem;
+                quote_spanned!(elem.span()=> <#elem as #p::FromContextRef>::from_context_ref(&__ability_ctx))
             }
+            _ => quote!(#ident),
         }
     });
     let await_ = sig.is_async.then(|| quote!(.await));
@@ -220,6 +310,7 @@ fn generate(
         #[allow(non_snake_case, non_camel_case_types, clippy::all)]
         const _: () = {
             #support
+            #asserts
 
             fn __ability_call(
                 __ability_ctx: #p::Context,
@@ -252,6 +343,7 @@ fn generate(
                     family: #family,
                     danger: #danger,
                     input: #input_def,
+                    requires: #requires,
                     output: #output_def,
                     call: __ability_call,
                     rust_path: ::core::concat!(::core::module_path!(), "::", #fn_name),

@@ -23,19 +23,18 @@ pub(crate) struct Param {
 }
 
 pub(crate) enum ParamKind {
-    /// `&Context`.
-    ContextRef,
-    /// `Context`, by value.
-    ContextOwned,
-    /// `State<T>` (any `FromContext` whose last path segment is `State`).
-    Extractor,
-    /// A value taken from the arguments.
-    Value(Box<ParamArgs>),
+    /// `&T`: borrowed from the call context (`&Context`), through `FromContextRef`.
+    Borrowed,
+    /// Any other type: a value from the arguments or an extractor from the context. Which one
+    /// is the type's `Param` impl's business, never its name's; what only the type can tell
+    /// is checked by `const` assertions in the generated code.
+    Owned(Box<ParamArgs>, Option<Span>),
 }
 
 impl ParamKind {
-    pub(crate) fn is_value(&self) -> bool {
-        matches!(self, Self::Value(_))
+    /// Whether the parameter can be a value (it is not borrowed).
+    pub(crate) fn is_owned(&self) -> bool {
+        matches!(self, Self::Owned(..))
     }
 }
 
@@ -109,14 +108,13 @@ pub(crate) fn analyse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
                     }
                 };
                 let ty = (*arg.ty).clone();
-                let kind = match classify(&ty, errors) {
-                    Some(Extractor::ContextRef) => ParamKind::ContextRef,
-                    Some(Extractor::ContextOwned) => ParamKind::ContextOwned,
-                    Some(Extractor::State) => ParamKind::Extractor,
-                    None => ParamKind::Value(Box::new(param_args)),
+                let kind = if check_type(&ty, errors) {
+                    ParamKind::Borrowed
+                } else {
+                    ParamKind::Owned(Box::new(param_args), param_attr_span)
                 };
-                if let (false, Some(span)) = (kind.is_value(), param_attr_span) {
-                    errors.spanned(span, "`#[param]` describes value parameters; extractors have no schema");
+                if let (ParamKind::Borrowed, Some(span)) = (&kind, param_attr_span) {
+                    errors.spanned(span, "`#[param]` describes value parameters; a borrowed parameter comes from the context and has no schema");
                 }
                 params.push(Param { ident, ty, kind });
             }
@@ -134,58 +132,25 @@ pub(crate) fn analyse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
     }
 }
 
-enum Extractor {
-    ContextRef,
-    ContextOwned,
-    State,
-}
-
-/// Extractors are recognised by name: `&Context`, `Context`, `State<T>`.
-fn classify(ty: &Type, errors: &mut Errors) -> Option<Extractor> {
+/// Reject what no parameter can be; `true` for a borrowed (`&T`) parameter.
+fn check_type(ty: &Type, errors: &mut Errors) -> bool {
     match ty {
         Type::Reference(reference) => {
-            if last_segment_is(&reference.elem, "Context") {
-                if let Some(mutability) = &reference.mutability {
-                    errors.spanned(
-                        mutability,
-                        "take the context as `&Context`, not `&mut Context`",
-                    );
-                }
-                return Some(Extractor::ContextRef);
+            if let Some(mutability) = &reference.mutability {
+                errors.spanned(
+                    mutability,
+                    "parameters cannot be borrowed mutably: take the context as `&Context`",
+                );
             }
-            errors.spanned(
-                reference.and_token,
-                "ability parameters are deserialized into owned values: use an owned type (`String`, not `&str`)",
-            );
-            None
+            true
         }
         Type::ImplTrait(impl_trait) => {
             errors.spanned(
                 impl_trait.impl_token,
                 "an ability parameter cannot be `impl Trait`: use a concrete type",
             );
-            None
+            false
         }
-        Type::Path(_) if last_segment_is(ty, "Context") => Some(Extractor::ContextOwned),
-        Type::Path(path) => {
-            let last = path.path.segments.last()?;
-            let state =
-                last.ident == "State" && matches!(last.arguments, PathArguments::AngleBracketed(_));
-            // The MCP-AQL collection query a READ handler may push down.
-            let query = last.ident == "CollectionQuery" && last.arguments.is_none();
-            (state || query).then_some(Extractor::State)
-        }
-        _ => None,
-    }
-}
-
-fn last_segment_is(ty: &Type, name: &str) -> bool {
-    match ty {
-        Type::Path(path) => path
-            .path
-            .segments
-            .last()
-            .is_some_and(|s| s.ident == name && matches!(s.arguments, PathArguments::None)),
         _ => false,
     }
 }

@@ -7,8 +7,11 @@ pub use ::schemars;
 pub use ::serde;
 pub use ::serde_json;
 
+pub use crate::Requirement;
 pub use crate::ability::{AbilityDef, AbilityKind, CallFuture, InputDef, Output, PropertyDef};
-pub use crate::context::FromContext;
+pub use crate::extract::{
+    ExtractorParam, FromContext, FromContextRef, Param, ValueParam, is_value,
+};
 pub use crate::schema::{input_schema_for, property_schema};
 pub use crate::{AbilityError, Annotations, Context, Danger, Semantic};
 pub use ::std::borrow::Cow;

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 pub use tokio_util::sync::CancellationToken;
 
+use crate::extract::{FromContext, Requirement};
 use crate::{AbilityError, ErrorCode, Site};
 
 /// Who is calling: a principal and the scopes it holds.
@@ -186,6 +187,11 @@ impl StateMap {
     /// Store a value the application already shares, so abilities see the very same one.
     pub fn insert_shared<T: Send + Sync + 'static>(&mut self, value: Arc<T>) {
         self.values.insert(TypeId::of::<T>(), value);
+    }
+
+    /// Whether a value of this type was stored.
+    pub(crate) fn contains(&self, type_id: TypeId) -> bool {
+        self.values.contains_key(&type_id)
     }
 
     /// The value of type `T`, if one was stored.
@@ -446,7 +452,8 @@ impl Context {
 }
 
 /// Hands an ability the application state of type `T` registered on the server (or on the
-/// [`Context`] in process). A missing state is an `INTERNAL_ERROR`, never a panic.
+/// [`Context`] in process). A server built without it fails `build()`, naming the ability and
+/// the type; in process, a missing state is an `INTERNAL_ERROR`, never a panic.
 ///
 /// ```standalone_crate
 /// use abilities::{Context, Registry, State, ability};
@@ -489,18 +496,11 @@ impl<T: fmt::Debug> fmt::Debug for State<T> {
     }
 }
 
-/// A handler parameter taken from the [`Context`] rather than from the arguments.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be taken from the call context",
-    label = "not an extractor",
-    note = "extractor parameters are `&Context` and `State<T>`"
-)]
-pub trait FromContext: Sized {
-    /// Take the value from the context, or explain why it is not there.
-    fn from_context(ctx: &Context) -> Result<Self, AbilityError>;
-}
-
 impl<T: Send + Sync + 'static> FromContext for State<T> {
+    fn requirement() -> Option<Requirement> {
+        Some(Requirement::state::<T>())
+    }
+
     fn from_context(ctx: &Context) -> Result<Self, AbilityError> {
         ctx.state::<T>().map(State).ok_or_else(|| {
             tracing::error!(

@@ -9,6 +9,7 @@ mod auth;
 mod content;
 mod context;
 mod error;
+mod extract;
 mod name;
 mod normalize;
 mod pipeline;
@@ -35,9 +36,10 @@ pub use auth::{AuthError, AuthFuture, Authenticator, StaticTokens, bearer_token}
 pub use content::{Content, Contents, EmbeddedResource, Rich};
 pub use context::{
     Caller, CancellationToken, ClientChannel, ClientFuture, ClientRequestFuture, Context,
-    ElicitAction, Elicitation, FromContext, LogLevel, State, StateMap,
+    ElicitAction, Elicitation, LogLevel, State, StateMap,
 };
 pub use error::{AbilityError, ErrorCode, RegistryError};
+pub use extract::{FromContext, FromContextRef, Requirement};
 pub use name::{MAX_TOOL_NAME, tool_name};
 pub use pipeline::CallOutput;
 pub use prompt::{Prompt, PromptMessage, Role};

@@ -36,7 +36,10 @@ pub(crate) fn object_schema(properties: &[PropertyDef]) -> Map<String, Value> {
     let mut props = Map::new();
     let mut required = Vec::new();
     for property in properties {
-        let mut schema = clean((property.schema)(&mut generator));
+        let Some(schema) = (property.schema)(&mut generator) else {
+            continue;
+        };
+        let mut schema = clean(schema);
         if let Some(description) = property.description {
             schema.insert("description".to_owned(), Value::from(description));
         }

@@ -221,6 +221,7 @@ impl AbilityBuilder {
             input,
             output,
             handler,
+            requires: Vec::new(),
             rust_path: Cow::Borrowed(""),
             file: Cow::Borrowed(self.location.file()),
             line: self.location.line(),

@@ -7,7 +7,7 @@ use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
 use super::{AbilityKind, Annotations, CallFuture, Completer, Danger, Semantic};
-use crate::Context;
+use crate::{Context, Requirement};
 
 /// How an ability takes its input.
 #[derive(Clone, Copy)]
@@ -38,8 +38,9 @@ pub enum InputDef {
 pub struct PropertyDef {
     /// The property name: the parameter's name.
     pub name: &'static str,
-    /// Generates the parameter type's schema (sharing one generator across properties).
-    pub schema: fn(&mut SchemaGenerator) -> Schema,
+    /// Generates the parameter type's schema (sharing one generator across properties);
+    /// `None` for an extractor, which is no property.
+    pub schema: fn(&mut SchemaGenerator) -> Option<Schema>,
     /// From `#[param(description = ...)]`.
     pub description: Option<&'static str>,
     /// From `#[param(default = ...)]`.
@@ -66,6 +67,8 @@ pub struct AbilityDef {
     pub family: Option<&'static str>,
     pub danger: Option<Danger>,
     pub input: InputDef,
+    /// What each owned parameter needs from the server.
+    pub requires: &'static [fn() -> Option<Requirement>],
     pub output: fn() -> Option<Schema>,
     pub call: fn(Context, Value) -> CallFuture,
     pub rust_path: &'static str,

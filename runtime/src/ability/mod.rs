@@ -23,7 +23,7 @@ pub use meta::{AbilityKind, Annotations, Completer, Danger, Semantic};
 use crate::normalize::InputShape;
 use crate::resource::UriTemplate;
 use crate::schema::{self, Side};
-use crate::{RegistryError, tool_name};
+use crate::{RegistryError, Requirement, tool_name};
 
 /// The optional argument every site-checked tool accepts.
 pub(crate) const SITE_ID: &str = "site_id";
@@ -48,6 +48,7 @@ pub struct Ability {
     file: Cow<'static, str>,
     line: u32,
     pub(crate) handler: Arc<dyn Handler>,
+    requires: Vec<Requirement>,
     input_schema: Arc<Map<String, Value>>,
     tool_input_schema: Arc<Map<String, Value>>,
     takes_site_id: bool,
@@ -102,6 +103,7 @@ pub(crate) struct Parts {
     /// The output schema before the wire transformation; `None` when there is none.
     pub(crate) output: Option<Map<String, Value>>,
     pub(crate) handler: Arc<dyn Handler>,
+    pub(crate) requires: Vec<Requirement>,
     pub(crate) rust_path: Cow<'static, str>,
     pub(crate) file: Cow<'static, str>,
     pub(crate) line: u32,
@@ -140,6 +142,15 @@ impl Ability {
     pub(crate) fn from_def(def: &'static AbilityDef) -> Result<Self, RegistryError> {
         let input = match def.input {
             InputDef::None => Input::None,
+            // Extractors are no properties: a function of extractors alone takes no input.
+            InputDef::Object { properties }
+                if properties.iter().all(|p| {
+                    let mut probe = schemars::SchemaGenerator::default();
+                    (p.schema)(&mut probe).is_none()
+                }) =>
+            {
+                Input::None
+            }
             InputDef::Object { properties } => Input::Object(properties),
             InputDef::Flattened {
                 schema,
@@ -169,6 +180,7 @@ impl Ability {
             input,
             output: (def.output)().map(schema::clean),
             handler: Arc::new(handler::FnHandler(def.call)),
+            requires: def.requires.iter().filter_map(|f| f()).collect(),
             rust_path: Cow::Borrowed(def.rust_path),
             file: Cow::Borrowed(def.file),
             line: def.line,
@@ -253,6 +265,7 @@ impl Ability {
             file: parts.file,
             line: parts.line,
             handler: parts.handler,
+            requires: parts.requires,
             name: parts.name,
             input_schema,
             tool_input_schema,
@@ -378,6 +391,11 @@ impl Ability {
     /// built at run time, the module that built it.
     pub fn rust_path(&self) -> &str {
         &self.rust_path
+    }
+
+    /// What the server must provide for this ability to run (the `State<T>` it takes).
+    pub fn requirements(&self) -> &[Requirement] {
+        &self.requires
     }
 
     /// Name order, then definition order for the duplicate-name error.

@@ -239,13 +239,13 @@ impl ServerBuilder {
             mounts.push((path, surfaces.len(), Arc::new(mounted.clone())));
             surfaces.push(mounted);
         }
-        let snapshot = Snapshot::new(registry, &surfaces)?;
-        let authenticator = self
-            .authenticator
-            .unwrap_or_else(|| Arc::new(StaticTokens::new().allow_anonymous(Caller::anonymous())));
         let notifier = ResourceNotifier::default();
         let mut state = self.state;
         state.insert(notifier.clone());
+        let snapshot = Snapshot::new(registry, &surfaces, &state)?;
+        let authenticator = self
+            .authenticator
+            .unwrap_or_else(|| Arc::new(StaticTokens::new().allow_anonymous(Caller::anonymous())));
         Ok(Server {
             slot: 0,
             surface,

@@ -53,6 +53,18 @@ pub enum ServerError {
     /// The MCP session failed to start.
     #[error("MCP session failed: {0}")]
     Session(String),
+    /// An ability takes application state the server was not given.
+    #[error(
+        "ability `{ability}` ({at}) takes `State<{state}>`, but the server has no `{state}`: add `.state(..)` or `.shared_state(..)` of that type to the builder"
+    )]
+    MissingState {
+        /// The ability's name.
+        ability: String,
+        /// Where it is defined.
+        at: String,
+        /// The state's type.
+        state: &'static str,
+    },
     /// [`Abilities::remove`] found no ability of that name.
     #[error("no ability named `{0}` is served")]
     UnknownAbility(String),
@@ -69,8 +81,13 @@ pub(crate) struct Snapshot {
 }
 
 impl Snapshot {
-    fn new(registry: Registry, surfaces: &[Surface]) -> Result<Self, ServerError> {
+    fn new(
+        registry: Registry,
+        surfaces: &[Surface],
+        state: &StateMap,
+    ) -> Result<Self, ServerError> {
         check_reserved(&registry)?;
+        check_requirements(&registry, state)?;
         let views = surfaces
             .iter()
             .map(|surface| View::new(surface.clone(), &registry).map(Arc::new))
@@ -89,6 +106,20 @@ impl Snapshot {
         // Slots only grow, and every snapshot has a view per slot.
         &self.views[slot.min(self.views.len().saturating_sub(1))]
     }
+}
+
+/// Every ability's extractors get what they need from this server.
+fn check_requirements(registry: &Registry, state: &StateMap) -> Result<(), ServerError> {
+    for ability in registry {
+        if let Some(missing) = ability.requirements().iter().find(|r| !r.met_by(state)) {
+            return Err(ServerError::MissingState {
+                ability: ability.name().to_owned(),
+                at: ability.location(),
+                state: missing.type_name(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// An ability whose tool name a built-in tool has is refused.
@@ -142,7 +173,7 @@ impl Inner {
         let Some((registry, out)) = change(&current.registry)? else {
             return Ok(None);
         };
-        let next = Arc::new(Snapshot::new(registry, &surfaces)?);
+        let next = Arc::new(Snapshot::new(registry, &surfaces, &self.state)?);
         *self
             .snapshot
             .write()

@@ -1,0 +1,202 @@
+//! Extractors by trait: how each parameter of an `#[ability]` function is filled.
+//!
+//! Every parameter type goes through one trait, [`Param`], chosen by the type's impls and
+//! never by its name (as axum's handlers pick `FromRequestParts`): types that are
+//! `Deserialize + JsonSchema` are values taken from the arguments; types that implement
+//! [`FromContext`] are extractors taken from the call's [`Context`]. `&Context` is borrowed
+//! through [`FromContextRef`]. What an extractor needs from the server (a `State<T>`) is a
+//! [`Requirement`], checked when the server is built.
+
+use std::any::{TypeId, type_name};
+
+use schemars::{Schema, SchemaGenerator};
+use serde_json::{Map, Value};
+
+use crate::__private::{AbilityInput, decode, take_param};
+use crate::schema::{input_schema_for, property_schema};
+use crate::{AbilityError, Context, StateMap};
+
+/// A handler parameter taken from the [`Context`] rather than from the arguments: implement
+/// it for your own types (a database connection checked out per call, the caller's tenant...)
+/// and take them as parameters of any ability.
+///
+/// ```standalone_crate
+/// use abilities::{AbilityError, Caller, Context, FromContext, Registry, ability};
+/// use serde_json::json;
+///
+/// /// The calling principal, as an extractor.
+/// struct Principal(String);
+///
+/// impl FromContext for Principal {
+///     fn from_context(ctx: &Context) -> Result<Self, AbilityError> {
+///         Ok(Principal(ctx.caller().principal().to_owned()))
+///     }
+/// }
+///
+/// /// Greet the caller.
+/// #[ability(semantic = "READ")]
+/// fn greet(who: Principal, greeting: String) -> String {
+///     format!("{greeting}, {}", who.0)
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let ctx = Context::new().with_caller(Caller::new("ada", ["x"]));
+/// let out = Registry::collect().unwrap().call(ctx, "greet", json!({"greeting": "Hi"})).await;
+/// assert_eq!(out.unwrap(), json!({"result": "Hi, ada"}));
+/// # });
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be taken from the call context",
+    label = "not an extractor",
+    note = "implement `abilities::FromContext` for it"
+)]
+pub trait FromContext: Sized {
+    /// What the server must provide for this extractor, checked by
+    /// [`ServerBuilder::build`](crate::ServerBuilder::build) (default: nothing).
+    fn requirement() -> Option<Requirement> {
+        None
+    }
+
+    /// Take the value from the context, or explain why it is not there.
+    fn from_context(ctx: &Context) -> Result<Self, AbilityError>;
+}
+
+impl FromContext for Context {
+    fn from_context(ctx: &Context) -> Result<Self, AbilityError> {
+        Ok(ctx.clone())
+    }
+}
+
+/// A parameter borrowed from the call context: `&Context`.
+#[diagnostic::on_unimplemented(
+    message = "`&{Self}` cannot be an ability parameter",
+    label = "borrowed",
+    note = "ability parameters are deserialized into owned values: use an owned type (`String`, not `&str`); only `&Context` is borrowed"
+)]
+pub trait FromContextRef {
+    /// Borrow it.
+    fn from_context_ref(ctx: &Context) -> &Self;
+}
+
+impl FromContextRef for Context {
+    fn from_context_ref(ctx: &Context) -> &Self {
+        ctx
+    }
+}
+
+/// Something a server must be given for an ability to run: today, application state of one
+/// type. A server whose abilities need what it was not given fails `build()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Requirement {
+    type_id: TypeId,
+    type_name: &'static str,
+}
+
+impl Requirement {
+    /// Application state of type `T` ([`ServerBuilder::state`](crate::ServerBuilder::state)).
+    pub fn state<T: Send + Sync + 'static>() -> Self {
+        Self {
+            type_id: TypeId::of::<T>(),
+            type_name: type_name::<T>(),
+        }
+    }
+
+    /// The Rust type required, as `std::any::type_name` spells it.
+    pub fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+
+    pub(crate) fn met_by(&self, state: &StateMap) -> bool {
+        state.contains(self.type_id)
+    }
+}
+
+/// Chooses [`Param`]'s impl for values.
+#[doc(hidden)]
+pub struct ValueParam;
+
+/// Chooses [`Param`]'s impl for extractors.
+#[doc(hidden)]
+pub struct ExtractorParam;
+
+/// How the generated code fills one owned parameter. `M` is inferred: exactly one impl fits
+/// a value type, another an extractor.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an ability parameter",
+    label = "neither a value nor an extractor",
+    note = "a value parameter needs `serde::Deserialize` and `schemars::JsonSchema` (derive both); an extractor implements `abilities::FromContext`; borrowed types like `&str` cannot be parameters, use owned ones like `String`"
+)]
+pub trait Param<M>: Sized {
+    /// Whether it is a value from the arguments (else an extractor).
+    const VALUE: bool;
+    /// Its property schema in an object input; `None` for extractors.
+    fn schema(generator: &mut SchemaGenerator) -> Option<Schema>;
+    /// Its schema as a flattened input; `None` for extractors.
+    fn flat_schema() -> Option<Schema>;
+    /// What the server must provide for it.
+    fn requirement() -> Option<Requirement>;
+    /// Take it from an object input (`name` and its default) or the context.
+    fn take(
+        ctx: &Context,
+        args: &mut Map<String, Value>,
+        name: &str,
+        default: Option<fn() -> Self>,
+    ) -> Result<Self, AbilityError>;
+    /// Take it from a flattened input (the whole value, once) or the context.
+    fn whole(ctx: &Context, input: &mut Option<Value>) -> Result<Self, AbilityError>;
+}
+
+impl<T: AbilityInput> Param<ValueParam> for T {
+    const VALUE: bool = true;
+    fn schema(generator: &mut SchemaGenerator) -> Option<Schema> {
+        Some(property_schema::<T>(generator))
+    }
+    fn flat_schema() -> Option<Schema> {
+        Some(input_schema_for::<T>())
+    }
+    fn requirement() -> Option<Requirement> {
+        None
+    }
+    fn take(
+        _ctx: &Context,
+        args: &mut Map<String, Value>,
+        name: &str,
+        default: Option<fn() -> Self>,
+    ) -> Result<Self, AbilityError> {
+        take_param(args, name, default)
+    }
+    fn whole(_ctx: &Context, input: &mut Option<Value>) -> Result<Self, AbilityError> {
+        decode(input.take().unwrap_or(Value::Null))
+    }
+}
+
+impl<T: FromContext> Param<ExtractorParam> for T {
+    const VALUE: bool = false;
+    fn schema(_generator: &mut SchemaGenerator) -> Option<Schema> {
+        None
+    }
+    fn flat_schema() -> Option<Schema> {
+        None
+    }
+    fn requirement() -> Option<Requirement> {
+        T::requirement()
+    }
+    fn take(
+        ctx: &Context,
+        _args: &mut Map<String, Value>,
+        _name: &str,
+        _default: Option<fn() -> Self>,
+    ) -> Result<Self, AbilityError> {
+        T::from_context(ctx)
+    }
+    fn whole(ctx: &Context, _input: &mut Option<Value>) -> Result<Self, AbilityError> {
+        T::from_context(ctx)
+    }
+}
+
+/// Whether `T` is a value parameter, for the generated code's `const` assertions.
+#[doc(hidden)]
+pub const fn is_value<M, T: Param<M>>() -> bool {
+    T::VALUE
+}
