@@ -1,7 +1,8 @@
 //! Per-call overhead of the pipeline (normalize, validate, unwrap, call, wrap) against calling
 //! the bare function, for a flattened and an object ability, with valid and invalid input; and
 //! a whole `tools/call` handler (abilities' against an rmcp `#[tool]` one doing the same work),
-//! invoked in process without a transport.
+//! invoked in process without a transport; and the flattened ability built at run time
+//! (`Ability::builder`), which must cost what the macro's does.
 //!
 //! Run: `cargo bench --bench pipeline`. The handlers are synchronous, so each pipeline call
 //! completes on its first poll; the handler group runs each call on a current-thread runtime,
@@ -11,7 +12,7 @@ use std::hint::black_box;
 
 mod common;
 
-use abilities::{Context, Registry, Server, ability};
+use abilities::{Ability, Context, Registry, Semantic, Server, ability};
 use common::peer;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_util::FutureExt;
@@ -75,8 +76,24 @@ fn call(
     }
 }
 
+/// `count_posts` built at run time: the same schema, as JSON, and a closure doing the same work.
+fn runtime_count_posts() -> Ability {
+    let schema = serde_json::to_value(schemars::schema_for!(PostType)).unwrap_or_default();
+    Ability::builder("runtime/count-posts", Semantic::Read)
+        .description("Count published posts of one type.")
+        .input_schema(schema)
+        .output_schema(json!({"type": "integer", "minimum": 0}))
+        .handler(|_ctx, input: Value| async move {
+            let post_type: PostType = serde_json::from_value(input)
+                .map_err(|e| abilities::AbilityError::invalid(e.to_string()))?;
+            Ok(count_posts(post_type))
+        })
+        .build()
+        .unwrap_or_else(|e| panic!("the runtime ability is valid: {e}"))
+}
+
 fn pipeline(c: &mut Criterion) {
-    let registry = match Registry::collect() {
+    let registry = match Registry::collect().and_then(|r| r.with(runtime_count_posts())) {
         Ok(registry) => registry,
         Err(e) => panic!("bench abilities are valid: {e}"),
     };
@@ -96,6 +113,16 @@ fn pipeline(c: &mut Criterion) {
                 &registry,
                 &ctx,
                 "my-plugin-count-posts",
+                black_box(json!({"input": "post"})),
+            )
+        })
+    });
+    flattened.bench_function("runtime_built_valid", |b| {
+        b.iter(|| {
+            call(
+                &registry,
+                &ctx,
+                "runtime-count-posts",
                 black_box(json!({"input": "post"})),
             )
         })

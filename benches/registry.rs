@@ -1,5 +1,6 @@
 //! Registry scale: building the registry (schemas derived, validators compiled) and serving
-//! `tools/list` for 10, 100, 1,000 and 10,000 abilities.
+//! `tools/list` for 10, 100, 1,000 and 10,000 abilities: one page through the handler (the
+//! default 100 tools, what a client's request costs), and every tool at once.
 //!
 //! Run: `cargo bench --bench registry`. The abilities are real `#[ability]` output: five
 //! templates of different shapes below, replicated under generated names (`ns3/op-1234`), so
@@ -12,6 +13,9 @@ use abilities::__private::{AbilityDef, inventory};
 use abilities::rmcp::model::ListToolsResult;
 use abilities::{Registry, Server};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use rmcp::ServerHandler;
+
+mod common;
 
 mod templates {
     use abilities::{AbilityError, ability};
@@ -114,16 +118,45 @@ fn registry(c: &mut Criterion) {
     }
     group.finish();
 
-    let mut group = c.benchmark_group("tools/list");
-    for n in [10, 100, 1_000, 10_000] {
-        let server = Server::builder()
-            .registry(Registry::from_defs(defs(n)).unwrap_or_else(|e| panic!("{e}")))
-            .build()
-            .unwrap_or_else(|e| panic!("{e}"));
-        group.bench_with_input(BenchmarkId::from_parameter(n), &server, |b, server| {
-            // What the handler does per request: the cached list, then its JSON.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("runtime: {e}"));
+    let servers: Vec<(usize, Server)> = [10, 100, 1_000, 10_000]
+        .into_iter()
+        .map(|n| {
+            let server = Server::builder()
+                .registry(Registry::from_defs(defs(n)).unwrap_or_else(|e| panic!("{e}")))
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"));
+            (n, server)
+        })
+        .collect();
+
+    let mut group = c.benchmark_group("tools/list page");
+    for (n, server) in &servers {
+        let handler = server.handler(None);
+        let peer = rt.block_on(common::peer(handler.clone()));
+        group.bench_with_input(BenchmarkId::from_parameter(n), &handler, |b, handler| {
+            // A client's request: the first page from the snapshot, then its JSON.
             b.iter(|| {
-                let result = ListToolsResult::with_all_items(server.tools().to_vec());
+                let page = rt.block_on(ServerHandler::list_tools(
+                    handler,
+                    None,
+                    common::request(&peer),
+                ));
+                page.map(|page| serde_json::to_vec(&page).map(|v| v.len()))
+            });
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("tools/list all");
+    for (n, server) in &servers {
+        group.bench_with_input(BenchmarkId::from_parameter(n), server, |b, server| {
+            // Every tool in one answer: the cached list, then its JSON.
+            b.iter(|| {
+                let result = ListToolsResult::with_all_items(server.tools());
                 serde_json::to_vec(&result).map(|v| v.len())
             });
         });

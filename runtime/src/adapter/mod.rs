@@ -67,6 +67,22 @@ impl McpHandler {
     }
 }
 
+/// One page of a list result: `$items` ranked by `$ranks`, after the request's cursor.
+macro_rules! paged {
+    ($result:ident, $list:literal, $items:expr, $ranks:expr, $request:expr, $handler:expr) => {{
+        let (items, next) = page::page(
+            $list,
+            &$items,
+            &$ranks,
+            cursor($request.as_ref()),
+            $handler.page_size(),
+        )?;
+        let mut result = $result::with_all_items(items);
+        result.next_cursor = next;
+        Ok(result)
+    }};
+}
+
 /// A process-wide unique key for a session or a `subscriptions/listen` request.
 pub(crate) fn next_session() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
@@ -184,16 +200,14 @@ impl ServerHandler for McpHandler {
     ) -> Result<ListToolsResult, ErrorData> {
         let snapshot = self.inner.snapshot();
         let view = snapshot.view(self.slot);
-        let (tools, next) = page::page(
+        paged!(
+            ListToolsResult,
             "tools/list",
-            &view.tools,
-            &view.ranks,
-            cursor(request.as_ref()),
-            self.page_size(),
-        )?;
-        let mut result = ListToolsResult::with_all_items(tools);
-        result.next_cursor = next;
-        Ok(result)
+            view.tools,
+            view.ranks,
+            request,
+            self
+        )
     }
 
     async fn set_level(
@@ -232,16 +246,14 @@ impl ServerHandler for McpHandler {
     ) -> Result<ListResourcesResult, ErrorData> {
         let snapshot = self.inner.snapshot();
         let list = &snapshot.catalog.resources;
-        let (items, next) = page::page(
+        paged!(
+            ListResourcesResult,
             "resources/list",
-            &list.items,
-            &list.ranks,
-            cursor(request.as_ref()),
-            self.page_size(),
-        )?;
-        let mut result = ListResourcesResult::with_all_items(items);
-        result.next_cursor = next;
-        Ok(result)
+            list.items,
+            list.ranks,
+            request,
+            self
+        )
     }
 
     async fn list_resource_templates(
@@ -251,16 +263,14 @@ impl ServerHandler for McpHandler {
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let snapshot = self.inner.snapshot();
         let list = &snapshot.catalog.templates;
-        let (items, next) = page::page(
+        paged!(
+            ListResourceTemplatesResult,
             "resources/templates/list",
-            &list.items,
-            &list.ranks,
-            cursor(request.as_ref()),
-            self.page_size(),
-        )?;
-        let mut result = ListResourceTemplatesResult::with_all_items(items);
-        result.next_cursor = next;
-        Ok(result)
+            list.items,
+            list.ranks,
+            request,
+            self
+        )
     }
 
     async fn read_resource(
@@ -368,16 +378,14 @@ impl ServerHandler for McpHandler {
     ) -> Result<ListPromptsResult, ErrorData> {
         let snapshot = self.inner.snapshot();
         let list = &snapshot.catalog.prompts;
-        let (items, next) = page::page(
+        paged!(
+            ListPromptsResult,
             "prompts/list",
-            &list.items,
-            &list.ranks,
-            cursor(request.as_ref()),
-            self.page_size(),
-        )?;
-        let mut result = ListPromptsResult::with_all_items(items);
-        result.next_cursor = next;
-        Ok(result)
+            list.items,
+            list.ranks,
+            request,
+            self
+        )
     }
 
     async fn get_prompt(
