@@ -937,3 +937,57 @@ async fn callers_without_the_scope_are_refused_before_any_confirmation() {
     assert_eq!(denied["code"], "PERMISSION_DENIED");
     assert_eq!(denied["details"]["required_scope"], "tasks:admin");
 }
+
+/// The pipeline's order on this surface: permission and site first, then MCP-AQL's own checks
+/// among the arguments, validation, and the confirmation gate last, so no confirmation is
+/// asked for a call that could not run.
+#[tokio::test]
+async fn stages_run_in_order_and_the_gate_sees_only_valid_calls() {
+    let server = server_with(config(AqlMode::Single));
+    let mut aq = Aq::new(&server).await;
+    // An invalid destructive call is refused for what it is, with no token issued.
+    let invalid = aq
+        .fail(
+            "mcp_aql",
+            json!({"operation": "delete_task", "params": {"id": "three"}}),
+        )
+        .await;
+    assert_eq!(invalid["code"], "VALIDATION_INVALID_TYPE", "{invalid}");
+    let missing = aq
+        .fail("mcp_aql", json!({"operation": "delete_task", "params": {}}))
+        .await;
+    assert_eq!(missing["code"], "VALIDATION_MISSING_PARAM", "{missing}");
+    // Unknown parameters are refused before validation looks at the known ones.
+    let unknown = aq
+        .fail(
+            "mcp_aql",
+            json!({"operation": "delete_task", "params": {"id": "x", "force": true}}),
+        )
+        .await;
+    assert_eq!(unknown["code"], "VALIDATION_UNKNOWN_PARAM", "{unknown}");
+    // Another site is refused before the unknown parameter is even looked at.
+    let site = aq
+        .fail(
+            "mcp_aql",
+            json!({"operation": "delete_task", "params": {"id": 1, "force": true, "site_id": 7}}),
+        )
+        .await;
+    assert_eq!(site["code"], "VALIDATION_INVALID_TYPE", "{site}");
+    assert_eq!(
+        site["message"],
+        "parameter 'site_id' must be string, got integer"
+    );
+    // A valid one reaches the gate.
+    let (gate, is_error) = aq
+        .call(
+            "mcp_aql",
+            json!({"operation": "delete_task", "params": {"id": 1}}),
+        )
+        .await;
+    assert_eq!(gate["error"]["code"], "CONFIRMATION_REQUIRED", "{gate}");
+    assert!(!is_error);
+    assert_eq!(
+        gate["confirmation"]["token"],
+        gate["error"]["details"]["confirmation_token"]
+    );
+}

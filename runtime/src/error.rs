@@ -22,6 +22,22 @@ pub enum ErrorCode {
     ValidationUnknownParam,
     /// A request, string, array or nesting depth is over a configured limit.
     ValidationPayloadTooLarge,
+    /// An MCP-AQL UPDATE's `input` names a field the operation cannot change.
+    ValidationUnknownField,
+    /// An MCP-AQL operation was sent to another family's endpoint tool.
+    ValidationEndpointMismatch,
+    /// No MCP-AQL operation has the requested name.
+    NotFoundOperation,
+    /// An MCP-AQL `introspect` query names no known query type.
+    InvalidQueryType,
+    /// A confirmation token is not one the server issued.
+    TokenInvalid,
+    /// A confirmation token has expired.
+    TokenExpired,
+    /// A confirmation token was used already.
+    TokenAlreadyUsed,
+    /// A confirmation token was issued for another operation, parameters or session.
+    TokenScopeMismatch,
     /// No ability has the requested name.
     NotFoundAbility,
     /// The thing the ability was asked about does not exist.
@@ -58,6 +74,14 @@ impl ErrorCode {
             Self::ValidationInvalidValue => "VALIDATION_INVALID_VALUE",
             Self::ValidationUnknownParam => "VALIDATION_UNKNOWN_PARAM",
             Self::ValidationPayloadTooLarge => "VALIDATION_PAYLOAD_TOO_LARGE",
+            Self::ValidationUnknownField => "VALIDATION_UNKNOWN_FIELD",
+            Self::ValidationEndpointMismatch => "VALIDATION_ENDPOINT_MISMATCH",
+            Self::NotFoundOperation => "NOT_FOUND_OPERATION",
+            Self::InvalidQueryType => "INVALID_QUERY_TYPE",
+            Self::TokenInvalid => "TOKEN_INVALID",
+            Self::TokenExpired => "TOKEN_EXPIRED",
+            Self::TokenAlreadyUsed => "TOKEN_ALREADY_USED",
+            Self::TokenScopeMismatch => "TOKEN_SCOPE_MISMATCH",
             Self::NotFoundAbility => "NOT_FOUND_ABILITY",
             Self::NotFoundResource => "NOT_FOUND_RESOURCE",
             Self::PermissionDenied => "PERMISSION_DENIED",
@@ -75,7 +99,17 @@ impl ErrorCode {
 
     /// Whether the code reports a problem with the caller's arguments.
     pub fn is_validation(&self) -> bool {
-        self.as_str().starts_with("VALIDATION_")
+        match self {
+            Self::ValidationMissingParam
+            | Self::ValidationInvalidType
+            | Self::ValidationInvalidValue
+            | Self::ValidationUnknownParam
+            | Self::ValidationPayloadTooLarge
+            | Self::ValidationUnknownField
+            | Self::ValidationEndpointMismatch => true,
+            Self::Custom(code) => code.starts_with("VALIDATION_"),
+            _ => false,
+        }
     }
 }
 
@@ -179,41 +213,6 @@ impl AbilityError {
     /// Structured details, if any.
     pub fn details(&self) -> Option<&Value> {
         self.details.as_ref()
-    }
-
-    /// The JSON-RPC error code this error travels as where a surface answers with JSON-RPC
-    /// errors (`resources/read`, `prompts/get`, standard mode): `-32602` (invalid params) for
-    /// what the caller sent (validation, unknown ability or resource, another site), `-32001`
-    /// for a missing scope, `-32603` (internal error) for everything else. The upper-snake
-    /// code travels in `data.code` either way.
-    pub fn rpc_code(&self) -> i32 {
-        match self.code {
-            ErrorCode::ValidationMissingParam
-            | ErrorCode::ValidationInvalidType
-            | ErrorCode::ValidationInvalidValue
-            | ErrorCode::ValidationUnknownParam
-            | ErrorCode::ValidationPayloadTooLarge
-            | ErrorCode::NotFoundAbility
-            | ErrorCode::NotFoundResource
-            | ErrorCode::SiteMismatch => -32602,
-            ErrorCode::PermissionDenied => -32001,
-            _ => -32603,
-        }
-    }
-
-    /// This error as a JSON-RPC error: [`rpc_code`](Self::rpc_code), the message, and
-    /// `data: {code, details?}`.
-    pub fn to_rpc(&self) -> rmcp::model::ErrorData {
-        let mut data = serde_json::Map::new();
-        data.insert("code".into(), Value::from(self.code.as_str()));
-        if let Some(details) = &self.details {
-            data.insert("details".into(), details.clone());
-        }
-        rmcp::model::ErrorData::new(
-            rmcp::model::ErrorCode(self.rpc_code()),
-            self.message.clone(),
-            Some(Value::Object(data)),
-        )
     }
 }
 

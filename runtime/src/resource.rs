@@ -176,7 +176,7 @@ fn collect_values(schema: &Value, out: &mut Vec<String>) {
 /// they are; links are skipped); structured output becomes one text item, a string as it is
 /// and anything else as JSON.
 pub(crate) fn contents(uri: &str, mime_type: Option<&str>, output: CallOutput) -> Vec<Value> {
-    let (structured, content) = output.into_parts();
+    let (structured, content, _) = output.into_bare();
     let mut items = Vec::new();
     for block in content.into_iter().flatten() {
         match block {

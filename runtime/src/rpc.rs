@@ -1,4 +1,6 @@
-//! JSON-RPC answers the protocol adapter gives for requests rmcp could not type.
+//! The JSON-RPC error channel: how an [`AbilityError`] travels where a surface answers with
+//! JSON-RPC errors, and the answers the protocol adapter gives for requests rmcp could not
+//! type.
 //!
 //! rmcp turns a request whose params do not fit the method's type into a custom request,
 //! which would be answered "method not found" (-32601). For a method the server serves, the
@@ -16,6 +18,51 @@ use rmcp::model::{
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+use crate::{AbilityError, ErrorCode as Code};
+
+/// The JSON-RPC code an error travels as (`resources/read`, `prompts/get`, completion,
+/// standard mode): `-32602` (invalid params) for what the caller sent (validation, unknown
+/// ability or resource, another site), `-32001` for a missing scope, `-32603` (internal
+/// error) for everything else.
+pub(crate) fn rpc_code(error: &AbilityError) -> i32 {
+    match error.code() {
+        code if code.is_validation() => -32602,
+        Code::NotFoundAbility
+        | Code::NotFoundResource
+        | Code::NotFoundOperation
+        | Code::SiteMismatch => -32602,
+        Code::PermissionDenied => -32001,
+        _ => -32603,
+    }
+}
+
+/// Errors that travel as JSON-RPC errors.
+pub(crate) trait ToRpc {
+    /// This error as a JSON-RPC error ([`rpc_error`]).
+    fn to_rpc(&self) -> ErrorData;
+}
+
+impl ToRpc for AbilityError {
+    fn to_rpc(&self) -> ErrorData {
+        rpc_error(self)
+    }
+}
+
+/// `error` as a JSON-RPC error: [`rpc_code`], the message, and `data: {code, details?}`
+/// (the upper-snake code travels in `data.code`).
+pub(crate) fn rpc_error(error: &AbilityError) -> ErrorData {
+    let mut data = serde_json::Map::new();
+    data.insert("code".into(), Value::from(error.code().as_str()));
+    if let Some(details) = error.details() {
+        data.insert("details".into(), details.clone());
+    }
+    ErrorData::new(
+        ErrorCode(rpc_code(error)),
+        error.message().to_owned(),
+        Some(Value::Object(data)),
+    )
+}
 
 /// The error for a request rmcp left untyped: -32602 with the reason for a method the server
 /// knows, -32601 for any other.

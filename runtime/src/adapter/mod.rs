@@ -26,6 +26,8 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
+use crate::rpc::ToRpc;
+
 use crate::resource::{Subscriber, contents};
 use crate::server::{Inner, Listener, Lists, Snapshot};
 use crate::surface::catalog;
@@ -288,7 +290,6 @@ impl ServerHandler for McpHandler {
         let output = Box::pin(ability.call_output(self.context(context), call.args))
             .await
             .map_err(|e| e.to_rpc())?;
-        let output = output.into_unwrapped();
         let items = contents(&request.uri, call.mime_type.as_deref(), output);
         let result: ReadResourceResult = from_json(json!({ "contents": items }))?;
         Ok(result.into())

@@ -232,9 +232,9 @@ pub(crate) fn prompt_arguments(ability: &Ability, given: Option<Map<String, Valu
 /// one user message per content block, then the structured output as text (a string as it
 /// is, anything else as JSON).
 pub(crate) fn prompt_result(ability: &Ability, output: CallOutput) -> Value {
-    let output = output.into_unwrapped();
+    let (structured, content, prompt) = output.into_bare();
     let mut description = ability.description().to_owned();
-    let messages: Vec<Value> = match output.prompt {
+    let messages: Vec<Value> = match prompt {
         Some(prompt) => {
             if let Some(own) = prompt.description {
                 description = own;
@@ -246,8 +246,7 @@ pub(crate) fn prompt_result(ability: &Ability, output: CallOutput) -> Value {
                 .collect()
         }
         None => {
-            let structured = output.structured;
-            let mut blocks: Vec<Content> = output.content.unwrap_or_default();
+            let mut blocks: Vec<Content> = content.unwrap_or_default();
             match structured {
                 None => {}
                 Some(Value::String(text)) => blocks.insert(0, Content::text(text)),

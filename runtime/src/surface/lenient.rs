@@ -4,12 +4,27 @@
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Number, Value};
 
-use crate::CallOutput;
+use crate::pipeline::{Call, Stage};
+use crate::{AbilityError, CallOutput};
 
 /// A successful standard-mode result: pretty-printed JSON text, the same `structuredContent`
 /// as native mode (a declared output schema obliges it), then any content blocks.
 pub(crate) fn result(output: CallOutput) -> CallToolResult {
     super::native::success(output, true)
+}
+
+/// Standard mode's stage among the arguments: strings coerced to the booleans and numbers
+/// the ability's schema asks for, before validation judges them.
+pub(crate) struct Lenient;
+
+impl Stage for Lenient {
+    fn check(&self, call: &mut Call<'_>) -> Result<(), AbilityError> {
+        let args = Value::Object(std::mem::take(&mut call.args));
+        if let Value::Object(args) = coerce(args, call.ability.tool_input_schema()) {
+            call.args = args;
+        }
+        Ok(())
+    }
 }
 
 /// `args` with strings turned into the booleans and numbers `schema` asks for, at any depth

@@ -259,18 +259,18 @@ pub(crate) async fn execute(registry: &Registry, ctx: Context, args: Value) -> C
             _ => {}
         }
     }
-    let output = match ability.call_output(ctx, wire).await {
-        Ok(output) => output.into_unwrapped(),
+    let (data, content, _) = match ability.call_output(ctx, wire).await {
+        Ok(output) => output.into_bare(),
         Err(error) => return error_result(&error),
     };
-    let data = output.structured.unwrap_or(Value::Null);
+    let data = data.unwrap_or(Value::Null);
     success(
-        CallOutput {
-            structured: Some(json!({"success": true, "data": data})),
-            content: output.content,
-            prompt: None,
-            wrapped: false,
-        },
+        CallOutput::new(
+            Some(json!({"success": true, "data": data})),
+            false,
+            content,
+            None,
+        ),
         false,
     )
 }

@@ -7,6 +7,9 @@ use std::collections::HashMap;
 use rmcp::model::{CallToolResult, ErrorData, Tool};
 use serde_json::{Value, json};
 
+use crate::pipeline::{self, Stage};
+use crate::rpc::ToRpc;
+
 use crate::{AbilityError, CallOutput, Context, Registry, ServerError};
 
 pub(crate) mod aql;
@@ -196,12 +199,12 @@ impl View {
                         "the tool table is inconsistent",
                     )));
                 };
-                let args = match self.surface {
-                    Surface::Standard => lenient::coerce(args, ability.tool_input_schema()),
-                    _ => args,
+                let stages: &[&dyn Stage] = match self.surface {
+                    Surface::Standard => &[&lenient::Lenient],
+                    _ => &[],
                 };
                 // Boxed, so the future rmcp moves into its task stays small.
-                let outcome = Box::pin(ability.call_output(ctx, args)).await;
+                let outcome = Box::pin(pipeline::run(ability, ctx, args, stages)).await;
                 self.finish(outcome)
             }
             Entry::Discover => Ok(meta::discover(registry)),

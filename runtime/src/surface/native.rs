@@ -99,7 +99,7 @@ pub(crate) fn result(outcome: Result<CallOutput, AbilityError>) -> CallToolResul
 /// A successful tool result: the JSON text block (pretty-printed or compact) with the same
 /// value as `structuredContent`, then the ability's content blocks.
 pub(crate) fn success(output: CallOutput, pretty: bool) -> CallToolResult {
-    let (structured, content) = output.into_parts();
+    let (structured, content) = output.into_wire();
     let mut result = match structured {
         Some(value) if pretty => {
             let text = serde_json::to_string_pretty(&value);

@@ -1,13 +1,15 @@
 //! One MCP-AQL tool call: a single operation or a batch, answered with the draft's envelope.
 
-use std::sync::Arc;
+use std::sync::OnceLock;
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
+use super::confirm::Issued;
 use super::introspect::introspect;
-use super::query::{self, State};
+use super::stages::{Gate, Params, Query};
 use super::{Endpoint, Operation, Table, recoverable};
+use crate::pipeline::{self, Stage};
 use crate::{AbilityError, Context, ElicitAction, ErrorCode, Registry, Semantic};
 
 /// Keys of a request that are not parameters.
@@ -22,8 +24,8 @@ pub(crate) async fn call(
     session: u64,
     args: Value,
 ) -> CallToolResult {
-    let envelope = match check_payload(table, &args) {
-        Err(error) => failure(&error),
+    let answer = match check_payload(table, &args) {
+        Err(error) => Answer::Failed(error, None),
         Ok(()) => match args.get("operations") {
             Some(operations) => {
                 batch(table, registry, endpoint, &ctx, session, &args, operations).await
@@ -31,25 +33,36 @@ pub(crate) async fn call(
             None => single(table, registry, endpoint, &ctx, session, &args).await,
         },
     };
-    respond(table, envelope)
+    respond(table, answer)
+}
+
+/// What one request comes to, before it is an envelope.
+enum Answer {
+    /// A single operation's data.
+    Done(Value),
+    /// A batch's whole envelope (always a success: items carry their own outcomes).
+    Batch(Value),
+    /// A failure, with the confirmation to offer when it is `CONFIRMATION_REQUIRED`.
+    Failed(AbilityError, Option<Issued>),
 }
 
 /// The envelope as a tool result: its JSON as text; `isError` only for failures the caller
 /// cannot fix by changing the request.
-fn respond(table: &Table, envelope: Value) -> CallToolResult {
+fn respond(table: &Table, answer: Answer) -> CallToolResult {
+    let (envelope, mut is_error) = match answer {
+        Answer::Done(data) => (success(data), false),
+        Answer::Batch(envelope) => (envelope, false),
+        Answer::Failed(error, issued) => {
+            (failure(&error, issued.as_ref()), !recoverable(error.code()))
+        }
+    };
     let mut text = envelope.to_string();
-    let mut envelope = envelope;
-    if text.len() > table.config.limits.max_response_size {
-        envelope = failure(&too_large(
-            "response_size",
-            table.config.limits.max_response_size,
-            text.len(),
-            "bytes",
-        ));
-        text = envelope.to_string();
+    let limit = table.config.limits.max_response_size;
+    if text.len() > limit {
+        let error = too_large("response_size", limit, text.len(), "bytes");
+        is_error = !recoverable(error.code());
+        text = failure(&error, None).to_string();
     }
-    let is_error = envelope["success"] == false
-        && !envelope["error"]["code"].as_str().is_some_and(recoverable);
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.is_error = Some(is_error);
     result
@@ -59,21 +72,26 @@ fn success(data: Value) -> Value {
     json!({"success": true, "data": data})
 }
 
-fn failure(error: &AbilityError) -> Value {
+/// The failure envelope. A confirmation travels as the draft asks, in `error.details` and
+/// as the top-level `confirmation`, both written here from the token the gate issued.
+fn failure(error: &AbilityError, issued: Option<&Issued>) -> Value {
     let mut body = Map::new();
     body.insert("code".into(), json!(error.code().as_str()));
     body.insert("message".into(), json!(error.message()));
-    if let Some(details) = error.details().filter(|d| d.is_object()) {
-        body.insert("details".into(), details.clone());
+    let mut details = error.details().filter(|d| d.is_object()).cloned();
+    if let (Some(issued), Some(Value::Object(details))) = (issued, &mut details) {
+        details.insert("confirmation_token".into(), json!(issued.token));
+        details.insert("expires_at".into(), json!(issued.expires_at));
+    }
+    if let Some(details) = details {
+        body.insert("details".into(), details);
     }
     let mut envelope = json!({"success": false, "error": body});
-    if error.code() == &ErrorCode::ConfirmationRequired
-        && let Some(details) = error.details()
-    {
+    if let Some(issued) = issued {
         envelope["confirmation"] = json!({
-            "token": details["confirmation_token"],
-            "expires_at": details["expires_at"],
-            "message": details["confirmation_message"],
+            "token": issued.token,
+            "expires_at": issued.expires_at,
+            "message": issued.message,
         });
     }
     envelope
@@ -163,20 +181,27 @@ async fn single(
     ctx: &Context,
     session: u64,
     args: &Value,
-) -> Value {
+) -> Answer {
     let Some(request) = args.as_object() else {
-        return failure(&AbilityError::new(
-            ErrorCode::ValidationMissingParam,
-            "Missing required parameter 'operation'",
-        ));
+        return Answer::Failed(
+            AbilityError::new(
+                ErrorCode::ValidationMissingParam,
+                "Missing required parameter 'operation'",
+            ),
+            None,
+        );
     };
     match operation(table, registry, endpoint, ctx, session, request).await {
-        Ok(data) => success(data),
-        Err(error) => failure(&error),
+        Ok(data) => Answer::Done(data),
+        Err((error, issued)) => Answer::Failed(error, issued),
     }
 }
 
-/// Run one `{operation, params}` request through `endpoint`.
+/// A refused operation: the error, and the token issued when it needs confirmation.
+type Refusal = (AbilityError, Option<Issued>);
+
+/// Run one `{operation, params}` request through `endpoint`: route it to its ability, then
+/// through the pipeline with MCP-AQL's stages.
 async fn operation(
     table: &Table,
     registry: &Registry,
@@ -184,76 +209,89 @@ async fn operation(
     ctx: &Context,
     session: u64,
     request: &Map<String, Value>,
-) -> Result<Value, AbilityError> {
+) -> Result<Value, Refusal> {
+    let refused = |error: AbilityError| (error, None);
     let name = match request.get("operation") {
         Some(Value::String(name)) => name.as_str(),
         None | Some(Value::Null) => {
-            return Err(AbilityError::new(
+            return Err(refused(AbilityError::new(
                 ErrorCode::ValidationMissingParam,
                 "Missing required parameter 'operation'. Expected: an operation name; list them with introspect",
             )
-            .with_details(json!({"param_name": "operation"})));
+            .with_details(json!({"param_name": "operation"}))));
         }
         Some(_) => {
-            return Err(AbilityError::new(
-                ErrorCode::ValidationInvalidType,
-                "Parameter 'operation' expected 'string'",
-            )
-            .with_details(json!({"param_name": "operation", "expected_type": "string"})));
+            return Err(refused(
+                AbilityError::new(
+                    ErrorCode::ValidationInvalidType,
+                    "Parameter 'operation' expected 'string'",
+                )
+                .with_details(json!({"param_name": "operation", "expected_type": "string"})),
+            ));
         }
     };
-    let mut params = resolve_params(request)?;
+    let mut params = resolve_params(request).map_err(refused)?;
     if name == "introspect" {
         // The introspection envelope is closed: errors carry a code and a message only.
-        let bare = |e: AbilityError| AbilityError::new(e.code().clone(), e.message());
+        let bare = |e: AbilityError| (AbilityError::new(e.code().clone(), e.message()), None);
         check_endpoint(table, endpoint, "introspect", "read", Semantic::Read).map_err(bare)?;
         params.retain(|k, _| !k.starts_with('_'));
         reject_unknown(name, &params, &["query", "name"]).map_err(bare)?;
-        return introspect(table, registry, &params);
+        return introspect(table, registry, &params).map_err(refused);
     }
     let Some(op) = table.get(name) else {
         let shown: String = name.chars().take(100).collect();
-        return Err(AbilityError::new(
-            ErrorCode::Custom("NOT_FOUND_OPERATION".into()),
-            format!("Unknown operation: '{shown}'. List operations with introspect"),
-        )
-        .with_details(json!({"operation": shown})));
-    };
-    check_endpoint(table, endpoint, &op.name, &op.family, op.category)?;
-    let token = confirmation_token(&mut params);
-    params.retain(|k, _| !k.starts_with('_'));
-    reject_unknown(&op.name, &params, &op.accepted)?;
-    let gated = params.clone();
-    let mut args = update_args(op, params)?;
-    let query = match &op.collection {
-        Some(items) => {
-            let spec = query::parse(&mut args, items, &op.computed)?;
-            Some(Arc::new(State::new(spec)))
-        }
-        None => None,
-    };
-    let Some(ability) = registry.at(op.ability) else {
-        return Err(AbilityError::internal(
-            "the operation table is inconsistent",
+        return Err(refused(
+            AbilityError::new(
+                ErrorCode::NotFoundOperation,
+                format!("Unknown operation: '{shown}'. List operations with introspect"),
+            )
+            .with_details(json!({"operation": shown})),
         ));
     };
-    if op.danger.needs_confirmation() {
-        // No confirmation is asked of a caller who could not run the operation anyway.
-        ability.check_permission(ctx)?;
-        confirm(table, ctx, session, op, &gated, token.as_deref()).await?;
-    }
-    let mut call_ctx = ctx.clone();
+    check_endpoint(table, endpoint, &op.name, &op.family, op.category).map_err(refused)?;
+    let Some(ability) = registry.at(op.ability) else {
+        return Err(refused(AbilityError::internal(
+            "the operation table is inconsistent",
+        )));
+    };
+    let token = confirmation_token(&mut params);
+    params.retain(|k, _| !k.starts_with('_'));
+    let checks = Params { op };
+    let query = op.collection.as_ref().map(|items| Query {
+        op,
+        items,
+        state: OnceLock::new(),
+    });
+    let gate = op.danger.needs_confirmation().then(|| Gate {
+        table,
+        op,
+        session,
+        sent: params.clone(),
+        token,
+        issued: OnceLock::new(),
+    });
+    let mut stages: Vec<&dyn Stage> = vec![&checks];
     if let Some(query) = &query {
-        call_ctx = call_ctx.with_collection_query(Arc::clone(query));
+        stages.push(query);
     }
-    let output = Box::pin(ability.call_output(call_ctx, Value::Object(args)))
-        .await?
-        .into_unwrapped();
-    let data = output.structured.unwrap_or(Value::Null);
-    Ok(match (&query, &op.collection) {
-        (Some(query), Some(items)) => query::apply(query, data, items, &op.computed),
-        _ => data,
-    })
+    if let Some(gate) = &gate {
+        stages.push(gate);
+    }
+    match Box::pin(pipeline::run(
+        ability,
+        ctx.clone(),
+        Value::Object(params),
+        &stages,
+    ))
+    .await
+    {
+        Ok(output) => Ok(output.into_bare().0.unwrap_or(Value::Null)),
+        Err(error) => {
+            let issued = gate.and_then(|gate| gate.issued.into_inner());
+            Err((error, issued))
+        }
+    }
 }
 
 /// `VALIDATION_ENDPOINT_MISMATCH` when an operation is sent to another family's tool.
@@ -272,7 +310,7 @@ fn check_endpoint(
     }
     let expected = table.tool_name(&Endpoint::Family(family.to_owned()));
     Err(AbilityError::new(
-        ErrorCode::Custom("VALIDATION_ENDPOINT_MISMATCH".into()),
+        ErrorCode::ValidationEndpointMismatch,
         format!(
             "Operation '{operation}' is a {} operation: call it through {expected}, not {}",
             category.as_str(),
@@ -287,7 +325,7 @@ fn check_endpoint(
     })))
 }
 
-fn reject_unknown(
+pub(super) fn reject_unknown(
     operation: &str,
     params: &Map<String, Value>,
     accepted: &[impl AsRef<str>],
@@ -322,7 +360,7 @@ fn reject_unknown(
 
 /// For UPDATE operations with fields, the changed fields arrive in `params.input`: check it
 /// and spread it into the ability's arguments beside the identifiers.
-fn update_args(
+pub(super) fn update_args(
     op: &Operation,
     mut params: Map<String, Value>,
 ) -> Result<Map<String, Value>, AbilityError> {
@@ -353,7 +391,7 @@ fn update_args(
     if !unknown.is_empty() {
         let listed: Vec<&str> = unknown.iter().map(|k| k.as_str()).collect();
         return Err(AbilityError::new(
-            ErrorCode::Custom("VALIDATION_UNKNOWN_FIELD".into()),
+            ErrorCode::ValidationUnknownField,
             format!(
                 "Unknown field(s) in 'input' of '{}': {}. Changeable: {}; identifiers go beside 'input'",
                 op.name,
@@ -379,17 +417,13 @@ fn confirmation_token(params: &mut Map<String, Value>) -> Option<String> {
 
 /// Let an operation that needs confirmation through: with a valid token, or (where the
 /// client supports it) the user's answer to a direct question; otherwise
-/// `CONFIRMATION_REQUIRED` with a fresh token.
-async fn confirm(
-    table: &Table,
-    ctx: &Context,
-    session: u64,
-    op: &Operation,
-    params: &Map<String, Value>,
-    token: Option<&str>,
-) -> Result<(), AbilityError> {
-    if let Some(token) = token {
-        return table.confirmations.redeem(session, token, &op.name, params);
+/// `CONFIRMATION_REQUIRED`, the fresh token kept in the gate for the envelope.
+pub(super) async fn confirm(gate: &Gate<'_>, ctx: &Context) -> Result<(), AbilityError> {
+    let (table, op, params) = (gate.table, gate.op, &gate.sent);
+    if let Some(token) = &gate.token {
+        return table
+            .confirmations
+            .redeem(gate.session, token, &op.name, params);
     }
     let message = format!(
         "Confirm {} operation '{}' with {}",
@@ -422,9 +456,14 @@ async fn confirm(
             Err(_) => {}
         }
     }
-    let issued = table
-        .confirmations
-        .issue(session, &op.name, params, table.config.confirm_ttl)?;
+    let issued = table.confirmations.issue(
+        gate.session,
+        &op.name,
+        params,
+        table.config.confirm_ttl,
+        message.clone(),
+    )?;
+    let _ = gate.issued.set(issued);
     Err(AbilityError::new(
         ErrorCode::ConfirmationRequired,
         format!(
@@ -438,8 +477,6 @@ async fn confirm(
         "danger_level": op.danger.as_str(),
         "reasons": [format!("{} operations need confirmation", op.danger.as_str())],
         "confirmation_message": message,
-        "confirmation_token": issued.token,
-        "expires_at": issued.expires_at
     })))
 }
 
@@ -451,12 +488,15 @@ async fn batch(
     session: u64,
     args: &Value,
     operations: &Value,
-) -> Value {
+) -> Answer {
     let Some(items) = operations.as_array().filter(|items| !items.is_empty()) else {
-        return failure(&AbilityError::new(
-            ErrorCode::ValidationInvalidType,
-            "Parameter 'operations' expected a non-empty array of {operation, params}",
-        ));
+        return Answer::Failed(
+            AbilityError::new(
+                ErrorCode::ValidationInvalidType,
+                "Parameter 'operations' expected a non-empty array of {operation, params}",
+            ),
+            None,
+        );
     };
     let extra: Vec<&String> = args
         .as_object()
@@ -467,44 +507,57 @@ async fn batch(
         })
         .unwrap_or_default();
     if !extra.is_empty() {
-        return failure(&AbilityError::new(
-            ErrorCode::ValidationUnknownParam,
-            format!(
-                "A batch request holds only 'operations', not {}",
-                extra
-                    .iter()
-                    .map(|k| k.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+        return Answer::Failed(
+            AbilityError::new(
+                ErrorCode::ValidationUnknownParam,
+                format!(
+                    "A batch request holds only 'operations', not {}",
+                    extra
+                        .iter()
+                        .map(|k| k.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             ),
-        ));
+            None,
+        );
     }
     let limit = table.config.limits.max_batch_operations;
     if items.len() > limit {
-        return failure(&too_large(
-            "batch_operations",
-            limit,
-            items.len(),
-            "operations",
-        ));
+        return Answer::Failed(
+            too_large("batch_operations", limit, items.len(), "operations"),
+            None,
+        );
     }
     let mut results = Vec::new();
     let (mut succeeded, mut failed) = (0, 0);
     for (index, item) in items.iter().enumerate() {
         let name = item.get("operation").cloned().unwrap_or(Value::Null);
-        let envelope = match item.as_object() {
-            Some(request) => {
-                match operation(table, registry, endpoint, ctx, session, request).await {
-                    Ok(data) => success(data),
-                    Err(error) => failure(&error),
-                }
-            }
-            None => failure(&AbilityError::new(
-                ErrorCode::ValidationInvalidType,
-                format!("Batch item {index} expected an object {{operation, params}}"),
+        let outcome = match item.as_object() {
+            Some(request) => operation(table, registry, endpoint, ctx, session, request).await,
+            None => Err((
+                AbilityError::new(
+                    ErrorCode::ValidationInvalidType,
+                    format!("Batch item {index} expected an object {{operation, params}}"),
+                ),
+                None,
             )),
         };
-        if envelope["error"]["code"] == "CONFIRMATION_REQUIRED" {
+        let halts =
+            matches!(&outcome, Err((error, _)) if error.code() == &ErrorCode::ConfirmationRequired);
+        let envelope = match outcome {
+            Ok(data) => {
+                succeeded += 1;
+                success(data)
+            }
+            Err((error, issued)) => {
+                if !halts {
+                    failed += 1;
+                }
+                failure(&error, issued.as_ref())
+            }
+        };
+        if halts {
             let halted = json!({"index": index, "operation": name, "result": envelope});
             let pending: Vec<Value> = items
                 .iter()
@@ -515,7 +568,7 @@ async fn batch(
                 })
                 .collect();
             let total = items.len();
-            return json!({
+            return Answer::Batch(json!({
                 "success": true,
                 "data": null,
                 "results": results,
@@ -525,19 +578,14 @@ async fn batch(
                 },
                 "halted_at": halted,
                 "pending_operations": pending
-            });
-        }
-        if envelope["success"] == true {
-            succeeded += 1;
-        } else {
-            failed += 1;
+            }));
         }
         results.push(json!({"index": index, "operation": name, "result": envelope}));
     }
-    json!({
+    Answer::Batch(json!({
         "success": true,
         "data": null,
         "results": results,
         "summary": {"total": items.len(), "succeeded": succeeded, "failed": failed}
-    })
+    }))
 }

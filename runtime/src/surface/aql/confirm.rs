@@ -33,16 +33,20 @@ pub(crate) struct Tokens(Mutex<HashMap<String, Token>>);
 pub(crate) struct Issued {
     pub(crate) token: String,
     pub(crate) expires_at: String,
+    /// What the user is asked to confirm.
+    pub(crate) message: String,
 }
 
 impl Tokens {
-    /// Issue a token for `operation` with `params`, valid for `ttl` in `session`.
+    /// Issue a token for `operation` with `params`, valid for `ttl` in `session`; `message` is
+    /// what the user is asked.
     pub(crate) fn issue(
         &self,
         session: u64,
         operation: &str,
         params: &Map<String, Value>,
         ttl: Duration,
+        message: String,
     ) -> Result<Issued, AbilityError> {
         let mut bytes = [0u8; 32];
         getrandom::fill(&mut bytes).map_err(|e| {
@@ -77,6 +81,7 @@ impl Tokens {
         Ok(Issued {
             token,
             expires_at: rfc3339(SystemTime::now() + ttl),
+            message,
         })
     }
 
@@ -93,28 +98,28 @@ impl Tokens {
         let mut tokens = self.lock();
         let Some(record) = tokens.get_mut(token).filter(|t| t.session == session) else {
             return Err(AbilityError::new(
-                ErrorCode::Custom("TOKEN_INVALID".into()),
+                ErrorCode::TokenInvalid,
                 format!("Confirmation token '{shown}' is not valid here"),
             )
             .with_details(json!({ "token": shown })));
         };
         if record.used {
             return Err(AbilityError::new(
-                ErrorCode::Custom("TOKEN_ALREADY_USED".into()),
+                ErrorCode::TokenAlreadyUsed,
                 format!("Confirmation token '{shown}' was already used"),
             )
             .with_details(json!({ "token": shown })));
         }
         if Instant::now() > record.expires + SKEW {
             return Err(AbilityError::new(
-                ErrorCode::Custom("TOKEN_EXPIRED".into()),
+                ErrorCode::TokenExpired,
                 format!("Confirmation token '{shown}' expired; ask again"),
             )
             .with_details(json!({ "token": shown })));
         }
         if record.operation != operation || record.params != digest(params) {
             return Err(AbilityError::new(
-                ErrorCode::Custom("TOKEN_SCOPE_MISMATCH".into()),
+                ErrorCode::TokenScopeMismatch,
                 format!(
                     "Confirmation token '{shown}' confirms '{}' with other parameters",
                     record.operation
@@ -197,7 +202,7 @@ mod tests {
         let p = params(json!({"id": 3, "opts": {"b": 1, "a": 2}}));
         let same = params(json!({"opts": {"a": 2, "b": 1}, "id": 3}));
         let issued = tokens
-            .issue(1, "delete_todo", &p, Duration::from_secs(60))
+            .issue(1, "delete_todo", &p, Duration::from_secs(60), String::new())
             .unwrap();
         assert!(issued.token.starts_with("conf_") && issued.token.len() == 48);
         let code = |r: Result<(), AbilityError>| r.unwrap_err().code().as_str().to_owned();
@@ -228,7 +233,9 @@ mod tests {
     fn expired_tokens_are_refused() {
         let tokens = Tokens::default();
         let p = Map::new();
-        let issued = tokens.issue(1, "op", &p, Duration::ZERO).unwrap();
+        let issued = tokens
+            .issue(1, "op", &p, Duration::ZERO, String::new())
+            .unwrap();
         if let Some(t) = tokens.lock().get_mut(&issued.token) {
             t.expires = Instant::now().checked_sub(SKEW * 2).unwrap_or(t.expires);
         }

@@ -39,7 +39,7 @@ pub(crate) fn introspect(
             })
         }
         Some(other) => Err(AbilityError::new(
-            ErrorCode::Custom("INVALID_QUERY_TYPE".into()),
+            ErrorCode::InvalidQueryType,
             format!("Introspection query '{other}' is unknown: use 'operations' or 'types'"),
         )),
         None if params.contains_key("query") => Err(AbilityError::new(

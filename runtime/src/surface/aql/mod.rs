@@ -11,6 +11,7 @@ mod call;
 mod confirm;
 mod introspect;
 pub(crate) mod query;
+mod stages;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,7 +22,7 @@ use serde_json::{Map, Value, json};
 
 pub use query::{CollectionQuery, Condition, FilterOp, SortKey};
 
-use crate::{Ability, Danger, Registry, Semantic, ServerError};
+use crate::{Ability, Danger, ErrorCode, Registry, Semantic, ServerError};
 
 pub(crate) use call::call;
 
@@ -539,29 +540,24 @@ fn collection_items(ability: &Ability) -> Option<Map<String, Value>> {
 
 /// The error envelope's `error` object and the `isError` flag for an error code: recoverable
 /// failures (the caller can fix them) are `isError: false`, the rest `true`.
-pub(crate) fn recoverable(code: &str) -> bool {
-    matches!(
-        code,
-        "NOT_FOUND_RESOURCE"
-            | "NOT_FOUND_OPERATION"
-            | "VALIDATION_MISSING_PARAM"
-            | "VALIDATION_INVALID_TYPE"
-            | "VALIDATION_INVALID_VALUE"
-            | "VALIDATION_UNKNOWN_PARAM"
-            | "VALIDATION_UNKNOWN_FIELD"
-            | "VALIDATION_ENDPOINT_MISMATCH"
-            | "VALIDATION_PAYLOAD_TOO_LARGE"
-            | "PERMISSION_DENIED"
-            | "SITE_MISMATCH"
-            | "RATE_LIMIT_EXCEEDED"
-            | "RATE_LIMIT_QUOTA_PAUSE"
-            | "CONFIRMATION_REQUIRED"
-            | "TOKEN_INVALID"
-            | "TOKEN_EXPIRED"
-            | "TOKEN_ALREADY_USED"
-            | "TOKEN_SCOPE_MISMATCH"
-            | "CONFLICT_ALREADY_EXISTS"
-    )
+pub(crate) fn recoverable(code: &ErrorCode) -> bool {
+    match code {
+        ErrorCode::NotFoundResource
+        | ErrorCode::NotFoundOperation
+        | ErrorCode::PermissionDenied
+        | ErrorCode::SiteMismatch
+        | ErrorCode::ConfirmationRequired
+        | ErrorCode::TokenInvalid
+        | ErrorCode::TokenExpired
+        | ErrorCode::TokenAlreadyUsed
+        | ErrorCode::TokenScopeMismatch
+        | ErrorCode::ConflictAlreadyExists => true,
+        ErrorCode::Custom(code) => matches!(
+            code.as_ref(),
+            "RATE_LIMIT_EXCEEDED" | "RATE_LIMIT_QUOTA_PAUSE"
+        ),
+        code => code.is_validation(),
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,94 @@
+//! [`CallOutput`]: what a call produced, the handler's bare value kept until a surface asks
+//! for the wire form.
+
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value};
+
+use crate::{Content, Prompt};
+
+/// The whole result of a call: the structured value (kept as the handler returned it, and
+/// wrapped under `result` on the wire where the output schema says so) and any content
+/// blocks of a [`Rich`](crate::Rich) or [`Contents`](crate::Contents) return.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallOutput {
+    /// The handler's value, bare.
+    value: Option<Value>,
+    /// The wire wraps `value` under `result`.
+    wrap: bool,
+    content: Option<Vec<Content>>,
+    prompt: Option<Prompt>,
+    /// The wire form, made only when [`structured`](Self::structured) asks for it.
+    wire: OnceLock<Option<Value>>,
+}
+
+impl CallOutput {
+    pub(crate) fn new(
+        value: Option<Value>,
+        wrap: bool,
+        content: Option<Vec<Content>>,
+        prompt: Option<Prompt>,
+    ) -> Self {
+        Self {
+            value,
+            wrap,
+            content,
+            prompt,
+            wire: OnceLock::new(),
+        }
+    }
+
+    /// A structured value that is its own wire form (an object).
+    pub(crate) fn structured_only(value: Value) -> Self {
+        Self::new(Some(value), false, None, None)
+    }
+
+    /// The structured result as the wire carries it (always an object), absent for
+    /// content-only results.
+    pub fn structured(&self) -> Option<&Value> {
+        self.wire
+            .get_or_init(|| self.value.clone().map(|v| wire(v, self.wrap)))
+            .as_ref()
+    }
+
+    /// Content blocks beyond the JSON text, if the ability returned any.
+    pub fn content(&self) -> Option<&[Content]> {
+        self.content.as_deref()
+    }
+
+    /// The messages of a [`Prompt`] return.
+    pub fn prompt(&self) -> Option<&Prompt> {
+        self.prompt.as_ref()
+    }
+
+    /// Take the bare value out (a finishing stage replaces it).
+    pub(crate) fn take_bare(&mut self) -> Option<Value> {
+        self.wire = OnceLock::new();
+        self.value.take()
+    }
+
+    /// Replace the bare value (a surface's finishing stage: a collection query's page).
+    pub(crate) fn set_bare(&mut self, value: Value) {
+        self.value = Some(value);
+        self.wire = OnceLock::new();
+    }
+
+    /// The bare value and the content blocks, for surfaces that show the value as it is.
+    pub(crate) fn into_bare(self) -> (Option<Value>, Option<Vec<Content>>, Option<Prompt>) {
+        (self.value, self.content, self.prompt)
+    }
+
+    /// The wire form (wrapped where it must be) and the content blocks.
+    pub(crate) fn into_wire(self) -> (Option<Value>, Option<Vec<Content>>) {
+        let wrap = self.wrap;
+        (self.value.map(|v| wire(v, wrap)), self.content)
+    }
+}
+
+fn wire(value: Value, wrap: bool) -> Value {
+    if wrap {
+        Value::Object(Map::from_iter([("result".to_owned(), value)]))
+    } else {
+        value
+    }
+}

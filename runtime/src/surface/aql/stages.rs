@@ -1,0 +1,81 @@
+//! MCP-AQL's stages of a call: what the surface adds to the pipeline for one operation.
+//!
+//! Among the arguments: unknown parameters are refused and an UPDATE's `input` is spread into
+//! the ability's arguments ([`Params`]); a collection's query keys are taken out and parsed
+//! ([`Query`], which also applies the query to the handler's items when it finishes). Before
+//! the handler: the confirmation gate ([`Gate`]).
+
+use std::sync::{Arc, OnceLock};
+
+use serde_json::{Map, Value};
+
+use super::confirm::Issued;
+use super::query::{self, State};
+use super::{Operation, Table};
+use crate::pipeline::{Call, CallOutput, Place, Stage, StageFuture};
+use crate::{AbilityError, Context};
+
+/// Refuse parameters the operation does not take; spread an UPDATE's `input`.
+pub(super) struct Params<'t> {
+    pub(super) op: &'t Operation,
+}
+
+impl Stage for Params<'_> {
+    fn check(&self, call: &mut Call<'_>) -> Result<(), AbilityError> {
+        super::call::reject_unknown(&self.op.name, &call.args, &self.op.accepted)?;
+        let args = std::mem::take(&mut call.args);
+        call.args = super::call::update_args(self.op, args)?;
+        Ok(())
+    }
+}
+
+/// A collection operation's query: parsed from the arguments (the handler may push parts of
+/// it down through `CollectionQuery`), applied to the items it returns.
+pub(super) struct Query<'t> {
+    pub(super) op: &'t Operation,
+    pub(super) items: &'t Map<String, Value>,
+    pub(super) state: OnceLock<Arc<State>>,
+}
+
+impl Stage for Query<'_> {
+    fn check(&self, call: &mut Call<'_>) -> Result<(), AbilityError> {
+        let spec = query::parse(&mut call.args, self.items, &self.op.computed)?;
+        let state = Arc::new(State::new(spec));
+        call.ctx = call.ctx.clone().with_collection_query(Arc::clone(&state));
+        let _ = self.state.set(state);
+        Ok(())
+    }
+
+    fn finish(&self, output: &mut CallOutput) {
+        if let Some(state) = self.state.get() {
+            let items = output.take_bare().unwrap_or(Value::Null);
+            output.set_bare(query::apply(state, items, self.items, &self.op.computed));
+        }
+    }
+}
+
+/// An operation at `destructive` or above runs only once confirmed: with a valid token, or
+/// the user's answer to a direct question; otherwise the call is refused with
+/// `CONFIRMATION_REQUIRED`, and the token issued is kept here for the envelope.
+pub(super) struct Gate<'t> {
+    pub(super) table: &'t Table,
+    pub(super) op: &'t Operation,
+    pub(super) session: u64,
+    /// The parameters as sent (without `_` keys): what a token is bound to.
+    pub(super) sent: Map<String, Value>,
+    pub(super) token: Option<String>,
+    pub(super) issued: OnceLock<Issued>,
+}
+
+impl Stage for Gate<'_> {
+    fn place(&self) -> Place {
+        Place::Gate
+    }
+
+    fn wait<'a>(&'a self, call: &'a Call<'_>) -> Option<StageFuture<'a>> {
+        let ctx: &'a Context = &call.ctx;
+        Some(Box::pin(
+            async move { super::call::confirm(self, ctx).await },
+        ))
+    }
+}
