@@ -296,6 +296,29 @@ fn a_runtime_ability_is_checked_like_a_macro_one() {
         .build()
         .expect_err("the schema does not compile");
     assert!(matches!(bad_schema, RegistryError::InvalidSchema { .. }));
+    // The naming and URI rules `#[ability]` checks at compile time hold at run time too.
+    let handler = |_ctx: Context, _args: Value| async move { Ok(json!(1)) };
+    let bad_name = Ability::builder("a/b/c", Semantic::Read)
+        .description("X.")
+        .handler(handler)
+        .build()
+        .expect_err("two namespaces");
+    assert!(
+        bad_name
+            .to_string()
+            .starts_with("ability name `a/b/c` (tests/runtime_abilities.rs:"),
+        "{bad_name}"
+    );
+    let bad_uri = Ability::builder("doc", Semantic::Read)
+        .description("X.")
+        .resource("docs://{a}{b}", None)
+        .handler(handler)
+        .build()
+        .expect_err("adjacent variables");
+    assert!(
+        matches!(&bad_uri, RegistryError::InvalidUri { reason, .. } if reason.starts_with("two variables in a row")),
+        "{bad_uri}"
+    );
     let not_a_schema = Ability::builder("x", Semantic::Read)
         .description("X.")
         .input_schema(json!(5))

@@ -6,9 +6,6 @@ use syn::ItemFn;
 use crate::attr::{AbilityArgs, Errors};
 use crate::sig::{ParamKind, Signature};
 
-/// The longest ability name accepted.
-const MAX_NAME: usize = 128;
-
 pub(crate) fn check(args: &AbilityArgs, sig: &Signature, item: &ItemFn, errors: &mut Errors) {
     if !args.semantic_written {
         errors.push(syn::Error::new(
@@ -71,25 +68,10 @@ fn check_flatten(args: &AbilityArgs, sig: &Signature, item: &ItemFn, errors: &mu
     }
 }
 
-/// Ability names are `[A-Za-z0-9_.-]` with at most one `/` between a namespace and a name.
+/// The ability-name rule the runtime applies to abilities built at run time.
 fn check_name(name: &str, span: Span, errors: &mut Errors) {
-    let valid_chars = name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'));
-    let slashes = name.matches('/').count();
-    if name.is_empty()
-        || name.len() > MAX_NAME
-        || !valid_chars
-        || slashes > 1
-        || name.starts_with('/')
-        || name.ends_with('/')
-    {
-        errors.push(syn::Error::new(
-            span,
-            format!(
-                "invalid ability name \"{name}\": use up to {MAX_NAME} of `A-Z a-z 0-9 _ - .`, optionally as `namespace/name`"
-            ),
-        ));
+    if let Err(reason) = abilities_core::check_ability_name(name) {
+        errors.push(syn::Error::new(span, reason));
     }
 }
 
@@ -135,7 +117,7 @@ fn check_kind(args: &AbilityArgs, sig: &Signature, errors: &mut Errors) {
         errors.spanned(semantic, "a resource is read: use `semantic = \"READ\"`");
     }
     let uri = resource.value();
-    let variables = match template_variables(&uri) {
+    let variables = match abilities_core::template_variables(&uri) {
         Ok(variables) => variables,
         Err(reason) => {
             errors.spanned(
@@ -156,53 +138,4 @@ fn check_kind(args: &AbilityArgs, sig: &Signature, errors: &mut Errors) {
             );
         }
     }
-}
-
-/// The `{variable}` names of a URI template (RFC 6570 level 1), or why it is not one.
-pub(crate) fn template_variables(uri: &str) -> Result<Vec<String>, String> {
-    let scheme_end = uri
-        .find(':')
-        .ok_or("it needs a scheme, like `docs://readme`")?;
-    let scheme = &uri[..scheme_end];
-    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    if !scheme_ok {
-        return Err("it needs a scheme, like `docs://readme`".into());
-    }
-    if uri.len() == scheme_end + 1 {
-        return Err("nothing follows the scheme".into());
-    }
-    if uri.chars().any(char::is_whitespace) {
-        return Err("URIs contain no whitespace".into());
-    }
-    let mut variables: Vec<String> = Vec::new();
-    let mut rest = &uri[scheme_end..];
-    while let Some(open) = rest.find(['{', '}']) {
-        if rest[open..].starts_with('}') {
-            return Err("a `}` closes no `{`".into());
-        }
-        let after = &rest[open + 1..];
-        let close = after.find('}').ok_or("a `{` is not closed")?;
-        let name = &after[..close];
-        let valid = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid {
-            return Err(format!(
-                "`{{{name}}}` is not a variable: write `{{name}}` with a parameter's name"
-            ));
-        }
-        if variables.iter().any(|v| v == name) {
-            return Err(format!("`{{{name}}}` appears twice"));
-        }
-        if after[close + 1..].starts_with('{') {
-            return Err(
-                "two variables in a row cannot be told apart: put a literal between them".into(),
-            );
-        }
-        variables.push(name.to_owned());
-        rest = &after[close + 1..];
-    }
-    Ok(variables)
 }

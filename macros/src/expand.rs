@@ -196,7 +196,7 @@ fn generate(
     };
     // A resource's value parameters are its URI's variables; its other parameters extractors.
     if let Some(resource) = &args.resource
-        && let Ok(variables) = crate::check::template_variables(&resource.value())
+        && let Ok(variables) = abilities_core::template_variables(&resource.value())
     {
         for param in &owned {
             let name = ident_name(&param.ident);

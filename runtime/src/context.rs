@@ -235,20 +235,22 @@ pub struct Context {
     cancellation: CancellationToken,
     timeout: Option<Duration>,
     client: Option<Client>,
-    query: Option<Arc<crate::surface::aql::query::State>>,
+    /// What a surface hands its handlers beyond the core context (MCP-AQL's collection
+    /// query), typed by the surface that set it.
+    surface: Option<Arc<dyn Any + Send + Sync>>,
 }
 
 impl Context {
-    /// The collection query of the MCP-AQL request being served, if any.
-    pub(crate) fn collection_query(&self) -> Option<Arc<crate::surface::aql::query::State>> {
-        self.query.clone()
+    /// What the surface serving the call set for its handlers, if it is a `T`.
+    pub(crate) fn surface_data<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.surface
+            .clone()
+            .and_then(|data| data.downcast::<T>().ok())
     }
 
-    pub(crate) fn with_collection_query(
-        mut self,
-        query: Arc<crate::surface::aql::query::State>,
-    ) -> Self {
-        self.query = Some(query);
+    /// Hand the call's handler surface data (see [`surface_data`](Self::surface_data)).
+    pub(crate) fn with_surface_data<T: Send + Sync + 'static>(mut self, data: Arc<T>) -> Self {
+        self.surface = Some(data);
         self
     }
 

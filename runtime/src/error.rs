@@ -268,7 +268,9 @@ pub enum RegistryError {
         second: String,
     },
     /// An ability name yields no valid tool name.
-    #[error("ability name `{name}` ({at}) gives no valid tool name")]
+    #[error(
+        "ability name `{name}` ({at}) is invalid: use up to 128 of `A-Z a-z 0-9 _ - .`, optionally as `namespace/name`"
+    )]
     InvalidName {
         /// The offending name.
         name: String,
@@ -283,6 +285,18 @@ pub enum RegistryError {
         /// Where it is defined.
         at: String,
         /// What the validator reported.
+        reason: String,
+    },
+    /// A resource ability's URI is no URI template.
+    #[error("ability `{name}` ({at}) serves `{uri}`, which is no URI template: {reason}")]
+    InvalidUri {
+        /// The ability's name.
+        name: String,
+        /// Where it is defined.
+        at: String,
+        /// The URI.
+        uri: String,
+        /// Why not.
         reason: String,
     },
     /// An ability built at run time lacks something it needs.

@@ -12,9 +12,8 @@ use std::any::{TypeId, type_name};
 use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
-use crate::__private::{AbilityInput, decode, take_param};
 use crate::schema::{input_schema_for, property_schema};
-use crate::{AbilityError, Context, StateMap};
+use crate::{AbilityError, Context, ErrorCode, StateMap};
 
 /// A handler parameter taken from the [`Context`] rather than from the arguments: implement
 /// it for your own types (a database connection checked out per call, the caller's tenant...)
@@ -199,4 +198,67 @@ impl<T: FromContext> Param<ExtractorParam> for T {
 #[doc(hidden)]
 pub const fn is_value<M, T: Param<M>>() -> bool {
     T::VALUE
+}
+
+/// A type that can be an ability parameter.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an ability parameter",
+    label = "needs `Deserialize` and `JsonSchema`",
+    note = "derive `serde::Deserialize` and `schemars::JsonSchema` for it; borrowed types like `&str` cannot be parameters, use owned ones like `String`"
+)]
+#[doc(hidden)]
+pub trait AbilityInput: serde::de::DeserializeOwned + schemars::JsonSchema {}
+impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> AbilityInput for T {}
+
+/// Deserialize validated arguments into the handler's input type.
+///
+/// Validation already ran, so a failure here is a constraint the schema could not express
+/// (say `42.5` for an integer), still the caller's fault.
+#[doc(hidden)]
+pub fn decode<T: AbilityInput>(value: Value) -> Result<T, AbilityError> {
+    serde_json::from_value(value).map_err(|e| {
+        AbilityError::new(
+            ErrorCode::ValidationInvalidType,
+            format!("invalid arguments: {e}"),
+        )
+    })
+}
+
+/// The validated arguments object (the normalizer guarantees an object).
+#[doc(hidden)]
+pub fn into_object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// Take one named parameter out of the arguments: as sent, else its default, else (for a type
+/// that admits null, like `Option<T>`) null.
+#[doc(hidden)]
+pub fn take_param<T: AbilityInput>(
+    args: &mut Map<String, Value>,
+    name: &str,
+    default: Option<fn() -> T>,
+) -> Result<T, AbilityError> {
+    let value = match (args.remove(name), default) {
+        (None, Some(default)) => return Ok(default()),
+        (Some(value), _) => value,
+        (None, None) => Value::Null,
+    };
+    serde_json::from_value(value).map_err(|e| {
+        AbilityError::new(
+            ErrorCode::ValidationInvalidType,
+            format!("parameter '{name}' is invalid: {e}"),
+        )
+    })
+}
+
+/// Serialize a parameter default for the schema and the normalizer.
+#[doc(hidden)]
+pub fn encode_default<T: serde::Serialize>(value: T) -> Value {
+    serde_json::to_value(value).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "parameter default failed to serialize");
+        Value::Null
+    })
 }

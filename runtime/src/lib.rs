@@ -10,7 +10,6 @@ mod content;
 mod context;
 mod error;
 mod extract;
-mod name;
 mod normalize;
 mod pipeline;
 mod prompt;
@@ -27,6 +26,7 @@ mod validate;
 #[doc(hidden)]
 pub mod __private;
 
+pub use abilities_core::{MAX_ABILITY_NAME, MAX_TOOL_NAME, tool_name};
 pub use ability::{
     Ability, AbilityBuilder, AbilityKind, Annotations, CallFuture, Completer, Danger, Handler,
     Output, Semantic,
@@ -40,7 +40,6 @@ pub use context::{
 };
 pub use error::{AbilityError, ErrorCode, RegistryError};
 pub use extract::{FromContext, FromContextRef, Requirement};
-pub use name::{MAX_TOOL_NAME, tool_name};
 pub use pipeline::CallOutput;
 pub use prompt::{Prompt, PromptMessage, Role};
 pub use registry::{Iter, Registry};

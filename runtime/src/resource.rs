@@ -11,86 +11,6 @@ use serde_json::{Map, Value, json};
 
 use crate::{CallOutput, Content};
 
-/// A parsed URI template (RFC 6570 level 1: `{name}` variables between literals).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct UriTemplate {
-    pieces: Vec<Piece>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Piece {
-    Literal(String),
-    Variable(String),
-}
-
-impl UriTemplate {
-    /// Parse `uri`; `None` when it has no variables (a plain URI) or is malformed (the
-    /// attribute rejects malformed templates at compile time).
-    pub(crate) fn parse(uri: &str) -> Option<Self> {
-        let mut pieces = Vec::new();
-        let mut rest = uri;
-        while let Some(open) = rest.find('{') {
-            if open > 0 {
-                pieces.push(Piece::Literal(rest[..open].to_owned()));
-            }
-            let after = &rest[open + 1..];
-            let close = after.find('}')?;
-            pieces.push(Piece::Variable(after[..close].to_owned()));
-            rest = &after[close + 1..];
-        }
-        if !rest.is_empty() {
-            pieces.push(Piece::Literal(rest.to_owned()));
-        }
-        pieces
-            .iter()
-            .any(|p| matches!(p, Piece::Variable(_)))
-            .then_some(Self { pieces })
-    }
-
-    /// The variables' values in `uri`, percent-decoded, if `uri` matches. A value is never
-    /// empty and never holds a `/`.
-    pub(crate) fn matches(&self, uri: &str) -> Option<Vec<(&str, String)>> {
-        let mut values = Vec::new();
-        let mut rest = uri;
-        let mut pieces = self.pieces.iter().peekable();
-        while let Some(piece) = pieces.next() {
-            match piece {
-                Piece::Literal(literal) => rest = rest.strip_prefix(literal.as_str())?,
-                Piece::Variable(name) => {
-                    let end = match pieces.peek() {
-                        Some(Piece::Literal(next)) => rest.find(next.as_str())?,
-                        _ => rest.len(),
-                    };
-                    let raw = &rest[..end];
-                    if raw.is_empty() || raw.contains('/') {
-                        return None;
-                    }
-                    values.push((name.as_str(), percent_decode(raw)?));
-                    rest = &rest[end..];
-                }
-            }
-        }
-        rest.is_empty().then_some(values)
-    }
-}
-
-fn percent_decode(raw: &str) -> Option<String> {
-    let bytes = raw.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = raw.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
 /// A string argument (URI variable, prompt argument) as the JSON value its schema wants:
 /// the string itself where the schema admits strings, else the JSON it spells (`"42"` -> 42,
 /// `"true"` -> true), else the string, for validation to reject with a clear message.
@@ -347,29 +267,6 @@ pub(crate) fn typed_arguments(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn templates_match_and_decode() {
-        let t = UriTemplate::parse("test://template/{id}/data").unwrap();
-        assert_eq!(
-            t.matches("test://template/123/data"),
-            Some(vec![("id", "123".to_owned())])
-        );
-        assert_eq!(
-            t.matches("test://template/a%20b/data"),
-            Some(vec![("id", "a b".to_owned())])
-        );
-        assert_eq!(t.matches("test://template//data"), None);
-        assert_eq!(t.matches("test://template/1/2/data"), None);
-        assert_eq!(t.matches("test://template/1/data/x"), None);
-        assert_eq!(t.matches("test://template/%zz/data"), None);
-        let t = UriTemplate::parse("db://{table}/{id}").unwrap();
-        assert_eq!(
-            t.matches("db://posts/7"),
-            Some(vec![("table", "posts".to_owned()), ("id", "7".to_owned())])
-        );
-        assert_eq!(UriTemplate::parse("test://static-text"), None);
-    }
 
     #[test]
     fn arguments_take_their_schema_type() {

@@ -4,8 +4,8 @@
 use schemars::generate::SchemaSettings;
 use schemars::{Schema, SchemaGenerator};
 
-use crate::__private::AbilityInput;
 use crate::ability::PropertyDef;
+use crate::extract::AbilityInput;
 use serde_json::{Map, Value, json};
 
 /// The schema of a type as the ability's input (what it deserializes from), subschemas inlined.

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::handler::ClosureHandler;
-use super::{Ability, AbilityKind, Annotations, Danger, Handler, Input, Parts, Semantic};
-use crate::__private::AbilityOutput;
+use super::{
+    Ability, AbilityKind, AbilityOutput, Annotations, Danger, Handler, Input, Parts, Semantic,
+};
 use crate::{AbilityError, Context, RegistryError, schema};
 
 /// Builds an [`Ability`] at run time; see [`Ability::builder`].

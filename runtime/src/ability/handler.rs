@@ -5,7 +5,6 @@ use std::pin::Pin;
 
 use serde_json::Value;
 
-use crate::__private::AbilityOutput;
 use crate::{AbilityError, Content, Context, Prompt};
 
 /// The boxed future a [`Handler`] returns.
@@ -75,4 +74,103 @@ where
         let future = (self.0)(ctx, args);
         Box::pin(async move { future.await?.into_output() })
     }
+}
+
+/// A type that can be returned by an ability: its output schema, and how it becomes output.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned by an ability",
+    label = "needs `Serialize` and `JsonSchema`",
+    note = "derive `serde::Serialize` and `schemars::JsonSchema` for it, or return `abilities::Rich<T>`, `abilities::Contents` or `abilities::Prompt`"
+)]
+pub trait AbilityOutput: Sized {
+    /// The output schema, before the wire transformation; `None` for content-only results.
+    fn output_schema() -> Option<schemars::Schema>;
+    /// Turn the handler's value into output.
+    fn into_output(self) -> Result<Output, AbilityError>;
+}
+
+impl<T: serde::Serialize + schemars::JsonSchema> AbilityOutput for T {
+    fn output_schema() -> Option<schemars::Schema> {
+        Some(crate::schema::output_schema_for::<T>())
+    }
+    fn into_output(self) -> Result<Output, AbilityError> {
+        Ok(Output {
+            structured: Some(encode(self)?),
+            ..Output::default()
+        })
+    }
+}
+
+impl<T: serde::Serialize + schemars::JsonSchema> AbilityOutput for crate::Rich<T> {
+    fn output_schema() -> Option<schemars::Schema> {
+        Some(crate::schema::output_schema_for::<T>())
+    }
+    fn into_output(self) -> Result<Output, AbilityError> {
+        Ok(Output {
+            structured: Some(encode(self.structured)?),
+            content: Some(self.content),
+            ..Output::default()
+        })
+    }
+}
+
+impl AbilityOutput for crate::Contents {
+    fn output_schema() -> Option<schemars::Schema> {
+        None
+    }
+    fn into_output(self) -> Result<Output, AbilityError> {
+        Ok(Output {
+            content: Some(self.0),
+            ..Output::default()
+        })
+    }
+}
+
+impl AbilityOutput for crate::Prompt {
+    fn output_schema() -> Option<schemars::Schema> {
+        None
+    }
+    fn into_output(self) -> Result<Output, AbilityError> {
+        Ok(Output {
+            content: Some(self.messages.iter().map(|m| m.content.clone()).collect()),
+            prompt: Some(self),
+            structured: None,
+        })
+    }
+}
+
+/// Turn a handler's return value into output.
+#[doc(hidden)]
+pub fn into_output<T: AbilityOutput>(value: T) -> Result<Output, AbilityError> {
+    value.into_output()
+}
+
+/// The output schema of `()` returns: none.
+#[doc(hidden)]
+pub fn no_output_schema() -> Option<schemars::Schema> {
+    None
+}
+
+/// An error type an ability may return.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the error of an ability",
+    label = "no conversion into `AbilityError`",
+    note = "implement `From<{Self}> for abilities::AbilityError`"
+)]
+pub trait IntoAbilityError {
+    /// The framework error.
+    fn into_ability_error(self) -> AbilityError;
+}
+impl<E: Into<AbilityError>> IntoAbilityError for E {
+    fn into_ability_error(self) -> AbilityError {
+        self.into()
+    }
+}
+
+/// Serialize a handler's output.
+fn encode<T: serde::Serialize>(value: T) -> Result<Value, AbilityError> {
+    serde_json::to_value(value).map_err(|e| {
+        tracing::error!(error = %e, "ability output failed to serialize");
+        AbilityError::internal("the ability's result could not be serialized")
+    })
 }

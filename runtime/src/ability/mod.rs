@@ -17,13 +17,16 @@ use serde_json::{Map, Value};
 
 pub use builder::AbilityBuilder;
 pub use def::{AbilityDef, InputDef, PropertyDef};
-pub use handler::{CallFuture, Handler, Output};
+pub use handler::{
+    AbilityOutput, CallFuture, Handler, IntoAbilityError, Output, into_output, no_output_schema,
+};
 pub use meta::{AbilityKind, Annotations, Completer, Danger, Semantic};
 
 use crate::normalize::InputShape;
-use crate::resource::UriTemplate;
 use crate::schema::{self, Side};
-use crate::{RegistryError, Requirement, tool_name};
+use abilities_core::{UriTemplate, check_ability_name, template_variables, tool_name};
+
+use crate::{RegistryError, Requirement};
 
 /// The optional argument every site-checked tool accepts.
 pub(crate) const SITE_ID: &str = "site_id";
@@ -190,10 +193,23 @@ impl Ability {
     /// Derive the wire schemas, the validator and the argument list, once.
     pub(crate) fn from_parts(parts: Parts) -> Result<Self, RegistryError> {
         let at = || format!("{}:{}", parts.file, parts.line);
+        // The rules `#[ability]` checks at compile time, for abilities built at run time.
+        check_ability_name(&parts.name).map_err(|_| RegistryError::InvalidName {
+            name: parts.name.to_string(),
+            at: at(),
+        })?;
         let tool_name = tool_name(&parts.name).ok_or_else(|| RegistryError::InvalidName {
             name: parts.name.to_string(),
             at: at(),
         })?;
+        if let AbilityKind::Resource { uri, .. } = &parts.kind {
+            template_variables(uri).map_err(|reason| RegistryError::InvalidUri {
+                name: parts.name.to_string(),
+                at: at(),
+                uri: uri.to_string(),
+                reason,
+            })?;
+        }
         let (input_schema, input_shape) = input_schema(&parts.input);
         let validator = match parts.input {
             Input::None => None,

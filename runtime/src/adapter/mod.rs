@@ -28,6 +28,7 @@ use serde_json::{Value, json};
 
 use crate::rpc::ToRpc;
 
+use crate::Server;
 use crate::resource::{Subscriber, contents};
 use crate::server::{Inner, Listener, Lists, Snapshot};
 use crate::surface::catalog;
@@ -83,6 +84,19 @@ macro_rules! paged {
         result.next_cursor = next;
         Ok(result)
     }};
+}
+
+impl Server {
+    /// The `rmcp` handler for this server, for a transport of your own. `caller` is who every
+    /// request comes from, or `None` to take it from the HTTP request.
+    pub fn handler(&self, caller: Option<Caller>) -> McpHandler {
+        McpHandler::new(Arc::clone(&self.inner), self.slot, caller)
+    }
+
+    /// The handler for local transports (stdio, in-process), as the configured local caller.
+    pub(crate) fn local_handler(&self) -> McpHandler {
+        self.handler(Some(self.inner.local_caller.clone()))
+    }
 }
 
 /// A process-wide unique key for a session or a `subscriptions/listen` request.

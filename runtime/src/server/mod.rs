@@ -14,10 +14,9 @@ pub(crate) use builder::HttpOptions;
 pub use builder::ServerBuilder;
 pub(crate) use listeners::{Listener, Listeners, Lists};
 
-use crate::adapter::McpHandler;
 use crate::auth::Authenticator;
 use crate::surface::catalog::Catalog;
-use crate::surface::{Surface, View, native};
+use crate::surface::{Surface, SurfaceError, View, native};
 use crate::{Ability, Caller, Registry, RegistryError, ResourceNotifier, Site, StateMap};
 
 /// Why a server could not be built.
@@ -68,6 +67,22 @@ pub enum ServerError {
     /// [`Abilities::remove`] found no ability of that name.
     #[error("no ability named `{0}` is served")]
     UnknownAbility(String),
+}
+
+impl From<SurfaceError> for ServerError {
+    fn from(error: SurfaceError) -> Self {
+        match error {
+            SurfaceError::AqlOperationCollision {
+                operation,
+                first,
+                second,
+            } => Self::AqlOperationCollision {
+                operation,
+                first,
+                second,
+            },
+        }
+    }
 }
 
 /// What clients see at one moment: the registry, every surface's tools and the resource and
@@ -254,17 +269,6 @@ impl Server {
     /// `State<ResourceNotifier>`).
     pub fn resource_notifier(&self) -> &ResourceNotifier {
         &self.inner.notifier
-    }
-
-    /// The `rmcp` handler for this server, for a transport of your own. `caller` is who every
-    /// request comes from, or `None` to take it from the HTTP request.
-    pub fn handler(&self, caller: Option<Caller>) -> McpHandler {
-        McpHandler::new(Arc::clone(&self.inner), self.slot, caller)
-    }
-
-    /// The handler for local transports (stdio, in-process), as the configured local caller.
-    pub(crate) fn local_handler(&self) -> McpHandler {
-        self.handler(Some(self.inner.local_caller.clone()))
     }
 }
 

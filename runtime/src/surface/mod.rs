@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::pipeline::{self, Stage};
 use crate::rpc::ToRpc;
 
-use crate::{AbilityError, CallOutput, Context, Registry, ServerError};
+use crate::{AbilityError, CallOutput, Context, Registry};
 
 pub(crate) mod aql;
 pub(crate) mod catalog;
@@ -96,6 +96,17 @@ impl Default for MetaNames {
     }
 }
 
+/// Why a surface cannot present a registry.
+#[derive(Debug)]
+pub(crate) enum SurfaceError {
+    /// Two abilities (or an ability and `introspect`) share an MCP-AQL operation name.
+    AqlOperationCollision {
+        operation: String,
+        first: String,
+        second: String,
+    },
+}
+
 /// What a tool name resolves to on a surface.
 #[derive(Clone, Debug)]
 pub(crate) enum Entry {
@@ -118,7 +129,7 @@ pub(crate) struct View {
 }
 
 impl View {
-    pub(crate) fn new(surface: Surface, registry: &Registry) -> Result<Self, ServerError> {
+    pub(crate) fn new(surface: Surface, registry: &Registry) -> Result<Self, SurfaceError> {
         let mut entries: Vec<(Tool, Entry)> = Vec::new();
         // Native tools rank by ability name, which stays put as abilities come and go; the
         // few tools of the other surfaces rank by position.

@@ -22,7 +22,8 @@ use serde_json::{Map, Value, json};
 
 pub use query::{CollectionQuery, Condition, FilterOp, SortKey};
 
-use crate::{Ability, Danger, ErrorCode, Registry, Semantic, ServerError};
+use super::SurfaceError;
+use crate::{Ability, Danger, ErrorCode, Registry, Semantic};
 
 pub(crate) use call::call;
 
@@ -329,7 +330,7 @@ pub(crate) struct Table {
 }
 
 impl Table {
-    pub(crate) fn new(config: Aql, registry: &Registry) -> Result<Self, ServerError> {
+    pub(crate) fn new(config: Aql, registry: &Registry) -> Result<Self, SurfaceError> {
         let mut operations: Vec<Operation> = Vec::new();
         let mut by_name: HashMap<String, usize> = HashMap::new();
         by_name.insert("introspect".to_owned(), usize::MAX);
@@ -346,7 +347,7 @@ impl Table {
                         || "the built-in `introspect`".to_owned(),
                         |a| format!("`{}` ({})", a.name(), a.location()),
                     );
-                return Err(ServerError::AqlOperationCollision {
+                return Err(SurfaceError::AqlOperationCollision {
                     operation: name,
                     first,
                     second: format!("`{}` ({})", ability.name(), ability.location()),

@@ -231,7 +231,7 @@ impl CollectionQuery {
 
 impl FromContext for CollectionQuery {
     fn from_context(ctx: &Context) -> Result<Self, AbilityError> {
-        Ok(Self(ctx.collection_query()))
+        Ok(Self(ctx.surface_data::<State>()))
     }
 }
 

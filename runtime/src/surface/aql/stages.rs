@@ -41,7 +41,7 @@ impl Stage for Query<'_> {
     fn check(&self, call: &mut Call<'_>) -> Result<(), AbilityError> {
         let spec = query::parse(&mut call.args, self.items, &self.op.computed)?;
         let state = Arc::new(State::new(spec));
-        call.ctx = call.ctx.clone().with_collection_query(Arc::clone(&state));
+        call.ctx = call.ctx.clone().with_surface_data(Arc::clone(&state));
         let _ = self.state.set(state);
         Ok(())
     }

@@ -1,7 +1,31 @@
-//! Tool names from ability names.
+//! Ability names and the MCP tool names derived from them.
+
+/// The longest ability name accepted.
+pub const MAX_ABILITY_NAME: usize = 128;
 
 /// The longest tool name many LLM providers accept.
 pub const MAX_TOOL_NAME: usize = 64;
+
+/// Ability names are up to [`MAX_ABILITY_NAME`] of `[A-Za-z0-9_.-]`, with at most one `/`
+/// between a namespace and a name. On error, the message to show.
+pub fn check_ability_name(name: &str) -> Result<(), String> {
+    let valid_chars = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'));
+    let slashes = name.matches('/').count();
+    if name.is_empty()
+        || name.len() > MAX_ABILITY_NAME
+        || !valid_chars
+        || slashes > 1
+        || name.starts_with('/')
+        || name.ends_with('/')
+    {
+        return Err(format!(
+            "invalid ability name \"{name}\": use up to {MAX_ABILITY_NAME} of `A-Z a-z 0-9 _ - .`, optionally as `namespace/name`"
+        ));
+    }
+    Ok(())
+}
 
 /// The MCP tool name for an ability name: every character outside `[A-Za-z0-9_-]` becomes
 /// `-` (so `my-plugin/count-posts` becomes `my-plugin-count-posts`), and a name over 64
@@ -10,7 +34,7 @@ pub const MAX_TOOL_NAME: usize = 64;
 /// `None` for an empty name.
 ///
 /// ```
-/// use abilities::tool_name;
+/// use abilities_core::tool_name;
 ///
 /// assert_eq!(tool_name("my-plugin/count-posts").as_deref(), Some("my-plugin-count-posts"));
 /// let long = tool_name(&"x".repeat(100)).unwrap();
@@ -63,5 +87,15 @@ mod tests {
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         );
         assert_eq!(tool_name(&"n".repeat(64)).map(|s| s.len()), Some(64));
+    }
+
+    #[test]
+    fn ability_names_have_one_namespace_at_most() {
+        assert!(check_ability_name("my-plugin/count-posts").is_ok());
+        assert!(check_ability_name("v1.2_x").is_ok());
+        for bad in ["", "a/b/c", "/a", "a/", "a b", "é"] {
+            assert!(check_ability_name(bad).is_err(), "{bad}");
+        }
+        assert!(check_ability_name(&"n".repeat(129)).is_err());
     }
 }
