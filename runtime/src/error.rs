@@ -216,6 +216,32 @@ impl AbilityError {
     }
 }
 
+/// What a name was looked up as, for [`AbilityError::unknown`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    /// An ability name (in process, meta tools).
+    Ability,
+    /// A tool name (`tools/call`).
+    Tool,
+    /// A prompt name (`prompts/get`).
+    Prompt,
+}
+
+impl AbilityError {
+    /// `NOT_FOUND_ABILITY` for `name`, cut to a readable length: the one way this error is
+    /// made, with one shape (`details: {name}`) wherever it travels.
+    pub(crate) fn unknown(lookup: Lookup, name: &str) -> Self {
+        let shown: String = name.chars().take(100).collect();
+        let message = match lookup {
+            Lookup::Ability => format!("no ability named '{shown}'"),
+            Lookup::Tool => format!("unknown tool: {shown}"),
+            Lookup::Prompt => format!("unknown prompt: {shown}"),
+        };
+        Self::new(ErrorCode::NotFoundAbility, message)
+            .with_details(serde_json::json!({ "name": shown }))
+    }
+}
+
 impl From<String> for AbilityError {
     /// A plain message from a handler becomes `EXECUTION_FAILED`.
     fn from(message: String) -> Self {

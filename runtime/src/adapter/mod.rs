@@ -30,6 +30,7 @@ use crate::rpc::ToRpc;
 
 use crate::Server;
 use crate::resource::{Subscriber, contents};
+use crate::error::Lookup;
 use crate::server::{Inner, Listener, Lists, Snapshot};
 use crate::surface::catalog;
 use crate::{AbilityError, Caller, Context, ErrorCode, LogLevel};
@@ -414,13 +415,7 @@ impl ServerHandler for McpHandler {
             .prompt(&request.name)
             .and_then(|i| snapshot.registry.at(i));
         let Some(ability) = ability else {
-            let shown: String = request.name.chars().take(100).collect();
-            return Err(AbilityError::new(
-                ErrorCode::NotFoundAbility,
-                format!("unknown prompt: {shown}"),
-            )
-            .with_details(json!({ "name": shown }))
-            .to_rpc());
+            return Err(AbilityError::unknown(Lookup::Prompt, &request.name).to_rpc());
         };
         let args = catalog::prompt_arguments(ability, request.arguments);
         let output = Box::pin(ability.call_output(self.context(context), args))

@@ -21,9 +21,9 @@ use std::pin::Pin;
 use serde_json::{Map, Value};
 
 pub use output::CallOutput;
-pub(crate) use stages::no_ability;
 
 use crate::normalize::into_object;
+use crate::error::Lookup;
 use crate::{Ability, AbilityError, Context, Registry};
 
 /// One call of one ability, as it goes through the stages.
@@ -125,7 +125,7 @@ impl Registry {
     /// handler panics.
     pub async fn call(&self, ctx: Context, name: &str, args: Value) -> Result<Value, AbilityError> {
         let Some(ability) = self.get(name) else {
-            return Err(no_ability(name));
+            return Err(AbilityError::unknown(Lookup::Ability, name));
         };
         ability.call(ctx, args).await
     }

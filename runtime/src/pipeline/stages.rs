@@ -14,16 +14,6 @@ use crate::{Ability, AbilityError, Context, ErrorCode};
 /// Names longer than this are cut in error messages.
 const MAX_ECHOED_NAME: usize = 100;
 
-/// `NOT_FOUND_ABILITY` for `name`, cut to a readable length.
-pub(crate) fn no_ability(name: &str) -> AbilityError {
-    let shown: String = name.chars().take(MAX_ECHOED_NAME).collect();
-    AbilityError::new(
-        ErrorCode::NotFoundAbility,
-        format!("no ability named '{shown}'"),
-    )
-    .with_details(json!({ "name": shown }))
-}
-
 /// The caller holds the ability's scope.
 pub(crate) struct Permission;
 

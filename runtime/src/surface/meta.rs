@@ -133,7 +133,7 @@ fn public<'r>(registry: &'r Registry, name: &str) -> Result<&'r Ability, Ability
     registry
         .get(name)
         .filter(|a| a.is_public())
-        .ok_or_else(|| crate::pipeline::no_ability(name))
+        .ok_or_else(|| AbilityError::unknown(crate::error::Lookup::Ability, name))
 }
 
 /// The string `key` of the arguments, or the error a missing or mistyped one calls for.

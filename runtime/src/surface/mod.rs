@@ -5,8 +5,9 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use rmcp::model::{CallToolResult, ErrorData, Tool};
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use crate::error::Lookup;
 use crate::pipeline::{self, Stage};
 use crate::rpc::ToRpc;
 
@@ -193,11 +194,7 @@ impl View {
         args: Value,
     ) -> Result<CallToolResult, ErrorData> {
         let Some((entry, _)) = self.index.get(name) else {
-            let shown: String = name.chars().take(100).collect();
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool: {shown}"),
-                Some(json!({"code": "NOT_FOUND_ABILITY", "name": shown})),
-            ));
+            return Err(AbilityError::unknown(Lookup::Tool, name).to_rpc());
         };
         match entry {
             Entry::SiteContext => {
