@@ -1,8 +1,9 @@
 // cargo build --release --examples && target/release/examples/loadgen
 //! A load generator: N concurrent clients calling `my-plugin-count-posts` (an SQLite count)
-//! against the `site` example (abilities) and `rmcp_site` (the same tool hand-written with
-//! rmcp's macros), each a separate server process, over streamable HTTP on 127.0.0.1 and over
-//! stdio. Prints calls/s, p50 and p99 for both and their ratio, and the memory an idle HTTP
+//! against the `site` example (abilities), `rmcp_site` (the same tool hand-written with rmcp's
+//! macros) and `bare_site` (the same count behind a bare JSON-RPC endpoint, no MCP machinery:
+//! the floor), each a separate server process, over streamable HTTP on 127.0.0.1 and over
+//! stdio. Prints calls/s, p50 and p99 for each, the ratios, and the memory an idle HTTP
 //! session costs each server.
 
 use std::collections::HashMap;
@@ -335,6 +336,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let servers = [
         ("abilities", dir.join("site")),
         ("rmcp", dir.join("rmcp_site")),
+        ("bare", dir.join("bare_site")),
     ];
     for (_, bin) in &servers {
         if !bin.exists() {
@@ -375,7 +377,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             http_run(&url, args.clients, args.calls / 10 + 1).await?;
             children.push((name, child, url));
         }
-        let mut http: Vec<Vec<Run>> = vec![Vec::new(), Vec::new()];
+        let mut http: Vec<Vec<Run>> = children.iter().map(|_| Vec::new()).collect();
         for round in 0..args.rounds {
             for k in 0..children.len() {
                 let i = (k + round) % children.len();
@@ -394,7 +396,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 
     // stdio: one process per run.
     if args.transport != Transport::Http {
-        let mut stdio: Vec<Vec<Run>> = vec![Vec::new(), Vec::new()];
+        let mut stdio: Vec<Vec<Run>> = servers.iter().map(|_| Vec::new()).collect();
         for round in 0..args.rounds {
             for k in 0..servers.len() {
                 let i = (k + round) % servers.len();
@@ -411,13 +413,16 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     println!();
     for transport in ["http", "stdio"] {
-        if let (Some(ours), Some(theirs)) = (
+        if let (Some(ours), Some(theirs), Some(floor)) = (
             rates.get(&(transport, "abilities")),
             rates.get(&(transport, "rmcp")),
+            rates.get(&(transport, "bare")),
         ) {
             println!(
-                "{transport}: abilities / rmcp throughput = {:.2}x",
-                ours / theirs
+                "{transport}: abilities / rmcp throughput = {:.2}x; abilities / bare = {:.2}x, rmcp / bare = {:.2}x",
+                ours / theirs,
+                ours / floor,
+                theirs / floor
             );
         }
     }

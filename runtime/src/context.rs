@@ -261,6 +261,27 @@ impl Context {
         Self::default()
     }
 
+    /// The context of one request a server serves, built in one go (no defaults made only to
+    /// be replaced: this runs once per call).
+    pub(crate) fn for_request(
+        request_id: Arc<str>,
+        caller: Caller,
+        state: Arc<StateMap>,
+        cancellation: CancellationToken,
+    ) -> Self {
+        Self {
+            request_id: Some(request_id),
+            caller,
+            state,
+            site: None,
+            protocol_version: None,
+            cancellation,
+            timeout: None,
+            client: None,
+            surface: None,
+        }
+    }
+
     /// Set the request id (the JSON-RPC id on MCP transports).
     #[must_use]
     pub fn with_request_id(mut self, id: impl Into<Arc<str>>) -> Self {

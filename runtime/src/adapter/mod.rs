@@ -29,8 +29,8 @@ use serde_json::{Value, json};
 use crate::rpc::ToRpc;
 
 use crate::Server;
-use crate::resource::{Subscriber, contents};
 use crate::error::Lookup;
+use crate::resource::{Subscriber, contents};
 use crate::server::{Inner, Listener, Lists, Snapshot};
 use crate::surface::catalog;
 use crate::{AbilityError, Caller, Context, ErrorCode, LogLevel};
@@ -143,11 +143,12 @@ impl McpHandler {
                 .cloned()
                 .unwrap_or_else(Caller::anonymous),
         };
-        let mut ctx = Context::new()
-            .with_request_id(request_id(&request.id))
-            .with_caller(caller)
-            .with_state_map(Arc::clone(&self.inner.state))
-            .with_cancellation(request.ct.clone());
+        let mut ctx = Context::for_request(
+            request_id(&request.id),
+            caller,
+            Arc::clone(&self.inner.state),
+            request.ct.clone(),
+        );
         if let Some(site) = &self.inner.site {
             ctx = ctx.with_site(Arc::clone(site));
         }
@@ -179,10 +180,10 @@ fn known_version(version: &str) -> Cow<'static, str> {
         .map_or_else(|| Cow::Owned(version.to_owned()), |k| Cow::Borrowed(*k))
 }
 
-fn request_id(id: &rmcp::model::RequestId) -> String {
+fn request_id(id: &rmcp::model::RequestId) -> Arc<str> {
     match id {
-        rmcp::model::NumberOrString::Number(n) => n.to_string(),
-        rmcp::model::NumberOrString::String(s) => s.to_string(),
+        rmcp::model::NumberOrString::Number(n) => Arc::from(n.to_string()),
+        rmcp::model::NumberOrString::String(s) => Arc::clone(s),
     }
 }
 

@@ -22,8 +22,8 @@ use serde_json::{Map, Value};
 
 pub use output::CallOutput;
 
-use crate::normalize::into_object;
 use crate::error::Lookup;
+use crate::normalize::into_object;
 use crate::{Ability, AbilityError, Context, Registry};
 
 /// One call of one ability, as it goes through the stages.

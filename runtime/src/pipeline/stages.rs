@@ -2,6 +2,7 @@
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
+use std::task::Poll;
 
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
@@ -141,38 +142,58 @@ async fn run_handler(
     let handler = &*ability.handler;
     let cancellation = ctx.cancellation().clone();
     let timeout = ctx.timeout();
-    let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| handler.call(ctx, input))) {
-        Ok(future) => {
-            let guarded = AssertUnwindSafe(future).catch_unwind();
-            let limited = async {
-                match timeout {
-                    Some(limit) => {
-                        tokio::time::timeout(limit, guarded)
-                            .await
-                            .unwrap_or_else(|_| {
-                                Ok(Err(AbilityError::new(
-                                    ErrorCode::Timeout,
-                                    format!(
-                                        "'{}' did not finish within {} ms",
-                                        ability.name(),
-                                        limit.as_millis()
-                                    ),
-                                )))
-                            })
-                    }
-                    None => guarded.await,
-                }
-            };
-            tokio::select! {
-                outcome = limited => outcome,
-                () = cancellation.cancelled() => Ok(Err(AbilityError::new(
-                    ErrorCode::Cancelled,
-                    format!("'{}' was cancelled by the caller", ability.name()),
-                ))),
-            }
-        }
-        Err(panic) => Err(panic),
+    let future = match std::panic::catch_unwind(AssertUnwindSafe(|| handler.call(ctx, input))) {
+        Ok(future) => future,
+        Err(panic) => return finish(ability, Err(panic)),
     };
+    let mut guarded = AssertUnwindSafe(future).catch_unwind();
+    // Most handlers finish on their first poll: those need no timer and no watch for the
+    // caller's cancellation, and the waiting machinery below stays out of this future.
+    if let Poll::Ready(outcome) = futures_util::poll!(&mut guarded) {
+        return finish(ability, outcome);
+    }
+    let outcome = Box::pin(wait(ability, guarded, timeout, cancellation)).await;
+    finish(ability, outcome)
+}
+
+/// A handler that did not finish at once, under its time limit and the caller's cancellation.
+async fn wait(
+    ability: &Ability,
+    guarded: impl Future<Output = Result<Result<Output, AbilityError>, Box<dyn Any + Send>>>,
+    timeout: Option<std::time::Duration>,
+    cancellation: tokio_util::sync::CancellationToken,
+) -> Result<Result<Output, AbilityError>, Box<dyn Any + Send>> {
+    let limited = async {
+        match timeout {
+            Some(limit) => tokio::time::timeout(limit, guarded)
+                .await
+                .unwrap_or_else(|_| {
+                    Ok(Err(AbilityError::new(
+                        ErrorCode::Timeout,
+                        format!(
+                            "'{}' did not finish within {} ms",
+                            ability.name(),
+                            limit.as_millis()
+                        ),
+                    )))
+                }),
+            None => guarded.await,
+        }
+    };
+    tokio::select! {
+        outcome = limited => outcome,
+        () = cancellation.cancelled() => Ok(Err(AbilityError::new(
+            ErrorCode::Cancelled,
+            format!("'{}' was cancelled by the caller", ability.name()),
+        ))),
+    }
+}
+
+/// A handler's outcome, with a panic logged and turned into `INTERNAL_ERROR`.
+fn finish(
+    ability: &Ability,
+    outcome: Result<Result<Output, AbilityError>, Box<dyn Any + Send>>,
+) -> Result<Output, AbilityError> {
     outcome.unwrap_or_else(|panic| {
         tracing::error!(
             ability = ability.name(),
