@@ -29,11 +29,10 @@ use serde_json::{Value, json};
 use crate::rpc::ToRpc;
 
 use crate::Server;
-use crate::error::Lookup;
-use crate::resource::{Subscriber, contents};
+use crate::resource::Subscriber;
 use crate::server::{Inner, Listener, Lists, Snapshot};
 use crate::surface::catalog;
-use crate::{AbilityError, Caller, Context, ErrorCode, LogLevel};
+use crate::{Caller, Context, LogLevel};
 use client::{RequestClient, from_rmcp_level};
 
 /// The `rmcp` [`ServerHandler`] of a [`Server`]: native tools over its registry. One per
@@ -119,13 +118,7 @@ fn from_json<T: serde::de::DeserializeOwned>(mut value: Value) -> Result<T, Erro
 }
 
 fn unknown_resource(uri: &str) -> ErrorData {
-    let shown: String = uri.chars().take(200).collect();
-    AbilityError::new(
-        ErrorCode::NotFoundResource,
-        format!("no resource at '{shown}'"),
-    )
-    .with_details(json!({ "uri": shown }))
-    .to_rpc()
+    catalog::unknown_resource(uri).to_rpc()
 }
 
 fn default_log_level() -> Arc<AtomicU8> {
@@ -297,17 +290,12 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let snapshot = self.inner.snapshot();
-        let Some(call) = snapshot.catalog.resolve(&snapshot.registry, &request.uri) else {
-            return Err(unknown_resource(&request.uri));
-        };
-        let Some(ability) = snapshot.registry.at(call.ability) else {
-            return Err(unknown_resource(&request.uri));
-        };
-        let output = Box::pin(ability.call_output(self.context(context), call.args))
+        let contents = snapshot
+            .catalog
+            .read(&snapshot.registry, self.context(context), &request.uri)
             .await
             .map_err(|e| e.to_rpc())?;
-        let items = contents(&request.uri, call.mime_type.as_deref(), output);
-        let result: ReadResourceResult = from_json(json!({ "contents": items }))?;
+        let result: ReadResourceResult = from_json(contents)?;
         Ok(result.into())
     }
 
@@ -411,18 +399,17 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let snapshot = self.inner.snapshot();
-        let ability = snapshot
+        let prompt = snapshot
             .catalog
-            .prompt(&request.name)
-            .and_then(|i| snapshot.registry.at(i));
-        let Some(ability) = ability else {
-            return Err(AbilityError::unknown(Lookup::Prompt, &request.name).to_rpc());
-        };
-        let args = catalog::prompt_arguments(ability, request.arguments);
-        let output = Box::pin(ability.call_output(self.context(context), args))
+            .get_prompt(
+                &snapshot.registry,
+                self.context(context),
+                &request.name,
+                request.arguments,
+            )
             .await
             .map_err(|e| e.to_rpc())?;
-        let result: GetPromptResult = from_json(catalog::prompt_result(ability, output))?;
+        let result: GetPromptResult = from_json(prompt)?;
         Ok(result.into())
     }
 
@@ -433,27 +420,16 @@ impl ServerHandler for McpHandler {
     ) -> Result<CompleteResult, ErrorData> {
         let snapshot = self.inner.snapshot();
         let reference = serde_json::to_value(&request.r#ref).unwrap_or(Value::Null);
-        let ability = snapshot
+        let values = snapshot
             .catalog
-            .reference(&snapshot.registry, &reference)
-            .and_then(|i| snapshot.registry.at(i));
-        let Some(ability) = ability else {
-            return Err(AbilityError::new(
-                ErrorCode::NotFoundResource,
-                "the completion reference names no prompt or resource template",
+            .complete_reference(
+                &snapshot.registry,
+                &self.context(context),
+                &reference,
+                &request.argument.name,
+                &request.argument.value,
             )
-            .with_details(json!({ "ref": reference }))
-            .to_rpc());
-        };
-        let ctx = self.context(context);
-        ability.check_permission(&ctx).map_err(|e| e.to_rpc())?;
-        let values = catalog::complete(
-            ability,
-            &ctx,
-            &request.argument.name,
-            &request.argument.value,
-        )
-        .map_err(|e| e.to_rpc())?;
+            .map_err(|e| e.to_rpc())?;
         from_json(values)
     }
 }

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 
 use crate::ability::Argument;
+use crate::error::Lookup;
 use crate::resource::{schema_values, typed_argument, typed_arguments};
 use crate::{
     Ability, AbilityError, AbilityKind, CallOutput, Content, Context, ErrorCode, Registry,
@@ -187,6 +188,80 @@ impl Catalog {
             _ => None,
         }
     }
+}
+
+/// The surface of resources, prompts and completion: each request mapped to a call of the
+/// ability that serves it, and the output to the method's result (as JSON; the adapter types
+/// it). Errors are the framework's; the adapter sends them as JSON-RPC errors.
+impl Catalog {
+    /// `resources/read`: `{contents: [...]}`.
+    pub(crate) async fn read(
+        &self,
+        registry: &Registry,
+        ctx: Context,
+        uri: &str,
+    ) -> Result<Value, AbilityError> {
+        let call = self
+            .resolve(registry, uri)
+            .ok_or_else(|| unknown_resource(uri))?;
+        let ability = registry
+            .at(call.ability)
+            .ok_or_else(|| unknown_resource(uri))?;
+        let output = Box::pin(ability.call_output(ctx, call.args)).await?;
+        let items = crate::resource::contents(uri, call.mime_type.as_deref(), output);
+        Ok(json!({ "contents": items }))
+    }
+
+    /// `prompts/get`: `{description, messages}`.
+    pub(crate) async fn get_prompt(
+        &self,
+        registry: &Registry,
+        ctx: Context,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<Value, AbilityError> {
+        let ability = self
+            .prompt(name)
+            .and_then(|i| registry.at(i))
+            .ok_or_else(|| AbilityError::unknown(Lookup::Prompt, name))?;
+        let args = prompt_arguments(ability, arguments);
+        let output = Box::pin(ability.call_output(ctx, args)).await?;
+        Ok(prompt_result(ability, output))
+    }
+
+    /// `completion/complete` for `reference`'s `argument`: `{completion: {values, total,
+    /// hasMore}}`. The caller needs the ability's scope, as for a call.
+    pub(crate) fn complete_reference(
+        &self,
+        registry: &Registry,
+        ctx: &Context,
+        reference: &Value,
+        argument: &str,
+        typed: &str,
+    ) -> Result<Value, AbilityError> {
+        let ability = self
+            .reference(registry, reference)
+            .and_then(|i| registry.at(i))
+            .ok_or_else(|| {
+                AbilityError::new(
+                    ErrorCode::NotFoundResource,
+                    "the completion reference names no prompt or resource template",
+                )
+                .with_details(json!({ "ref": reference }))
+            })?;
+        ability.check_permission(ctx)?;
+        complete(ability, ctx, argument, typed)
+    }
+}
+
+/// `NOT_FOUND_RESOURCE` for a URI no ability serves.
+pub(crate) fn unknown_resource(uri: &str) -> AbilityError {
+    let shown: String = uri.chars().take(200).collect();
+    AbilityError::new(
+        ErrorCode::NotFoundResource,
+        format!("no resource at '{shown}'"),
+    )
+    .with_details(json!({ "uri": shown }))
 }
 
 fn describe(entry: &mut Map<String, Value>, ability: &Ability) {
