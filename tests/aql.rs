@@ -991,3 +991,31 @@ async fn stages_run_in_order_and_the_gate_sees_only_valid_calls() {
         gate["error"]["details"]["confirmation_token"]
     );
 }
+
+/// A confirmation token issued before a live change of the registry is redeemed after it.
+#[tokio::test]
+async fn a_confirmation_token_survives_a_change_of_abilities() {
+    let server = server_with(config(AqlMode::Single));
+    let mut aq = Aq::new(&server).await;
+    let (gate, _) = aq
+        .call(
+            "mcp_aql",
+            json!({"operation": "delete_task", "params": {"id": 1}}),
+        )
+        .await;
+    let token = gate["confirmation"]["token"].clone();
+    assert!(token.is_string(), "{gate}");
+    let added = abilities::Ability::builder("late/arrival", abilities::Semantic::Read)
+        .description("Added between the gate and the retry.")
+        .handler(|_ctx, _args: Value| async move { Ok(json!(1)) })
+        .build()
+        .expect("builds");
+    server.abilities().add(added).expect("added");
+    let deleted = aq
+        .ok(
+            "mcp_aql",
+            json!({"operation": "delete_task", "params": {"id": 1, "_confirmation": token}}),
+        )
+        .await;
+    assert_eq!(deleted, json!(true));
+}

@@ -34,3 +34,12 @@ fn default_callers_and_surfaces_equal_their_explicit_forms() {
     assert!(!Caller::default().has_scope("posts:delete"));
     assert_eq!(Aql::default(), Aql::new(AqlMode::default()));
 }
+
+#[test]
+fn a_custom_code_that_spells_a_framework_code_is_that_code() {
+    use abilities::AbilityError;
+    let timeout = AbilityError::new(ErrorCode::Custom("TIMEOUT".into()), "slow");
+    assert_eq!(timeout.code(), &ErrorCode::Timeout);
+    let own = AbilityError::new(ErrorCode::Custom("QUOTA_SPENT".into()), "spent");
+    assert_eq!(own.code(), &ErrorCode::Custom("QUOTA_SPENT".into()));
+}

@@ -197,3 +197,25 @@ async fn every_bad_line_interleaved_with_pings_in_one_write_is_answered() {
     }
     assert_eq!((parse_errors, pongs.len()), (200, 200));
 }
+
+#[tokio::test]
+async fn the_answer_to_a_bad_last_line_is_written_before_the_output_closes() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = server();
+    let (mut client, server_end) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(server_end);
+    let serving = tokio::spawn(async move { server.serve_stream(read, write).await });
+    client.write_all(b"garbage\n").await.expect("written");
+    client.shutdown().await.expect("closed");
+    let mut output = String::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        client.read_to_string(&mut output),
+    )
+    .await
+    .expect("the server closes its output")
+    .expect("readable");
+    let answer: Value = serde_json::from_str(output.trim()).expect("one JSON answer");
+    assert_eq!(answer["error"]["code"], -32700, "{output}");
+    assert!(serving.await.is_ok());
+}

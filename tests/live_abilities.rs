@@ -103,19 +103,42 @@ async fn an_added_ability_is_served_and_connected_clients_are_told() {
         Some(json!({"name": "live/one", "n": 7}))
     );
 
-    // A resource ability touches the resource list only.
-    let motto = Ability::builder("motto", Semantic::Read)
-        .description("The motto.")
-        .resource("site://motto", None)
-        .handler(|_ctx: Context, _args: Value| async move { Ok("Less is more".to_owned()) })
-        .build()
-        .expect("builds");
-    server.abilities().add(motto).expect("added");
-    assert_eq!(next(&mut changes).await, "resources");
+    // A resource ability touches the resource list only, which this session was never
+    // offered (the server had no resources when it initialized): it is not told.
+    let resource = |name: &'static str, uri: &'static str| {
+        Ability::builder(name, Semantic::Read)
+            .description("A resource added at run time.")
+            .resource(uri, None)
+            .handler(|_ctx: Context, _args: Value| async move { Ok("Less is more".to_owned()) })
+            .build()
+            .expect("builds")
+    };
+    server
+        .abilities()
+        .add(resource("motto", "site://motto"))
+        .expect("added");
 
     let removed = server.abilities().remove("live-one").expect("removed");
     assert_eq!(removed.name(), "live/one");
     assert_eq!(next(&mut changes).await, "tools");
+
+    // A session that starts now is offered resources, and told when they change.
+    let handler = server.handler(None);
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        if let Ok(running) = handler.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let (sender, mut later) = mpsc::unbounded_channel();
+    let second = Watching(sender).serve(client_io).await.expect("connects");
+    // One round trip: the server has taken in the session's `initialized` by then.
+    second.list_all_tools().await.expect("lists");
+    server
+        .abilities()
+        .add(resource("slogan", "site://slogan"))
+        .expect("added");
+    assert_eq!(next(&mut later).await, "resources");
     let gone = client
         .call_tool(abilities::rmcp::model::CallToolRequestParams::new(
             "live-one",
@@ -192,10 +215,21 @@ async fn a_listen_stream_that_asked_for_tool_changes_hears_them() {
     let filter = SubscriptionFilter::builder().tools_list_changed().build();
     let mut subscription = client.peer().listen(filter).await.expect("acknowledged");
     assert_eq!(subscription.acknowledged().tools_list_changed, Some(true));
-    server.abilities().add(tool("live/two")).expect("added");
-    let notification = tokio::time::timeout(Duration::from_secs(10), subscription.next())
-        .await
-        .expect("a notification in time")
+    // The acknowledgement reaches the client before the server's `listen` runs, so a change
+    // made at once may precede the listener: change until one is heard (a few at most).
+    let mut notification = None;
+    for attempt in 0..50 {
+        let name: &'static str = Box::leak(format!("live/two-{attempt}").into_boxed_str());
+        server.abilities().add(tool(name)).expect("added");
+        if let Ok(heard) =
+            tokio::time::timeout(Duration::from_millis(200), subscription.next()).await
+        {
+            notification = Some(heard);
+            break;
+        }
+    }
+    let notification = notification
+        .expect("a notification within 50 changes")
         .expect("the stream is open")
         .expect("a notification");
     assert!(

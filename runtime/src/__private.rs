@@ -14,8 +14,7 @@ pub use crate::ability::{
     PropertyDef, into_output, no_output_schema,
 };
 pub use crate::extract::{
-    AbilityInput, ExtractorParam, FromContext, FromContextRef, Param, ValueParam, decode,
-    encode_default, into_object, is_value, take_param,
+    AbilityInput, ExtractorParam, FromContext, FromContextRef, Param, ValueParam, encode_default,
+    into_object, is_value,
 };
-pub use crate::schema::{input_schema_for, property_schema};
 pub use crate::{AbilityError, Annotations, Context, Danger, Semantic};

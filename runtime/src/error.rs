@@ -97,6 +97,47 @@ impl ErrorCode {
         }
     }
 
+    /// Every framework code, for [`canonical`](Self::canonical).
+    const FRAMEWORK: [ErrorCode; 24] = [
+        Self::ValidationMissingParam,
+        Self::ValidationInvalidType,
+        Self::ValidationInvalidValue,
+        Self::ValidationUnknownParam,
+        Self::ValidationPayloadTooLarge,
+        Self::ValidationUnknownField,
+        Self::ValidationEndpointMismatch,
+        Self::NotFoundOperation,
+        Self::InvalidQueryType,
+        Self::TokenInvalid,
+        Self::TokenExpired,
+        Self::TokenAlreadyUsed,
+        Self::TokenScopeMismatch,
+        Self::NotFoundAbility,
+        Self::NotFoundResource,
+        Self::PermissionDenied,
+        Self::SiteMismatch,
+        Self::ConfirmationRequired,
+        Self::ConflictAlreadyExists,
+        Self::ExecutionFailed,
+        Self::Timeout,
+        Self::Cancelled,
+        Self::ClientCapabilityMissing,
+        Self::InternalError,
+    ];
+
+    /// A `Custom` code that spells a framework code is that code, so an application's
+    /// `Custom("TIMEOUT")` means what `Timeout` means on every surface.
+    pub fn canonical(self) -> Self {
+        match &self {
+            Self::Custom(code) => Self::FRAMEWORK
+                .iter()
+                .find(|known| known.as_str() == code.as_ref())
+                .cloned()
+                .unwrap_or(self),
+            _ => self,
+        }
+    }
+
     /// Whether the code reports a problem with the caller's arguments.
     pub fn is_validation(&self) -> bool {
         match self {
@@ -157,7 +198,7 @@ impl AbilityError {
     /// An error with a code and a message for the caller.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
-            code,
+            code: code.canonical(),
             message: message.into(),
             details: None,
         }

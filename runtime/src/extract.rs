@@ -214,8 +214,7 @@ impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> AbilityInput for T {
 ///
 /// Validation already ran, so a failure here is a constraint the schema could not express
 /// (say `42.5` for an integer), still the caller's fault.
-#[doc(hidden)]
-pub fn decode<T: AbilityInput>(value: Value) -> Result<T, AbilityError> {
+pub(crate) fn decode<T: AbilityInput>(value: Value) -> Result<T, AbilityError> {
     serde_json::from_value(value).map_err(|e| {
         AbilityError::new(
             ErrorCode::ValidationInvalidType,
@@ -235,8 +234,7 @@ pub fn into_object(value: Value) -> Map<String, Value> {
 
 /// Take one named parameter out of the arguments: as sent, else its default, else (for a type
 /// that admits null, like `Option<T>`) null.
-#[doc(hidden)]
-pub fn take_param<T: AbilityInput>(
+pub(crate) fn take_param<T: AbilityInput>(
     args: &mut Map<String, Value>,
     name: &str,
     default: Option<fn() -> T>,

@@ -9,7 +9,7 @@ use crate::extract::AbilityInput;
 use serde_json::{Map, Value, json};
 
 /// The schema of a type as the ability's input (what it deserializes from), subschemas inlined.
-pub fn input_schema_for<T: AbilityInput>() -> Schema {
+pub(crate) fn input_schema_for<T: AbilityInput>() -> Schema {
     settings()
         .for_deserialize()
         .into_generator()
@@ -25,7 +25,7 @@ pub(crate) fn output_schema_for<T: schemars::JsonSchema>() -> Schema {
 }
 
 /// The schema of one named parameter's type, from the generator shared by all of them.
-pub fn property_schema<T: AbilityInput>(generator: &mut SchemaGenerator) -> Schema {
+pub(crate) fn property_schema<T: AbilityInput>(generator: &mut SchemaGenerator) -> Schema {
     generator.subschema_for::<T>()
 }
 

@@ -403,8 +403,8 @@ impl Ability {
         self.output_wrapped
     }
 
-    /// The Rust path of the function, e.g. `my_crate::posts::count_posts`; for an ability
-    /// built at run time, the module that built it.
+    /// The Rust path of the function, e.g. `my_crate::posts::count_posts`; empty for an
+    /// ability built at run time.
     pub fn rust_path(&self) -> &str {
         &self.rust_path
     }

@@ -199,9 +199,16 @@ impl ServerHandler for McpHandler {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // The lists this session was told can change: what the server declared to it.
+        let capabilities = &self.inner.snapshot().capabilities;
+        let offered = Lists {
+            tools: capabilities.tools.is_some(),
+            resources: capabilities.resources.is_some(),
+            prompts: capabilities.prompts.is_some(),
+        };
         self.inner
             .listeners
-            .add(Listener::Session(self.session, context.peer));
+            .add(Listener::Session(self.session, context.peer, offered));
     }
 
     async fn list_tools(
@@ -368,11 +375,13 @@ impl ServerHandler for McpHandler {
                 .listeners
                 .add(Listener::Listen(key, context.sink().clone(), lists));
         }
+        // Whether the stream is cancelled or its future dropped, the subscriptions go.
+        let _forget = Forget {
+            inner: &self.inner,
+            key,
+            uris: &uris,
+        };
         context.cancelled().await;
-        for uri in &uris {
-            self.inner.notifier.unsubscribe(uri, key);
-        }
-        self.inner.listeners.remove(key);
         Ok(())
     }
 
@@ -431,6 +440,22 @@ impl ServerHandler for McpHandler {
             )
             .map_err(|e| e.to_rpc())?;
         from_json(values)
+    }
+}
+
+/// Forgets a `subscriptions/listen` stream's subscriptions when it ends.
+struct Forget<'a> {
+    inner: &'a Inner,
+    key: u64,
+    uris: &'a [String],
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        for uri in self.uris {
+            self.inner.notifier.unsubscribe(uri, self.key);
+        }
+        self.inner.listeners.remove(self.key);
     }
 }
 

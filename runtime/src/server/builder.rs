@@ -242,7 +242,7 @@ impl ServerBuilder {
         let notifier = ResourceNotifier::default();
         let mut state = self.state;
         state.insert(notifier.clone());
-        let snapshot = Snapshot::new(registry, &surfaces, &state)?;
+        let snapshot = Snapshot::new(registry, &surfaces, &state, None)?;
         let authenticator = self
             .authenticator
             .unwrap_or_else(|| Arc::new(StaticTokens::new().allow_anonymous(Caller::anonymous())));

@@ -46,8 +46,8 @@ impl Lists {
 /// One party told of list changes.
 #[derive(Clone)]
 pub(crate) enum Listener {
-    /// An initialized session (keyed by its id): told of every list.
-    Session(u64, Peer<RoleServer>),
+    /// An initialized session (keyed by its id), told of the lists the server declared to it.
+    Session(u64, Peer<RoleServer>, Lists),
     /// A `subscriptions/listen` request (keyed by a fresh id), told of the lists it asked for.
     Listen(u64, SubscriptionSink, Lists),
 }
@@ -55,13 +55,13 @@ pub(crate) enum Listener {
 impl Listener {
     fn key(&self) -> u64 {
         match self {
-            Self::Session(key, _) | Self::Listen(key, _, _) => *key,
+            Self::Session(key, ..) | Self::Listen(key, ..) => *key,
         }
     }
 
     fn gone(&self) -> bool {
         match self {
-            Self::Session(_, peer) => peer.is_transport_closed(),
+            Self::Session(_, peer, _) => peer.is_transport_closed(),
             Self::Listen(..) => false,
         }
     }
@@ -71,11 +71,16 @@ impl Listener {
 #[derive(Default)]
 pub(crate) struct Listeners {
     all: Mutex<Vec<Listener>>,
+    /// The runtime serving the listeners, for changes made from outside it (another thread).
+    runtime: Mutex<Option<tokio::runtime::Handle>>,
 }
 
 impl Listeners {
     /// Add `listener`, replacing one of the same key, and forget sessions that have closed.
     pub(crate) fn add(&self, listener: Listener) {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            *self.runtime.lock().unwrap_or_else(PoisonError::into_inner) = Some(runtime);
+        }
         let mut all = self.lock();
         all.retain(|l| l.key() != listener.key() && !l.gone());
         all.push(listener);
@@ -85,17 +90,18 @@ impl Listeners {
         self.lock().retain(|l| l.key() != key);
     }
 
-    /// Tell every listener of `lists` that they changed. The notifications go out from a
-    /// task of their own: a change never waits for a slow client. Needs a Tokio runtime; with
-    /// none (a change made before serving), there is nobody to tell.
+    /// Tell every listener of `lists` that they changed. The notifications go out from tasks
+    /// of their own, on the runtime that serves the listeners (a change may come from another
+    /// thread), so a change never waits for a client.
     pub(crate) fn changed(&self, lists: Lists) {
         let targets: Vec<Listener> = {
             let mut all = self.lock();
             all.retain(|l| !l.gone());
             all.iter()
                 .filter(|l| match l {
-                    Listener::Session(..) => true,
-                    Listener::Listen(_, _, wanted) => lists.any(*wanted),
+                    Listener::Session(_, _, wanted) | Listener::Listen(_, _, wanted) => {
+                        lists.any(*wanted)
+                    }
                 })
                 .cloned()
                 .collect()
@@ -103,16 +109,23 @@ impl Listeners {
         if targets.is_empty() {
             return;
         }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        let runtime = tokio::runtime::Handle::try_current().ok().or_else(|| {
+            self.runtime
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+        });
+        let Some(runtime) = runtime else {
             return;
         };
-        runtime.spawn(async move {
-            for target in targets {
+        // One task per listener: a slow client delays nobody else.
+        for target in targets {
+            runtime.spawn(async move {
                 if let Err(error) = notify(&target, lists).await {
                     tracing::debug!(%error, "a list-changed notification was not sent");
                 }
-            }
-        });
+            });
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Listener>> {
@@ -122,7 +135,12 @@ impl Listeners {
 
 async fn notify(target: &Listener, lists: Lists) -> Result<(), String> {
     match target {
-        Listener::Session(_, peer) => {
+        Listener::Session(_, peer, wanted) => {
+            let lists = Lists {
+                tools: lists.tools && wanted.tools,
+                resources: lists.resources && wanted.resources,
+                prompts: lists.prompts && wanted.prompts,
+            };
             if lists.tools {
                 peer.notify_tool_list_changed()
                     .await

@@ -96,16 +96,23 @@ pub(crate) struct Snapshot {
 }
 
 impl Snapshot {
+    /// The snapshot of `registry` on `surfaces`; `previous` is the one it replaces, whose
+    /// views hand over what outlives a change.
     fn new(
         registry: Registry,
         surfaces: &[Surface],
         state: &StateMap,
+        previous: Option<&Snapshot>,
     ) -> Result<Self, ServerError> {
         check_reserved(&registry)?;
         check_requirements(&registry, state)?;
         let views = surfaces
             .iter()
-            .map(|surface| View::new(surface.clone(), &registry).map(Arc::new))
+            .enumerate()
+            .map(|(slot, surface)| {
+                let before = previous.and_then(|p| p.views.get(slot)).map(|v| &**v);
+                View::after(before, surface.clone(), &registry).map(Arc::new)
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let catalog = Arc::new(Catalog::new(&registry));
         let capabilities = builder::capabilities(&catalog);
@@ -188,7 +195,12 @@ impl Inner {
         let Some((registry, out)) = change(&current.registry)? else {
             return Ok(None);
         };
-        let next = Arc::new(Snapshot::new(registry, &surfaces, &self.state)?);
+        let next = Arc::new(Snapshot::new(
+            registry,
+            &surfaces,
+            &self.state,
+            Some(&current),
+        )?);
         *self
             .snapshot
             .write()
@@ -298,7 +310,8 @@ pub struct Abilities<'a> {
 
 impl Abilities<'_> {
     /// Serve `ability` from now on. Fails, changing nothing, when its name or tool name is
-    /// taken, its resource URI is served, or an MCP-AQL operation name would collide.
+    /// taken (by another ability or a built-in tool), its resource URI is served, an MCP-AQL
+    /// operation name would collide, or it takes a `State<T>` the server was not given.
     pub fn add(&self, ability: Ability) -> Result<(), ServerError> {
         let lists = Lists::of(&ability);
         let inner = &self.server.inner;

@@ -131,6 +131,16 @@ pub(crate) struct View {
 
 impl View {
     pub(crate) fn new(surface: Surface, registry: &Registry) -> Result<Self, SurfaceError> {
+        Self::after(None, surface, registry)
+    }
+
+    /// The view of `surface` over `registry` that replaces `previous` (a live change): what
+    /// outlives a change, the MCP-AQL confirmation tokens, is carried over.
+    pub(crate) fn after(
+        previous: Option<&View>,
+        surface: Surface,
+        registry: &Registry,
+    ) -> Result<Self, SurfaceError> {
         let mut entries: Vec<(Tool, Entry)> = Vec::new();
         // Native tools rank by ability name, which stays put as abilities come and go; the
         // few tools of the other surfaces rank by position.
@@ -153,7 +163,11 @@ impl View {
                 entries.push((meta::execute_tool(&names.execute), Entry::Execute));
             }
             Surface::Aql(config) => {
-                let table = aql::Table::new(config.clone(), registry)?;
+                let confirmations = previous
+                    .and_then(|view| view.aql.as_ref())
+                    .map(|table| std::sync::Arc::clone(&table.confirmations))
+                    .unwrap_or_default();
+                let table = aql::Table::new(config.clone(), registry, confirmations)?;
                 for (tool, endpoint) in table.tools() {
                     entries.push((tool, Entry::Aql(endpoint)));
                 }

@@ -42,7 +42,7 @@ impl Server {
         // would be lost half-way. Queueing is synchronous, so nothing is lost; the task ends
         // once the transport (the sender) is gone and the queue is drained.
         let rejection_writer = Arc::clone(&writer);
-        tokio::spawn(async move {
+        let rejecting = tokio::spawn(async move {
             while let Some(answer) = pending.recv().await {
                 if write_line(&rejection_writer, answer).await.is_err() {
                     break;
@@ -51,12 +51,12 @@ impl Server {
         });
         let transport = LineTransport {
             reader: BufReader::new(input),
-            writer,
-            rejections,
+            writer: Arc::clone(&writer),
+            rejections: Some(rejections),
             line: Vec::new(),
             skipping: false,
         };
-        match self.local_handler().serve(transport).await {
+        let served = match self.local_handler().serve(transport).await {
             Ok(running) => running
                 .waiting()
                 .await
@@ -67,15 +67,21 @@ impl Server {
                 tracing::debug!(error = %e, "session ended before initialization");
                 Ok(())
             }
-        }
+        };
+        // The transport (and with it the queue's sender) is gone: every answer to a bad line
+        // is written before the output closes.
+        let _ = rejecting.await;
+        let _ = writer.lock().await.shutdown().await;
+        served
     }
 }
 
 struct LineTransport<R, W> {
     reader: BufReader<R>,
     writer: Arc<Mutex<W>>,
-    /// Answers to lines that are not messages, for the task that writes them.
-    rejections: mpsc::UnboundedSender<Vec<u8>>,
+    /// Answers to lines that are not messages, for the task that writes them (gone once the
+    /// transport closes).
+    rejections: Option<mpsc::UnboundedSender<Vec<u8>>>,
     line: Vec<u8>,
     /// Discarding the rest of an oversized line.
     skipping: bool,
@@ -159,7 +165,10 @@ where
                 }
             };
             if let Some(answer) = answer
-                && self.rejections.send(answer).is_err()
+                && self
+                    .rejections
+                    .as_ref()
+                    .is_none_or(|queue| queue.send(answer).is_err())
             {
                 return None;
             }
@@ -167,7 +176,9 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.writer.lock().await.shutdown().await
+        // The output is shut once the answers still queued are written (`serve_stream`).
+        self.rejections = None;
+        self.writer.lock().await.flush().await
     }
 }
 
