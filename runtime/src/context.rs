@@ -124,6 +124,34 @@ pub trait ClientChannel: Send + Sync {
     fn elicit(&self, params: serde_json::Value) -> ClientRequestFuture<'_>;
     /// Send `sampling/createMessage` with these params; the client's result.
     fn sample(&self, params: serde_json::Value) -> ClientRequestFuture<'_>;
+    /// The request's cancellation, when the channel carries it (the context then needs no
+    /// token of its own).
+    fn cancellation(&self) -> Option<&CancellationToken> {
+        None
+    }
+}
+
+/// The token of a context whose request has none: never cancelled.
+fn never_cancelled() -> &'static CancellationToken {
+    static NEVER: std::sync::LazyLock<CancellationToken> =
+        std::sync::LazyLock::new(CancellationToken::new);
+    &NEVER
+}
+
+/// What watches a call's cancellation after its context has gone to the handler: the token,
+/// or the request channel that carries it.
+pub(crate) struct Watch {
+    token: Option<CancellationToken>,
+    client: Option<Arc<dyn ClientChannel>>,
+}
+
+impl Watch {
+    pub(crate) fn token(&self) -> &CancellationToken {
+        self.token
+            .as_ref()
+            .or_else(|| self.client.as_ref().and_then(|c| c.cancellation()))
+            .unwrap_or_else(|| never_cancelled())
+    }
 }
 
 /// The future of a request to the client.
@@ -232,7 +260,8 @@ pub struct Context {
     state: Arc<StateMap>,
     site: Option<Arc<Site>>,
     protocol_version: Option<Cow<'static, str>>,
-    cancellation: CancellationToken,
+    /// `None` when the request channel carries the token (see [`ClientChannel`]).
+    cancellation: Option<CancellationToken>,
     timeout: Option<Duration>,
     client: Option<Client>,
     /// What a surface hands its handlers beyond the core context (MCP-AQL's collection
@@ -267,7 +296,7 @@ impl Context {
         request_id: Arc<str>,
         caller: Caller,
         state: Arc<StateMap>,
-        cancellation: CancellationToken,
+        client: Arc<dyn ClientChannel>,
     ) -> Self {
         Self {
             request_id: Some(request_id),
@@ -275,10 +304,18 @@ impl Context {
             state,
             site: None,
             protocol_version: None,
-            cancellation,
+            cancellation: None,
             timeout: None,
-            client: None,
+            client: Some(Client(client)),
             surface: None,
+        }
+    }
+
+    /// What still watches the call's cancellation once the context is the handler's.
+    pub(crate) fn watch(&self) -> Watch {
+        Watch {
+            token: self.cancellation.clone(),
+            client: self.client.as_ref().map(|c| Arc::clone(&c.0)),
         }
     }
 
@@ -327,7 +364,7 @@ impl Context {
     /// Set the token that signals the caller cancelled the call.
     #[must_use]
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancellation = token;
+        self.cancellation = Some(token);
         self
     }
 
@@ -450,12 +487,15 @@ impl Context {
     /// handlers can `select!` on [`CancellationToken::cancelled`]; the pipeline also stops
     /// waiting for the handler when it fires.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancellation
+        self.cancellation
+            .as_ref()
+            .or_else(|| self.client.as_ref().and_then(|c| c.0.cancellation()))
+            .unwrap_or_else(|| never_cancelled())
     }
 
     /// Whether the client cancelled this call.
     pub fn is_cancelled(&self) -> bool {
-        self.cancellation.is_cancelled()
+        self.cancellation().is_cancelled()
     }
 
     /// The request id, if the transport has one.

@@ -55,6 +55,10 @@ fn client_error(method: &str, error: &rmcp::service::ServiceError) -> AbilityErr
 }
 
 impl ClientChannel for RequestClient {
+    fn cancellation(&self) -> Option<&tokio_util::sync::CancellationToken> {
+        Some(&self.request.ct)
+    }
+
     fn elicit(&self, value: Value) -> ClientRequestFuture<'_> {
         Box::pin(async move {
             if self

@@ -136,25 +136,26 @@ impl McpHandler {
                 .cloned()
                 .unwrap_or_else(Caller::anonymous),
         };
-        let mut ctx = Context::for_request(
-            request_id(&request.id),
-            caller,
-            Arc::clone(&self.inner.state),
-            request.ct.clone(),
-        );
+        let id = request_id(&request.id);
+        let version = request
+            .protocol_version()
+            .map(|version| known_version(version.as_str()));
+        // The request (its token included) travels once, inside the client channel.
+        let client = Arc::new(RequestClient {
+            request,
+            log_level: Arc::clone(&self.log_level),
+        });
+        let mut ctx = Context::for_request(id, caller, Arc::clone(&self.inner.state), client);
         if let Some(site) = &self.inner.site {
             ctx = ctx.with_site(Arc::clone(site));
         }
-        if let Some(version) = request.protocol_version() {
-            ctx = ctx.with_protocol_version(known_version(version.as_str()));
+        if let Some(version) = version {
+            ctx = ctx.with_protocol_version(version);
         }
         if let Some(limit) = self.inner.timeout {
             ctx = ctx.with_timeout(limit);
         }
-        ctx.with_client(Arc::new(RequestClient {
-            request,
-            log_level: Arc::clone(&self.log_level),
-        }))
+        ctx
     }
 }
 

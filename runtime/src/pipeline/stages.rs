@@ -140,7 +140,7 @@ async fn run_handler(
     input: Value,
 ) -> Result<Output, AbilityError> {
     let handler = &*ability.handler;
-    let cancellation = ctx.cancellation().clone();
+    let watch = ctx.watch();
     let timeout = ctx.timeout();
     let future = match std::panic::catch_unwind(AssertUnwindSafe(|| handler.call(ctx, input))) {
         Ok(future) => future,
@@ -152,7 +152,7 @@ async fn run_handler(
     if let Poll::Ready(outcome) = futures_util::poll!(&mut guarded) {
         return finish(ability, outcome);
     }
-    let outcome = Box::pin(wait(ability, guarded, timeout, cancellation)).await;
+    let outcome = Box::pin(wait(ability, guarded, timeout, watch.token().clone())).await;
     finish(ability, outcome)
 }
 

@@ -225,8 +225,9 @@ impl View {
                     Surface::Standard => &[&lenient::Lenient],
                     _ => &[],
                 };
-                // Boxed, so the future rmcp moves into its task stays small.
-                let outcome = Box::pin(pipeline::run(ability, ctx, args, stages)).await;
+                // Not boxed: the handler's waiting path is boxed apart, so this future stays
+                // small, and a call saves an allocation.
+                let outcome = pipeline::run(ability, ctx, args, stages).await;
                 self.finish(outcome)
             }
             Entry::Discover => Ok(meta::discover(registry)),
