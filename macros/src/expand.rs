@@ -371,8 +371,9 @@ fn default_fns(
             quote!(::core::option::Option::None),
         );
     };
-    let typed = format_ident!("__ability_default_{}", ident_name(ident));
-    let json = format_ident!("__ability_default_json_{}", ident_name(ident));
+    // `value__` and `json__` keep the names of two parameters (`x`, `json_x`) apart.
+    let typed = format_ident!("__ability_default_value__{}", ident_name(ident));
+    let json = format_ident!("__ability_default_json__{}", ident_name(ident));
     support.extend(quote! {
         fn #typed() -> #ty { #expr }
         fn #json() -> #p::serde_json::Value { #p::encode_default(#typed()) }

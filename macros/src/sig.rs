@@ -107,6 +107,12 @@ pub(crate) fn analyse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
                         continue;
                     }
                 };
+                if ident.to_string().starts_with("__ability_") {
+                    errors.spanned(
+                        &ident,
+                        "parameter names starting with `__ability_` are reserved for the code `#[ability]` generates: rename it",
+                    );
+                }
                 let ty = (*arg.ty).clone();
                 let kind = if check_type(&ty, errors) {
                     ParamKind::Borrowed

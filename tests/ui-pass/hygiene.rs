@@ -32,6 +32,12 @@ async fn flat(ctx: &Context, state: State<u8>, #[param(default = 2)] n: u8) -> u
     n + *state
 }
 
+/// Two defaults whose parameter names could make one helper name.
+#[ability(semantic = "READ")]
+fn defaults(#[param(default = 1)] x: u8, #[param(default = 2)] json_x: u8) -> u8 {
+    x + json_x
+}
+
 /// Unit return.
 #[ability(semantic = "EXECUTE")]
 fn unit() {}
@@ -61,5 +67,5 @@ fn ask(#[param(complete = words)] word: ::std::string::String) -> abilities::Pro
 fn main() {
     let registry = abilities::Registry::collect();
     assert!(registry.is_ok());
-    assert_eq!(registry.map(|r| r.len()).unwrap_or_default(), 6);
+    assert_eq!(registry.map(|r| r.len()).unwrap_or_default(), 7);
 }
