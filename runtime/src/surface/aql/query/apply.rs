@@ -1,0 +1,270 @@
+//! Running a parsed collection query over the items a handler returned: filter, sort,
+//! pagination, aggregation, field selection and computed fields.
+
+use std::cmp::Ordering;
+
+use serde_json::{Map, Value, json};
+
+use super::parse::encode_cursor;
+use super::*;
+use crate::surface::aql::ComputedField;
+
+/// Apply the query to the items a handler returned, skipping what it pushed down.
+pub(crate) fn apply(
+    state: &State,
+    items: Value,
+    item_schema: &Map<String, Value>,
+    computed: &[ComputedField],
+) -> Value {
+    let spec = &state.spec;
+    let mut items = match items {
+        Value::Array(items) => items,
+        other => return other,
+    };
+    if !computed.is_empty() {
+        for item in &mut items {
+            let values: Map<String, Value> = computed
+                .iter()
+                .map(|c| (c.name.clone(), (c.compute)(item)))
+                .collect();
+            if let Value::Object(map) = item {
+                map.insert(COMPUTED.to_owned(), Value::Object(values));
+            }
+        }
+    }
+    let filtered = state.filtered.load(AtomicOrdering::Relaxed);
+    items.retain(|item| {
+        spec.filter
+            .iter()
+            .filter(|c| !filtered || c.field.starts_with(COMPUTED))
+            .all(|c| c.matches(item))
+    });
+    if !spec.sort.is_empty() && !state.sorted.load(AtomicOrdering::Relaxed) {
+        items.sort_by(|a, b| {
+            for key in &spec.sort {
+                let (x, y) = (lookup(a, &key.field), lookup(b, &key.field));
+                let order = match (x, y) {
+                    (None | Some(Value::Null), None | Some(Value::Null)) => Ordering::Equal,
+                    // Missing values last, whatever the order.
+                    (None | Some(Value::Null), _) => return Ordering::Greater,
+                    (_, None | Some(Value::Null)) => return Ordering::Less,
+                    (Some(x), Some(y)) => compare(x, y).unwrap_or(Ordering::Equal),
+                };
+                let order = if key.descending {
+                    order.reverse()
+                } else {
+                    order
+                };
+                if order != Ordering::Equal {
+                    return order;
+                }
+            }
+            Ordering::Equal
+        });
+    }
+    let mut data = Map::new();
+    if !spec.aggregate.is_empty() {
+        let aggregations: Map<String, Value> = spec
+            .aggregate
+            .iter()
+            .map(|a| (a.label.clone(), aggregate(a, &items)))
+            .collect();
+        data.insert("aggregations".into(), Value::Object(aggregations));
+    }
+    if spec.include_items {
+        let total = items.len() as u64;
+        let (start, end) = match spec.page {
+            Page::Offset { limit, offset } => {
+                (offset.min(total), offset.saturating_add(limit).min(total))
+            }
+            Page::Forward { first, after } => {
+                let start = after.map_or(0, |a| a.saturating_add(1)).min(total);
+                (start, start.saturating_add(first).min(total))
+            }
+            Page::Backward { last, before } => {
+                let end = before.unwrap_or(total).min(total);
+                (end.saturating_sub(last), end)
+            }
+        };
+        let page: Vec<Value> = items
+            .into_iter()
+            .skip(usize::try_from(start).unwrap_or(usize::MAX))
+            .take(usize::try_from(end - start).unwrap_or(usize::MAX))
+            .map(|item| select(item, &spec.fields, item_schema))
+            .collect();
+        let returned = page.len() as u64;
+        data.insert("items".into(), Value::Array(page));
+        match spec.page {
+            Page::Offset { limit, offset } => {
+                data.insert(
+                    "pagination".into(),
+                    json!({
+                        "limit": limit, "offset": offset, "returned": returned,
+                        "total_items": total, "has_more": end < total
+                    }),
+                );
+            }
+            Page::Forward { .. } | Page::Backward { .. } => {
+                let mut info = json!({
+                    "hasNextPage": end < total,
+                    "hasPreviousPage": start > 0,
+                    "totalCount": total
+                });
+                if returned > 0 {
+                    info["startCursor"] = json!(encode_cursor(start));
+                    info["endCursor"] = json!(encode_cursor(end - 1));
+                }
+                data.insert("pageInfo".into(), info);
+            }
+        }
+    }
+    Value::Object(data)
+}
+
+fn aggregate(aggregate: &Aggregate, items: &[Value]) -> Value {
+    let compute = |items: &[&Value]| -> Value {
+        let numbers = |field: &str| -> Vec<f64> {
+            items
+                .iter()
+                .filter_map(|item| lookup(item, field).and_then(Value::as_f64))
+                .collect()
+        };
+        match &aggregate.function {
+            Function::Count => json!(items.len()),
+            Function::Sum(field) => number(numbers(field).iter().sum()),
+            Function::Avg(field) => {
+                let values = numbers(field);
+                if values.is_empty() {
+                    Value::Null
+                } else {
+                    number(values.iter().sum::<f64>() / values.len() as f64)
+                }
+            }
+            Function::Min(field) => extreme(items, field, Ordering::Less),
+            Function::Max(field) => extreme(items, field, Ordering::Greater),
+        }
+    };
+    match &aggregate.group_by {
+        None => compute(&items.iter().collect::<Vec<_>>()),
+        Some(field) => {
+            let mut groups: Vec<(String, Vec<&Value>)> = Vec::new();
+            for item in items {
+                let key = match lookup(item, field) {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                    None => "null".to_owned(),
+                };
+                match groups.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, members)) => members.push(item),
+                    None => groups.push((key, vec![item])),
+                }
+            }
+            Value::Object(
+                groups
+                    .into_iter()
+                    .map(|(key, members)| (key, compute(&members)))
+                    .collect(),
+            )
+        }
+    }
+}
+
+fn extreme(items: &[&Value], field: &str, wanted: Ordering) -> Value {
+    items
+        .iter()
+        .filter_map(|item| lookup(item, field))
+        .filter(|v| !v.is_null())
+        .fold(None::<&Value>, |best, v| match best {
+            Some(b) if compare(v, b) != Some(wanted) => Some(b),
+            _ => Some(v),
+        })
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// An integer when the float is one, so `sum` of integers stays an integer.
+fn number(value: f64) -> Value {
+    if value.fract() == 0.0 && value.abs() < 9.0e15 {
+        json!(value as i64)
+    } else {
+        json!(value)
+    }
+}
+
+/// The item with only the selected fields (paths keep their nesting).
+fn select(item: Value, fields: &Fields, schema: &Map<String, Value>) -> Value {
+    let Value::Object(mut map) = item else {
+        return item;
+    };
+    let properties = schema.get("properties").and_then(Value::as_object);
+    match fields {
+        Fields::Full => Value::Object(map),
+        Fields::Standard => {
+            map.retain(|key, value| key != COMPUTED && !value.is_object() && !value.is_array());
+            Value::Object(map)
+        }
+        Fields::Minimal => {
+            let keep: Vec<String> = ["id", "name", "title"]
+                .iter()
+                .filter(|k| map.contains_key(**k))
+                .map(|k| (*k).to_owned())
+                .collect();
+            let keep = if keep.is_empty() {
+                properties
+                    .and_then(|p| p.keys().next().cloned())
+                    .into_iter()
+                    .collect()
+            } else {
+                keep
+            };
+            map.retain(|key, _| keep.contains(key));
+            Value::Object(map)
+        }
+        Fields::Paths(paths) => {
+            let source = Value::Object(map);
+            let mut out = Map::new();
+            for path in paths {
+                if let Some(value) = lookup(&source, path) {
+                    insert_path(&mut out, path, value.clone());
+                }
+            }
+            Value::Object(out)
+        }
+    }
+}
+
+fn insert_path(out: &mut Map<String, Value>, path: &str, value: Value) {
+    match path.split_once('.') {
+        None => {
+            out.insert(path.to_owned(), value);
+        }
+        Some((head, rest)) => {
+            let entry = out
+                .entry(head.to_owned())
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(inner) = entry {
+                insert_path(inner, rest, value);
+            }
+        }
+    }
+}
+
+pub(super) fn lookup<'v>(item: &'v Value, path: &str) -> Option<&'v Value> {
+    path.split('.').try_fold(item, |value, key| value.get(key))
+}
+
+pub(super) fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) if a.is_number() && b.is_number() => x == y,
+        _ => a == b,
+    }
+}
+
+pub(super) fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Number(_), Value::Number(_)) => a.as_f64()?.partial_cmp(&b.as_f64()?),
+        (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
+        (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
+        _ => None,
+    }
+}

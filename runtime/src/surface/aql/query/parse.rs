@@ -1,0 +1,326 @@
+//! Reading a collection query from an MCP-AQL request's parameters, with the draft's
+//! invalid combinations refused.
+
+use base64::Engine as _;
+use serde_json::{Map, Value, json};
+
+use super::*;
+use crate::surface::aql::ComputedField;
+use crate::{AbilityError, ErrorCode};
+
+fn invalid(param: &str, message: String) -> AbilityError {
+    AbilityError::new(ErrorCode::ValidationInvalidValue, message)
+        .with_details(json!({ "param_name": param }))
+}
+
+fn invalid_type(param: &str, expected: &str) -> AbilityError {
+    AbilityError::new(
+        ErrorCode::ValidationInvalidType,
+        format!("Parameter '{param}' expected '{expected}'"),
+    )
+    .with_details(json!({ "param_name": param, "expected_type": expected }))
+}
+
+/// The fields an item has, for validating field names.
+fn known_field(items: &Map<String, Value>, computed: &[ComputedField], field: &str) -> bool {
+    if let Some(name) = field
+        .strip_prefix(COMPUTED)
+        .and_then(|f| f.strip_prefix('.'))
+    {
+        return computed.iter().any(|c| c.name == name);
+    }
+    let top = field.split('.').next().unwrap_or(field);
+    items
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| p.contains_key(top))
+}
+
+fn uint(params: &Map<String, Value>, key: &str) -> Result<Option<u64>, AbilityError> {
+    match params.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => value
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| invalid_type(key, "non-negative integer")),
+    }
+}
+
+fn cursor(params: &Map<String, Value>, key: &str) -> Result<Option<u64>, AbilityError> {
+    match params.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => decode_cursor(text).map(Some).ok_or_else(|| {
+            invalid(
+                key,
+                format!("Parameter '{key}' is not a cursor this server issued"),
+            )
+        }),
+        Some(_) => Err(invalid_type(key, "string")),
+    }
+}
+
+/// An opaque, URL-safe cursor for a position.
+pub(super) fn encode_cursor(position: u64) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("o:{position}"))
+}
+
+fn decode_cursor(text: &str) -> Option<u64> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(text)
+        .ok()?;
+    String::from_utf8(bytes)
+        .ok()?
+        .strip_prefix("o:")?
+        .parse()
+        .ok()
+}
+
+/// Parse the query parameters in `params` (taking them out), for items shaped by `items`.
+pub(crate) fn parse(
+    params: &mut Map<String, Value>,
+    items: &Map<String, Value>,
+    computed: &[ComputedField],
+) -> Result<Spec, AbilityError> {
+    let mut filter = Vec::new();
+    match params.remove("filter") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(conditions)) => {
+            for (field, value) in conditions {
+                if !known_field(items, computed, &field) {
+                    return Err(invalid("filter", format!("Unknown filter field '{field}'")));
+                }
+                match value {
+                    Value::Object(ops)
+                        if !ops.is_empty() && ops.keys().all(|k| FilterOp::parse(k).is_some()) =>
+                    {
+                        for (op, value) in ops {
+                            let op = FilterOp::parse(&op).unwrap_or(FilterOp::Eq);
+                            filter.push(Condition {
+                                field: field.clone(),
+                                op,
+                                value,
+                            });
+                        }
+                    }
+                    value => filter.push(Condition {
+                        field,
+                        op: FilterOp::Eq,
+                        value,
+                    }),
+                }
+            }
+        }
+        Some(_) => return Err(invalid_type("filter", "object")),
+    }
+
+    let mut sort = Vec::new();
+    let keys = match params.remove("sort") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(keys)) => keys,
+        Some(key) => vec![key],
+    };
+    for key in keys {
+        let (field, order) = match &key {
+            Value::String(field) => (field.clone(), "asc"),
+            Value::Object(map) => (
+                map.get("field")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| invalid("sort", "Parameter 'sort' needs a 'field'".into()))?
+                    .to_owned(),
+                map.get("order").and_then(Value::as_str).unwrap_or("asc"),
+            ),
+            _ => return Err(invalid_type("sort", "object")),
+        };
+        if !known_field(items, computed, &field) {
+            return Err(invalid("sort", format!("Unknown sort field '{field}'")));
+        }
+        let descending = match order {
+            "asc" => false,
+            "desc" => true,
+            other => {
+                return Err(invalid(
+                    "sort",
+                    format!("Sort order '{other}' is neither 'asc' nor 'desc'"),
+                ));
+            }
+        };
+        sort.push(SortKey { field, descending });
+    }
+
+    let fields = match params.remove("fields") {
+        None | Some(Value::Null) => Fields::Standard,
+        Some(Value::String(preset)) => match preset.as_str() {
+            "minimal" => Fields::Minimal,
+            "standard" => Fields::Standard,
+            "full" => Fields::Full,
+            other => {
+                return Err(invalid(
+                    "fields",
+                    format!("Unknown field preset '{other}': use minimal, standard or full"),
+                ));
+            }
+        },
+        Some(Value::Array(paths)) => {
+            let mut out = Vec::new();
+            for path in paths {
+                let Value::String(path) = path else {
+                    return Err(invalid_type("fields", "array of strings"));
+                };
+                if !valid_path(&path) {
+                    return Err(invalid("fields", format!("Invalid field path '{path}'")));
+                }
+                out.push(path);
+            }
+            Fields::Paths(out)
+        }
+        Some(_) => return Err(invalid_type("fields", "string or array")),
+    };
+
+    let (limit, offset) = (uint(params, "limit")?, uint(params, "offset")?);
+    let (first, last) = (uint(params, "first")?, uint(params, "last")?);
+    let (after, before) = (cursor(params, "after")?, cursor(params, "before")?);
+    for key in ["limit", "offset", "first", "last", "after", "before"] {
+        params.remove(key);
+    }
+    let provided: Vec<&str> = [
+        ("limit", limit.is_some()),
+        ("offset", offset.is_some()),
+        ("first", first.is_some()),
+        ("after", after.is_some()),
+        ("last", last.is_some()),
+        ("before", before.is_some()),
+    ]
+    .iter()
+    .filter(|(_, given)| *given)
+    .map(|(name, _)| *name)
+    .collect();
+    let mixed = (limit.is_some() || offset.is_some())
+        && (first.is_some() || last.is_some() || after.is_some() || before.is_some());
+    let bad = mixed
+        || (first.is_some() && last.is_some())
+        || (after.is_some() && first.is_none())
+        || (before.is_some() && last.is_none())
+        || (first.is_some() && before.is_some())
+        || (last.is_some() && after.is_some());
+    if bad {
+        return Err(AbilityError::new(
+            ErrorCode::ValidationInvalidType,
+            format!("Pagination parameters {provided:?} cannot be combined"),
+        )
+        .with_details(json!({
+            "param_name": "pagination",
+            "provided": provided,
+            "hint": "use first/after, last/before, or limit/offset"
+        })));
+    }
+    let clamp = |n: u64| n.min(MAX_PAGE);
+    let page = match (first, last) {
+        (Some(first), _) => Page::Forward {
+            first: clamp(first),
+            after,
+        },
+        (_, Some(last)) => Page::Backward {
+            last: clamp(last),
+            before,
+        },
+        _ => Page::Offset {
+            limit: clamp(limit.unwrap_or(DEFAULT_PAGE)).max(1),
+            offset: offset.unwrap_or(0),
+        },
+    };
+
+    let mut aggregate = Vec::new();
+    match params.remove("aggregate") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(expressions)) => {
+            for (label, expression) in expressions {
+                aggregate.push(parse_aggregate(label, expression, items, computed)?);
+            }
+        }
+        Some(_) => return Err(invalid_type("aggregate", "object")),
+    }
+    let include_items = match params.remove("include_items") {
+        None | Some(Value::Null) => aggregate.is_empty(),
+        Some(Value::Bool(b)) => b,
+        Some(_) => return Err(invalid_type("include_items", "boolean")),
+    };
+    Ok(Spec {
+        filter,
+        sort,
+        fields,
+        page,
+        aggregate,
+        include_items,
+    })
+}
+
+fn parse_aggregate(
+    label: String,
+    expression: Value,
+    items: &Map<String, Value>,
+    computed: &[ComputedField],
+) -> Result<Aggregate, AbilityError> {
+    let Value::Object(expression) = expression else {
+        return Err(invalid_type("aggregate", "object"));
+    };
+    let mut group_by = None;
+    let mut function = None;
+    for (key, value) in expression {
+        let field = || -> Result<String, AbilityError> {
+            let field = value
+                .as_str()
+                .ok_or_else(|| invalid_type("aggregate", "field name"))?;
+            if !known_field(items, computed, field) {
+                return Err(invalid(
+                    "aggregate",
+                    format!("Unknown aggregate field '{field}'"),
+                ));
+            }
+            Ok(field.to_owned())
+        };
+        let next = match key.as_str() {
+            "group_by" => {
+                group_by = Some(field()?);
+                continue;
+            }
+            "count" if value == Value::Bool(true) => Function::Count,
+            "count" => continue,
+            "sum" => Function::Sum(field()?),
+            "avg" => Function::Avg(field()?),
+            "min" => Function::Min(field()?),
+            "max" => Function::Max(field()?),
+            other => {
+                return Err(invalid(
+                    "aggregate",
+                    format!(
+                        "Unknown aggregate function '{other}': use count, group_by, sum, avg, min or max"
+                    ),
+                ));
+            }
+        };
+        if function.replace(next).is_some() {
+            return Err(invalid(
+                "aggregate",
+                format!(
+                    "Aggregate '{label}' has more than one function: use one label per function"
+                ),
+            ));
+        }
+    }
+    Ok(Aggregate {
+        label,
+        group_by,
+        function: function.unwrap_or(Function::Count),
+    })
+}
+
+fn valid_path(path: &str) -> bool {
+    let path = path.strip_prefix("_computed.").map_or(path, |rest| rest);
+    !path.is_empty()
+        && path.split('.').all(|segment| {
+            segment.starts_with(|c: char| c.is_ascii_lowercase())
+                && segment
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        })
+}
