@@ -11,10 +11,8 @@ mod support;
 
 use std::time::Duration;
 
-use abilities::rmcp::model::{
-    ClientConfig, ProtocolVersion, ServerNotification, SubscriptionFilter,
-};
-use abilities::rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext};
+use abilities::rmcp::model::{ServerNotification, SubscriptionFilter};
+use abilities::rmcp::service::NotificationContext;
 use abilities::rmcp::{ClientHandler, RoleClient, ServiceExt};
 use abilities::{Ability, Context, Semantic, Server, ServerError, Surface, ability};
 use serde_json::{Value, json};
@@ -66,13 +64,7 @@ async fn next(changes: &mut mpsc::UnboundedReceiver<&'static str>) -> &'static s
 #[tokio::test]
 async fn an_added_ability_is_served_and_connected_clients_are_told() {
     let server = Server::builder().build().expect("the server builds");
-    let handler = server.handler(None);
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    tokio::spawn(async move {
-        if let Ok(running) = handler.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let client_io = support::session(&server);
     let (sender, mut changes) = mpsc::unbounded_channel();
     let client = Watching(sender).serve(client_io).await.expect("connects");
     let before: Vec<String> = client
@@ -123,13 +115,7 @@ async fn an_added_ability_is_served_and_connected_clients_are_told() {
     assert_eq!(next(&mut changes).await, "tools");
 
     // A session that starts now is offered resources, and told when they change.
-    let handler = server.handler(None);
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    tokio::spawn(async move {
-        if let Ok(running) = handler.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let client_io = support::session(&server);
     let (sender, mut later) = mpsc::unbounded_channel();
     let second = Watching(sender).serve(client_io).await.expect("connects");
     // One round trip: the server has taken in the session's `initialized` by then.
@@ -193,25 +179,7 @@ async fn a_change_that_would_clash_is_refused_and_changes_nothing() {
 #[tokio::test]
 async fn a_listen_stream_that_asked_for_tool_changes_hears_them() {
     let server = Server::builder().build().expect("the server builds");
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    let (read, write) = tokio::io::split(server_io);
-    let serving = server.clone();
-    tokio::spawn(async move { serving.serve_stream(read, write).await });
-    let config: ClientConfig = serde_json::from_value(json!({
-        "protocolVersion": "2026-07-28",
-        "capabilities": {},
-        "clientInfo": {"name": "listener", "version": "1"}
-    }))
-    .expect("a client config");
-    let client = config
-        .serve_with_lifecycle(
-            client_io,
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .expect("the client connects");
+    let client = support::client_2026(&server).await;
     let filter = SubscriptionFilter::builder().tools_list_changed().build();
     let mut subscription = client.peer().listen(filter).await.expect("acknowledged");
     assert_eq!(subscription.acknowledged().tools_list_changed, Some(true));

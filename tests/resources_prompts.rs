@@ -591,32 +591,11 @@ async fn in_process_calls_reach_resources_and_prompts_by_name() {
 
 #[tokio::test]
 async fn subscriptions_listen_streams_updates_of_accepted_uris() {
-    use abilities::rmcp::model::{
-        ClientConfig, ProtocolVersion, ServerNotification, SubscriptionFilter,
-    };
-    use abilities::rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    use abilities::rmcp::model::{ServerNotification, SubscriptionFilter};
 
     let server = server();
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    let (read, write) = tokio::io::split(server_io);
-    let serving = server.clone();
-    tokio::spawn(async move { serving.serve_stream(read, write).await });
     // A client of protocol 2026-07-28, where subscriptions are `subscriptions/listen`.
-    let config: ClientConfig = serde_json::from_value(json!({
-        "protocolVersion": "2026-07-28",
-        "capabilities": {},
-        "clientInfo": {"name": "listener", "version": "1"}
-    }))
-    .expect("a client config");
-    let client = config
-        .serve_with_lifecycle(
-            client_io,
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .expect("the client connects");
+    let client = support::client_2026(&server).await;
     let mut filter = SubscriptionFilter::new();
     filter.resource_subscriptions = Some(vec!["site://motto".into(), "site://nothing".into()]);
     let mut subscription = client.peer().listen(filter).await.expect("acknowledged");

@@ -276,3 +276,48 @@ pub async fn http_session_at(addr: SocketAddr, path: &str) -> String {
     assert_eq!(ack.status, 202, "{ack:?}");
     session
 }
+
+/// Serve `server`'s handler (callers from the transport) on an in-memory pipe and return
+/// the client end, for an rmcp client of the test's own.
+pub fn session(server: &Server) -> DuplexStream {
+    let handler = server.handler(None);
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        use abilities::rmcp::ServiceExt;
+        if let Ok(running) = handler.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    client_io
+}
+
+/// An rmcp client of protocol 2026-07-28 (the discover lifecycle, where subscriptions are
+/// `subscriptions/listen`) connected to `server` over the line transport.
+pub async fn client_2026(
+    server: &Server,
+) -> abilities::rmcp::service::RunningService<
+    abilities::rmcp::RoleClient,
+    abilities::rmcp::model::ClientConfig,
+> {
+    use abilities::rmcp::model::{ClientConfig, ProtocolVersion};
+    use abilities::rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(server_io);
+    let serving = server.clone();
+    tokio::spawn(async move { serving.serve_stream(read, write).await });
+    let config: ClientConfig = serde_json::from_value(json!({
+        "protocolVersion": "2026-07-28",
+        "capabilities": {},
+        "clientInfo": {"name": "listener", "version": "1"}
+    }))
+    .expect("a client config");
+    config
+        .serve_with_lifecycle(
+            client_io,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("the client connects")
+}
