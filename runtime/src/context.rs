@@ -56,7 +56,10 @@ impl Caller {
 
     /// A caller with no scopes at all.
     pub fn anonymous() -> Self {
-        Self::new("anonymous", std::iter::empty::<String>())
+        // One shared value: every unauthenticated request has this caller.
+        static ANONYMOUS: std::sync::LazyLock<Caller> =
+            std::sync::LazyLock::new(|| Caller::new("anonymous", std::iter::empty::<String>()));
+        ANONYMOUS.clone()
     }
 
     /// The principal's name.
@@ -127,6 +130,15 @@ pub trait ClientChannel: Send + Sync {
     /// The request's cancellation, when the channel carries it (the context then needs no
     /// token of its own).
     fn cancellation(&self) -> Option<&CancellationToken> {
+        None
+    }
+    /// The request's id, when the channel carries it (read only when asked for).
+    fn request_id(&self) -> Option<&str> {
+        None
+    }
+    /// The request's protocol version, when the channel carries it (read only when asked
+    /// for).
+    fn protocol_version(&self) -> Option<&str> {
         None
     }
 }
@@ -291,21 +303,23 @@ impl Context {
     }
 
     /// The context of one request a server serves, built in one go (no defaults made only to
-    /// be replaced: this runs once per call).
+    /// be replaced: this runs once per call). The request's id, protocol version and
+    /// cancellation are read from `client` when asked for.
     pub(crate) fn for_request(
-        request_id: Arc<str>,
         caller: Caller,
         state: Arc<StateMap>,
+        site: Option<Arc<Site>>,
+        timeout: Option<Duration>,
         client: Arc<dyn ClientChannel>,
     ) -> Self {
         Self {
-            request_id: Some(request_id),
+            request_id: None,
             caller,
             state,
-            site: None,
+            site,
             protocol_version: None,
             cancellation: None,
-            timeout: None,
+            timeout,
             client: Some(Client(client)),
             surface: None,
         }
@@ -480,7 +494,9 @@ impl Context {
 
     /// The MCP protocol version the client negotiated (`2025-11-25`, ...), if known.
     pub fn protocol_version(&self) -> Option<&str> {
-        self.protocol_version.as_deref()
+        self.protocol_version
+            .as_deref()
+            .or_else(|| self.client.as_ref().and_then(|c| c.0.protocol_version()))
     }
 
     /// Fires when the client cancels this call (`notifications/cancelled`). Long-running
@@ -500,7 +516,9 @@ impl Context {
 
     /// The request id, if the transport has one.
     pub fn request_id(&self) -> Option<&str> {
-        self.request_id.as_deref()
+        self.request_id
+            .as_deref()
+            .or_else(|| self.client.as_ref().and_then(|c| c.0.request_id()))
     }
 
     /// Who is calling.

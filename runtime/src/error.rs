@@ -190,8 +190,9 @@ impl serde::Serialize for ErrorCode {
 pub struct AbilityError {
     code: ErrorCode,
     message: String,
+    /// Boxed: an error travels in every call's `Result`, and most have no details.
     #[serde(skip_serializing_if = "Option::is_none")]
-    details: Option<Value>,
+    details: Option<Box<Value>>,
 }
 
 impl AbilityError {
@@ -207,7 +208,7 @@ impl AbilityError {
     /// Attach structured details (shown to the caller beside the message).
     #[must_use]
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 
@@ -253,7 +254,7 @@ impl AbilityError {
 
     /// Structured details, if any.
     pub fn details(&self) -> Option<&Value> {
-        self.details.as_ref()
+        self.details.as_deref()
     }
 }
 

@@ -83,6 +83,12 @@ pub(crate) fn unwrap_input(shape: &InputShape, args: Value) -> Value {
     match (shape, args) {
         (InputShape::None, _) => Value::Null,
         (InputShape::Object { .. }, args) => args,
+        // A validated wrapped input has the one key: take it without hashing.
+        (InputShape::Wrapped { key, .. }, Value::Object(map)) if map.len() == 1 => map
+            .into_iter()
+            .next()
+            .and_then(|(k, v)| (k == *key).then_some(v))
+            .unwrap_or(Value::Null),
         (InputShape::Wrapped { key, .. }, Value::Object(mut map)) => {
             map.remove(*key).unwrap_or(Value::Null)
         }

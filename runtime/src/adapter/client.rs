@@ -6,13 +6,14 @@
     reason = "rmcp marks MCP logging and sampling deprecated (SEP-2577), but the protocol versions clients speak today have them"
 )]
 
-use std::sync::Arc;
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use rmcp::RoleServer;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams, LoggingLevel,
-    LoggingMessageNotificationParam, ProgressNotificationParam,
+    LoggingMessageNotificationParam, NumberOrString, ProgressNotificationParam,
 };
 use rmcp::service::RequestContext;
 use serde_json::Value;
@@ -24,11 +25,24 @@ use crate::{AbilityError, ClientChannel, ErrorCode, LogLevel};
 /// context and reads the progress token and client capabilities from it only when a handler
 /// needs them, so calls that never talk back pay nothing for them.
 pub(super) struct RequestClient {
-    pub(super) request: RequestContext<RoleServer>,
-    pub(super) log_level: Arc<AtomicU8>,
+    request: RequestContext<RoleServer>,
+    log_level: Arc<AtomicU8>,
+    /// A numeric request id as text, made when first asked for.
+    id: OnceLock<String>,
+    /// The request's protocol version, read when first asked for.
+    version: OnceLock<Option<Cow<'static, str>>>,
 }
 
 impl RequestClient {
+    pub(super) fn new(request: RequestContext<RoleServer>, log_level: Arc<AtomicU8>) -> Self {
+        Self {
+            request,
+            log_level,
+            id: OnceLock::new(),
+            version: OnceLock::new(),
+        }
+    }
+
     fn capabilities(&self) -> Option<ClientCapabilities> {
         self.request.client_capabilities()
     }
@@ -57,6 +71,23 @@ fn client_error(method: &str, error: &rmcp::service::ServiceError) -> AbilityErr
 impl ClientChannel for RequestClient {
     fn cancellation(&self) -> Option<&tokio_util::sync::CancellationToken> {
         Some(&self.request.ct)
+    }
+
+    fn request_id(&self) -> Option<&str> {
+        Some(match &self.request.id {
+            NumberOrString::String(id) => id,
+            NumberOrString::Number(n) => self.id.get_or_init(|| n.to_string()),
+        })
+    }
+
+    fn protocol_version(&self) -> Option<&str> {
+        self.version
+            .get_or_init(|| {
+                self.request
+                    .protocol_version()
+                    .map(|version| known_version(version.as_str()))
+            })
+            .as_deref()
     }
 
     fn elicit(&self, value: Value) -> ClientRequestFuture<'_> {
@@ -157,4 +188,19 @@ pub(super) fn from_rmcp_level(level: LoggingLevel) -> LogLevel {
         LoggingLevel::Alert => LogLevel::Alert,
         LoggingLevel::Emergency => LogLevel::Emergency,
     }
+}
+
+/// A protocol version, without an allocation for the known ones.
+fn known_version(version: &str) -> Cow<'static, str> {
+    const KNOWN: [&str; 5] = [
+        "2024-11-05",
+        "2025-03-26",
+        "2025-06-18",
+        "2025-11-25",
+        "2026-07-28",
+    ];
+    KNOWN
+        .iter()
+        .find(|k| **k == version)
+        .map_or_else(|| Cow::Owned(version.to_owned()), |k| Cow::Borrowed(*k))
 }

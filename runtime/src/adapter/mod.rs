@@ -10,7 +10,6 @@
 mod client;
 mod page;
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
@@ -136,48 +135,16 @@ impl McpHandler {
                 .cloned()
                 .unwrap_or_else(Caller::anonymous),
         };
-        let id = request_id(&request.id);
-        let version = request
-            .protocol_version()
-            .map(|version| known_version(version.as_str()));
-        // The request (its token included) travels once, inside the client channel.
-        let client = Arc::new(RequestClient {
-            request,
-            log_level: Arc::clone(&self.log_level),
-        });
-        let mut ctx = Context::for_request(id, caller, Arc::clone(&self.inner.state), client);
-        if let Some(site) = &self.inner.site {
-            ctx = ctx.with_site(Arc::clone(site));
-        }
-        if let Some(version) = version {
-            ctx = ctx.with_protocol_version(version);
-        }
-        if let Some(limit) = self.inner.timeout {
-            ctx = ctx.with_timeout(limit);
-        }
-        ctx
-    }
-}
-
-/// A protocol version, without an allocation for the known ones.
-fn known_version(version: &str) -> Cow<'static, str> {
-    const KNOWN: [&str; 5] = [
-        "2024-11-05",
-        "2025-03-26",
-        "2025-06-18",
-        "2025-11-25",
-        "2026-07-28",
-    ];
-    KNOWN
-        .iter()
-        .find(|k| **k == version)
-        .map_or_else(|| Cow::Owned(version.to_owned()), |k| Cow::Borrowed(*k))
-}
-
-fn request_id(id: &rmcp::model::RequestId) -> Arc<str> {
-    match id {
-        rmcp::model::NumberOrString::Number(n) => Arc::from(n.to_string()),
-        rmcp::model::NumberOrString::String(s) => Arc::clone(s),
+        // The request (its id, version and token included) travels once, inside the client
+        // channel, and is read from there only when asked for.
+        let client = Arc::new(RequestClient::new(request, Arc::clone(&self.log_level)));
+        Context::for_request(
+            caller,
+            Arc::clone(&self.inner.state),
+            self.inner.site.clone(),
+            self.inner.timeout,
+            client,
+        )
     }
 }
 

@@ -73,14 +73,57 @@ pub(crate) trait Stage: Send + Sync {
 }
 
 /// Run `ability` with wire `args` through the core stages and `surface`'s.
-pub(crate) async fn run(
-    ability: &Ability,
+///
+/// Without surface stages (native tools, meta, `Ability::call`) the core stages, which only
+/// check, run at once when the future is made (a pipeline future is always awaited where it
+/// is made), and the future keeps only the running handler: a call's context and arguments
+/// are not carried through every level of it. A surface's own stages, which may wait, run in
+/// an async continuation.
+pub(crate) fn run<'a>(
+    ability: &'a Ability,
     ctx: Context,
     args: Value,
-    surface: &[&dyn Stage],
-) -> Result<CallOutput, AbilityError> {
-    let core_before: [&dyn Stage; 2] = [&stages::Permission, &stages::SiteCheck];
-    let input: &dyn Stage = &stages::Input;
+    surface: &'a [&'a dyn Stage],
+) -> impl Future<Output = Result<CallOutput, AbilityError>> + Send + 'a {
+    let start = start(ability, ctx, args, surface);
+    async move {
+        let handler = match start {
+            Start::Handler(handler) => handler,
+            Start::Surface(call) => Box::pin(surface_stages(call, surface)).await?,
+            Start::Refused(error) => return Err(error),
+        };
+        let mut output = handler.await?;
+        for stage in surface.iter().rev() {
+            stage.finish(&mut output);
+        }
+        Ok(output)
+    }
+}
+
+/// Where a call stands once the stages that only check have run.
+enum Start<'a> {
+    /// Every stage passed: the handler is running.
+    Handler(stages::Handling<'a>),
+    /// The surface's stages are next.
+    Surface(Call<'a>),
+    Refused(AbilityError),
+}
+
+/// The stages between the site check and the handler, in order.
+fn order<'s>(surface: &'s [&'s dyn Stage]) -> impl Iterator<Item = &'s dyn Stage> + 's {
+    const INPUT: &dyn Stage = &stages::Input;
+    let at = |place| surface.iter().copied().filter(move |s| s.place() == place);
+    at(Place::Arguments)
+        .chain(std::iter::once(INPUT))
+        .chain(at(Place::Gate))
+}
+
+fn start<'a>(
+    ability: &'a Ability,
+    ctx: Context,
+    args: Value,
+    surface: &'a [&'a dyn Stage],
+) -> Start<'a> {
     let mut call = Call {
         ability,
         ctx,
@@ -88,15 +131,37 @@ pub(crate) async fn run(
         input: Value::Null,
     };
     // Permission first: nothing about the input is revealed to a caller without the scope.
-    core_before[0].check(&mut call)?;
-    call.args = into_object(args)?;
-    core_before[1].check(&mut call)?;
-    let order = surface
-        .iter()
-        .filter(|s| s.place() == Place::Arguments)
-        .chain(std::iter::once(&input))
-        .chain(surface.iter().filter(|s| s.place() == Place::Gate));
-    for stage in order {
+    if let Err(error) = stages::Permission.check(&mut call) {
+        return Start::Refused(error);
+    }
+    call.args = match into_object(args) {
+        Ok(args) => args,
+        Err(error) => return Start::Refused(error),
+    };
+    if let Err(error) = stages::SiteCheck.check(&mut call) {
+        return Start::Refused(error);
+    }
+    if !surface.is_empty() {
+        return Start::Surface(call);
+    }
+    if let Err(error) = stages::Input.check(&mut call) {
+        return Start::Refused(error);
+    }
+    let Call {
+        ability,
+        ctx,
+        input,
+        ..
+    } = call;
+    Start::Handler(stages::handle(ability, ctx, input))
+}
+
+/// The stages from the surface's arguments stages to its gate, the input stage among them.
+async fn surface_stages<'a>(
+    mut call: Call<'a>,
+    surface: &'a [&'a dyn Stage],
+) -> Result<stages::Handling<'a>, AbilityError> {
+    for stage in order(surface) {
         stage.check(&mut call)?;
         if let Some(waiting) = stage.wait(&call) {
             waiting.await?;
@@ -108,11 +173,7 @@ pub(crate) async fn run(
         input,
         ..
     } = call;
-    let mut output = stages::handle(ability, ctx, input).await?;
-    for stage in surface.iter().rev() {
-        stage.finish(&mut output);
-    }
-    Ok(output)
+    Ok(stages::handle(ability, ctx, input))
 }
 
 impl Registry {

@@ -17,9 +17,10 @@ pub struct CallOutput {
     /// The wire wraps `value` under `result`.
     wrap: bool,
     content: Option<Vec<Content>>,
-    prompt: Option<Prompt>,
+    // The rare parts are boxed: a call's output moves through every stage's future.
+    prompt: Option<Box<Prompt>>,
     /// The wire form, made only when [`structured`](Self::structured) asks for it.
-    wire: OnceLock<Option<Value>>,
+    wire: OnceLock<Option<Box<Value>>>,
 }
 
 impl CallOutput {
@@ -33,7 +34,7 @@ impl CallOutput {
             value,
             wrap,
             content,
-            prompt,
+            prompt: prompt.map(Box::new),
             wire: OnceLock::new(),
         }
     }
@@ -47,8 +48,8 @@ impl CallOutput {
     /// content-only results.
     pub fn structured(&self) -> Option<&Value> {
         self.wire
-            .get_or_init(|| self.value.clone().map(|v| wire(v, self.wrap)))
-            .as_ref()
+            .get_or_init(|| self.value.clone().map(|v| Box::new(wire(v, self.wrap))))
+            .as_deref()
     }
 
     /// Content blocks beyond the JSON text, if the ability returned any.
@@ -58,7 +59,7 @@ impl CallOutput {
 
     /// The messages of a [`Prompt`] return.
     pub fn prompt(&self) -> Option<&Prompt> {
-        self.prompt.as_ref()
+        self.prompt.as_deref()
     }
 
     /// Take the bare value out (a finishing stage replaces it).
@@ -75,7 +76,7 @@ impl CallOutput {
 
     /// The bare value and the content blocks, for surfaces that show the value as it is.
     pub(crate) fn into_bare(self) -> (Option<Value>, Option<Vec<Content>>, Option<Prompt>) {
-        (self.value, self.content, self.prompt)
+        (self.value, self.content, self.prompt.map(|p| *p))
     }
 
     /// The wire form (wrapped where it must be) and the content blocks.

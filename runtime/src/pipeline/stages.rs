@@ -1,14 +1,17 @@
 //! The core stages every call goes through, and the handler at the end.
 
 use std::any::Any;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::task::Poll;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
 
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
 
 use super::{Call, CallOutput, Stage};
-use crate::ability::{Output, SITE_ID};
+use crate::ability::{CallFuture, Output, SITE_ID};
+use crate::context::Watch;
 use crate::normalize::{json_type, normalize, unwrap_input};
 use crate::{Ability, AbilityError, Context, ErrorCode};
 
@@ -88,17 +91,94 @@ impl Stage for Input {
     }
 }
 
-/// Run the handler (panic-safe, time-limited, cancellable) and keep its output bare.
-pub(crate) async fn handle(
-    ability: &Ability,
-    ctx: Context,
-    input: Value,
-) -> Result<CallOutput, AbilityError> {
+/// Run the handler (panic-safe, time-limited, cancellable) and keep its output bare. The
+/// handler is called now; the future that comes back drives what it returned.
+pub(crate) fn handle(ability: &Ability, ctx: Context, input: Value) -> Handling<'_> {
+    let watch = ctx.watch();
+    let timeout = ctx.timeout();
+    let handler = &*ability.handler;
+    let state = match std::panic::catch_unwind(AssertUnwindSafe(|| handler.call(ctx, input))) {
+        Ok(future) => State::First {
+            guarded: AssertUnwindSafe(future).catch_unwind(),
+            watch,
+            timeout,
+        },
+        Err(panic) => State::Done(Some(Err(panic))),
+    };
+    Handling { ability, state }
+}
+
+/// What a handler's future came to: its result, or the panic it raised.
+type Outcome = Result<Result<Output, AbilityError>, Box<dyn Any + Send>>;
+
+/// A running handler: see [`handle`].
+pub(crate) struct Handling<'a> {
+    ability: &'a Ability,
+    state: State<'a>,
+}
+
+enum State<'a> {
+    /// Not polled yet. Most handlers finish on their first poll: those need no timer and
+    /// no watch for the caller's cancellation, which stay out of the way until one waits.
+    First {
+        guarded: futures_util::future::CatchUnwind<AssertUnwindSafe<CallFuture>>,
+        watch: Watch,
+        timeout: Option<std::time::Duration>,
+    },
+    /// The handler waits, under its time limit and the caller's cancellation.
+    Waiting(Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>),
+    /// The outcome, until it is taken (the handler panicked making its future).
+    Done(Option<Outcome>),
+}
+
+impl Future for Handling<'_> {
+    type Output = Result<CallOutput, AbilityError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let ability = this.ability;
+        loop {
+            match std::mem::replace(&mut this.state, State::Done(None)) {
+                State::First {
+                    mut guarded,
+                    watch,
+                    timeout,
+                } => match guarded.poll_unpin(cx) {
+                    Poll::Ready(outcome) => return Poll::Ready(output(ability, outcome)),
+                    Poll::Pending => {
+                        let token = watch.token().clone();
+                        this.state =
+                            State::Waiting(Box::pin(wait(ability, guarded, timeout, token)));
+                    }
+                },
+                State::Waiting(mut waiting) => {
+                    return match waiting.as_mut().poll(cx) {
+                        Poll::Ready(outcome) => Poll::Ready(output(ability, outcome)),
+                        Poll::Pending => {
+                            this.state = State::Waiting(waiting);
+                            Poll::Pending
+                        }
+                    };
+                }
+                State::Done(Some(outcome)) => return Poll::Ready(output(ability, outcome)),
+                State::Done(None) => {
+                    return Poll::Ready(Err(AbilityError::internal(
+                        "a finished call was polled again",
+                    )));
+                }
+            }
+        }
+    }
+}
+
+/// The handler's outcome as the call's output: a panic logged and turned into
+/// `INTERNAL_ERROR`, the value kept bare with whether the wire wraps it.
+fn output(ability: &Ability, outcome: Outcome) -> Result<CallOutput, AbilityError> {
     let Output {
         structured,
         content,
         prompt,
-    } = run_handler(ability, ctx, input).await?;
+    } = finish(ability, outcome)?;
     Ok(match structured {
         Some(value) => {
             let wrap = wraps(ability, &value)?;
@@ -134,35 +214,13 @@ fn wraps(ability: &Ability, output: &Value) -> Result<bool, AbilityError> {
     )))
 }
 
-async fn run_handler(
-    ability: &Ability,
-    ctx: Context,
-    input: Value,
-) -> Result<Output, AbilityError> {
-    let handler = &*ability.handler;
-    let watch = ctx.watch();
-    let timeout = ctx.timeout();
-    let future = match std::panic::catch_unwind(AssertUnwindSafe(|| handler.call(ctx, input))) {
-        Ok(future) => future,
-        Err(panic) => return finish(ability, Err(panic)),
-    };
-    let mut guarded = AssertUnwindSafe(future).catch_unwind();
-    // Most handlers finish on their first poll: those need no timer and no watch for the
-    // caller's cancellation, and the waiting machinery below stays out of this future.
-    if let Poll::Ready(outcome) = futures_util::poll!(&mut guarded) {
-        return finish(ability, outcome);
-    }
-    let outcome = Box::pin(wait(ability, guarded, timeout, watch.token().clone())).await;
-    finish(ability, outcome)
-}
-
 /// A handler that did not finish at once, under its time limit and the caller's cancellation.
 async fn wait(
     ability: &Ability,
-    guarded: impl Future<Output = Result<Result<Output, AbilityError>, Box<dyn Any + Send>>>,
+    guarded: impl Future<Output = Outcome>,
     timeout: Option<std::time::Duration>,
     cancellation: tokio_util::sync::CancellationToken,
-) -> Result<Result<Output, AbilityError>, Box<dyn Any + Send>> {
+) -> Outcome {
     let limited = async {
         match timeout {
             Some(limit) => tokio::time::timeout(limit, guarded)
@@ -190,10 +248,7 @@ async fn wait(
 }
 
 /// A handler's outcome, with a panic logged and turned into `INTERNAL_ERROR`.
-fn finish(
-    ability: &Ability,
-    outcome: Result<Result<Output, AbilityError>, Box<dyn Any + Send>>,
-) -> Result<Output, AbilityError> {
+fn finish(ability: &Ability, outcome: Outcome) -> Result<Output, AbilityError> {
     outcome.unwrap_or_else(|panic| {
         tracing::error!(
             ability = ability.name(),
