@@ -56,6 +56,26 @@ struct Run {
     calls_per_sec: f64,
     p50: Duration,
     p99: Duration,
+    /// CPU time the server process spent per call (every thread), where `/proc` tells.
+    cpu_per_call: Option<Duration>,
+}
+
+/// CPU time every thread of a process has run, from `/proc/<pid>/task/*/schedstat`
+/// (nanoseconds, unlike the clock ticks of `/proc/<pid>/stat`).
+fn cpu_time(pid: Option<u32>) -> Option<Duration> {
+    let tasks = std::fs::read_dir(format!("/proc/{}/task", pid?)).ok()?;
+    let mut total = 0u64;
+    for task in tasks.flatten() {
+        let stat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+        total += stat.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(Duration::from_nanos(total))
+}
+
+/// The CPU a server spent between two readings, per call.
+fn per_call(before: Option<Duration>, after: Option<Duration>, calls: usize) -> Option<Duration> {
+    let spent = after?.checked_sub(before?)?;
+    Some(spent / u32::try_from(calls.max(1)).ok()?)
 }
 
 fn summarize(mut latencies: Vec<Duration>, elapsed: Duration) -> Run {
@@ -70,6 +90,7 @@ fn summarize(mut latencies: Vec<Duration>, elapsed: Duration) -> Run {
         calls_per_sec: latencies.len() as f64 / elapsed.as_secs_f64(),
         p50: at(0.50),
         p99: at(0.99),
+        cpu_per_call: None,
     }
 }
 
@@ -152,6 +173,7 @@ impl Session {
 
 async fn http_run(
     url: &str,
+    pid: Option<u32>,
     clients: usize,
     calls: usize,
 ) -> Result<Run, Box<dyn std::error::Error>> {
@@ -159,6 +181,7 @@ async fn http_run(
     for _ in 0..clients {
         sessions.push(Session::open(url).await?);
     }
+    let cpu = cpu_time(pid);
     let start = Instant::now();
     let tasks: Vec<_> = sessions
         .into_iter()
@@ -178,7 +201,9 @@ async fn http_run(
             })
         })
         .collect();
-    Ok(summarize(gather(tasks).await?, start.elapsed()))
+    let mut run = summarize(gather(tasks).await?, start.elapsed());
+    run.cpu_per_call = per_call(cpu, cpu_time(pid), clients * calls);
+    Ok(run)
 }
 
 /// Every client's latencies, or the first failure.
@@ -250,6 +275,7 @@ async fn stdio_run(
             }
         }
     });
+    let cpu = cpu_time(child.id());
     let start = Instant::now();
     let tasks: Vec<_> = (0..clients)
         .map(|client| {
@@ -274,7 +300,8 @@ async fn stdio_run(
             })
         })
         .collect();
-    let run = summarize(gather(tasks).await?, start.elapsed());
+    let mut run = summarize(gather(tasks).await?, start.elapsed());
+    run.cpu_per_call = per_call(cpu, cpu_time(child.id()), clients * calls);
     let _ = child.kill().await;
     Ok(run)
 }
@@ -353,16 +380,28 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         "{} clients x {} calls of my-plugin-count-posts, median of {} rounds; {} idle sessions for memory",
         args.clients, args.calls, args.rounds, args.sessions
     );
-    println!("| transport | server | calls/s | p50 | p99 | KiB per idle session |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| transport | server | calls/s | p50 | p99 | server CPU per call | KiB per idle session |"
+    );
+    println!("|---|---|---|---|---|---|---|");
     let mut rates = HashMap::new();
+    // The median of each figure on its own: the run of median throughput, with the median
+    // of the CPU per call.
     let median = |mut runs: Vec<Run>| -> Run {
+        let mut cpu: Vec<Duration> = runs.iter().filter_map(|r| r.cpu_per_call).collect();
+        cpu.sort_unstable();
         runs.sort_by(|a, b| a.calls_per_sec.total_cmp(&b.calls_per_sec));
-        runs.swap_remove(runs.len() / 2)
+        let mut run = runs.swap_remove(runs.len() / 2);
+        run.cpu_per_call = cpu.get(cpu.len() / 2).copied();
+        run
     };
     let row = |transport: &str, name: &str, run: &Run, memory: &str| {
+        let cpu = run.cpu_per_call.map_or_else(
+            || "n/a".to_owned(),
+            |cpu| format!("{:.1} us", cpu.as_secs_f64() * 1e6),
+        );
         println!(
-            "| {transport} | {name} | {:.0} | {:.2} ms | {:.2} ms | {memory} |",
+            "| {transport} | {name} | {:.0} | {:.2} ms | {:.2} ms | {cpu} | {memory} |",
             run.calls_per_sec,
             run.p50.as_secs_f64() * 1e3,
             run.p99.as_secs_f64() * 1e3,
@@ -374,14 +413,15 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         let mut children = Vec::new();
         for (name, bin) in &servers {
             let (child, url) = start_http(bin, &tmp.join(format!("{name}-http.db"))).await?;
-            http_run(&url, args.clients, args.calls / 10 + 1).await?;
+            http_run(&url, child.id(), args.clients, args.calls / 10 + 1).await?;
             children.push((name, child, url));
         }
         let mut http: Vec<Vec<Run>> = children.iter().map(|_| Vec::new()).collect();
         for round in 0..args.rounds {
             for k in 0..children.len() {
                 let i = (k + round) % children.len();
-                http[i].push(http_run(&children[i].2, args.clients, args.calls).await?);
+                let (_, child, url) = &children[i];
+                http[i].push(http_run(url, child.id(), args.clients, args.calls).await?);
             }
         }
         for ((name, child, url), runs) in children.iter().zip(http) {
@@ -389,7 +429,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             let run = median(runs);
             let memory = memory.map_or_else(|| "n/a".to_owned(), |m| format!("{m:.1}"));
             row("HTTP", name, &run, &memory);
-            rates.insert(("http", **name), run.calls_per_sec);
+            rates.insert(("http", **name), (run.calls_per_sec, run.cpu_per_call));
         }
         drop(children);
     }
@@ -408,7 +448,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         for ((name, _), runs) in servers.iter().zip(stdio) {
             let run = median(runs);
             row("stdio", name, &run, "");
-            rates.insert(("stdio", *name), run.calls_per_sec);
+            rates.insert(("stdio", *name), (run.calls_per_sec, run.cpu_per_call));
         }
     }
     println!();
@@ -420,10 +460,18 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         ) {
             println!(
                 "{transport}: abilities / rmcp throughput = {:.2}x; abilities / bare = {:.2}x, rmcp / bare = {:.2}x",
-                ours / theirs,
-                ours / floor,
-                theirs / floor
+                ours.0 / theirs.0,
+                ours.0 / floor.0,
+                theirs.0 / floor.0
             );
+            if let (Some(ours), Some(theirs)) = (ours.1, theirs.1)
+                && !theirs.is_zero()
+            {
+                println!(
+                    "{transport}: server CPU per call, abilities / rmcp = {:.2}x",
+                    ours.as_secs_f64() / theirs.as_secs_f64()
+                );
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);

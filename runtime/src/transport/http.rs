@@ -2,23 +2,25 @@
 //! oversized, unparsable and non-message bodies with the JSON-RPC error their kind calls for.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
 use tokio::net::TcpListener;
-use tower_layer::Layer;
 use tower_service::Service;
 
+use crate::adapter::McpHandler;
 use crate::auth::AuthError;
 use crate::server::Inner;
 use crate::transport::{answer_id, check_cursor, check_message, error_line};
@@ -46,12 +48,12 @@ impl Server {
         } else {
             config.with_allowed_hosts(http.allowed_hosts.clone())
         };
-        let service = StreamableHttpService::new(
+        let mcp = StreamableHttpService::new(
             move || Ok(handler.for_session()),
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        middleware::from_fn_with_state(Arc::clone(&self.inner), gate).layer(service)
+        Endpoint(Arc::new((Arc::clone(&self.inner), mcp)))
     }
 
     /// A router serving this server's surface at `path` (e.g. `/mcp`).
@@ -102,7 +104,38 @@ pub async fn serve_router(listener: TcpListener, router: Router) -> Result<(), S
     Ok(())
 }
 
-async fn gate(State(inner): State<Arc<Inner>>, request: Request, next: Next) -> Response {
+/// The MCP endpoint: the gate, then rmcp's service. One shared value, so a request clones
+/// nothing but an `Arc` (rmcp's service, called as a tower service, clones its whole
+/// configuration per request).
+#[derive(Clone)]
+struct Endpoint(Arc<(Arc<Inner>, Mcp)>);
+
+type Mcp = StreamableHttpService<McpHandler, LocalSessionManager>;
+
+impl Service<Request> for Endpoint {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let endpoint = Arc::clone(&self.0);
+        Box::pin(async move {
+            let (inner, mcp) = &*endpoint;
+            Ok(gate(inner, mcp, request).await)
+        })
+    }
+}
+
+/// rmcp's answer to `request`.
+async fn serve(mcp: &Mcp, request: Request) -> Response {
+    mcp.handle(request).await.map(Body::new)
+}
+
+async fn gate(inner: &Inner, mcp: &Mcp, request: Request) -> Response {
     let (mut parts, body) = request.into_parts();
     match inner.authenticator.authenticate(&parts).await {
         Ok(caller) => {
@@ -113,14 +146,14 @@ async fn gate(State(inner): State<Arc<Inner>>, request: Request, next: Next) -> 
     if parts.method == Method::DELETE {
         // rmcp answers a terminated session with 202; clients (the Python SDK) expect 200 or
         // 204, and nothing is left to process.
-        let mut response = next.run(Request::from_parts(parts, body)).await;
+        let mut response = serve(mcp, Request::from_parts(parts, body)).await;
         if response.status() == StatusCode::ACCEPTED {
             *response.status_mut() = StatusCode::NO_CONTENT;
         }
         return response;
     }
     if parts.method != Method::POST {
-        return next.run(Request::from_parts(parts, body)).await;
+        return serve(mcp, Request::from_parts(parts, body)).await;
     }
     let limit = inner.http.max_body_bytes;
     let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
@@ -148,9 +181,7 @@ async fn gate(State(inner): State<Arc<Inner>>, request: Request, next: Next) -> 
                 .to_ascii_lowercase()
                 .starts_with("application/json")
         });
-    let response = next
-        .run(Request::from_parts(parts, Body::from(bytes.clone())))
-        .await;
+    let response = serve(mcp, Request::from_parts(parts, Body::from(bytes.clone()))).await;
     if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE || !json_body {
         return response;
     }
