@@ -50,7 +50,7 @@ fn api_error(error: AbilityError) -> (StatusCode, Json<AbilityError>) {
 }
 
 async fn list(State(db): State<AppState>) -> ApiResult<Vec<Todo>> {
-    db.list(None, 1000, &CollectionQuery::default())
+    db.list(None, 1000, 0, &CollectionQuery::default())
         .map(Json)
         .map_err(api_error)
 }

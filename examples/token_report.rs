@@ -10,7 +10,11 @@
 #[allow(dead_code, reason = "only the abilities are listed here")]
 mod site;
 #[path = "shared/todo.rs"]
-#[allow(dead_code, reason = "only the abilities are listed here")]
+#[allow(
+    dead_code,
+    clippy::duplicate_mod,
+    reason = "only the abilities are listed here; both examples bring their SQL helper"
+)]
 mod todo;
 
 use std::process::ExitCode;

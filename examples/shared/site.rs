@@ -4,10 +4,13 @@
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-use abilities::{AbilityError, State, ability};
+use abilities::{AbilityError, CollectionQuery, State, Window, ability};
 use rusqlite::{Connection, OptionalExtension, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+#[path = "pushdown.rs"]
+mod pushdown;
 
 /// A kind of content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -156,34 +159,34 @@ fn wp_get_post(
     })
 }
 
+/// How many posts a page holds: 1 to 100.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub(crate) struct PageSize(#[schemars(range(min = 1, max = 100))] pub(crate) u8);
+
 /// List posts, newest first.
 #[ability(semantic = "READ", title = "List posts", category = "posts")]
 fn wp_list_posts(
     db: State<Db>,
+    query: CollectionQuery,
     #[param(description = "Only posts of this type.")] post_type: Option<PostType>,
     #[param(description = "Only posts with this status.")] status: Option<Status>,
-    #[param(description = "At most this many posts (1-100).", default = 10)] limit: u8,
+    #[param(description = "At most this many posts (1-100).", default = PageSize(10))]
+    limit: PageSize,
+    #[param(description = "Skip this many posts first.", default = 0)] offset: u64,
 ) -> Result<Vec<Post>, AbilityError> {
-    let limit = limit.clamp(1, 100);
-    let conn = db.conn()?;
-    let mut statement = conn
-        .prepare(
-            "SELECT id, post_type, title, content, status FROM posts
-             WHERE (?1 IS NULL OR post_type = ?1) AND (?2 IS NULL OR status = ?2)
-             ORDER BY id DESC LIMIT ?3",
-        )
-        .map_err(db_error)?;
-    let rows = statement
-        .query_map(
-            params![
-                post_type.map(PostType::as_str),
-                status.map(Status::as_str),
-                limit
-            ],
-            read_post,
-        )
-        .map_err(db_error)?;
-    rows.collect::<Result<Vec<_>, _>>().map_err(db_error)
+    let listing = pushdown::Listing {
+        table: "posts",
+        columns: &["id", "post_type", "title", "content", "status"],
+        filter: "WHERE (?1 IS NULL OR post_type = ?1) AND (?2 IS NULL OR status = ?2)",
+        values: vec![
+            post_type.map(|t| t.as_str().to_owned()).into(),
+            status.map(|s| s.as_str().to_owned()).into(),
+        ],
+        tiebreak: "id DESC",
+    };
+    let own = Window::new(offset, u64::from(limit.0));
+    pushdown::list(&*db.conn()?, &query, listing, own, read_post).map_err(db_error)
 }
 
 /// Create a post. With `dry_run`, validate and return the would-be post without saving it.

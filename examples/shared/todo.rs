@@ -4,10 +4,13 @@
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-use abilities::{AbilityError, CollectionQuery, FilterOp, State, ability};
+use abilities::{AbilityError, CollectionQuery, State, Window, ability};
 use rusqlite::{Connection, OptionalExtension, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+#[path = "pushdown.rs"]
+mod pushdown;
 
 /// How urgent a todo is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -75,70 +78,27 @@ impl TodoDb {
             .map_err(|_| AbilityError::internal("the database is unavailable"))
     }
 
-    /// Todos, optionally only completed or open ones. The MCP-AQL collection query's filter
-    /// and sort go into the SQL when every condition and key is on a column; the runtime
-    /// applies whatever is left (pagination, fields, aggregation).
+    /// Todos, optionally only completed or open ones: the page at `offset` of at most
+    /// `limit`. Under MCP-AQL the whole collection query goes into the SQL (filter, sort,
+    /// page and the count of every match) and the handler reports the true total; when a
+    /// condition or sort key cannot be written in SQL, the runtime applies them to this
+    /// page and says the total is unknown.
     pub(crate) fn list(
         &self,
         completed: Option<bool>,
         limit: u32,
+        offset: u64,
         query: &CollectionQuery,
     ) -> Result<Vec<Todo>, AbilityError> {
-        const COLUMNS: [&str; 4] = ["id", "title", "completed", "priority"];
-        let mut sql = String::from(
-            "SELECT id, title, completed, priority FROM todos WHERE (?1 IS NULL OR completed = ?1)",
-        );
-        let mut values: Vec<rusqlite::types::Value> = vec![completed.into()];
-        let pushable = query.filter().iter().all(|c| {
-            COLUMNS.contains(&c.field.as_str())
-                && !matches!(c.op, FilterOp::In | FilterOp::Contains)
-                && sql_value(&c.value).is_some()
-        });
-        if pushable {
-            for condition in query.filter() {
-                let op = match condition.op {
-                    FilterOp::Eq => "=",
-                    FilterOp::Ne => "<>",
-                    FilterOp::Gt => ">",
-                    FilterOp::Gte => ">=",
-                    FilterOp::Lt => "<",
-                    _ => "<=",
-                };
-                if let Some(value) = sql_value(&condition.value) {
-                    values.push(value);
-                    sql.push_str(&format!(" AND {} {op} ?{}", condition.field, values.len()));
-                }
-            }
-            query.filtered();
-        }
-        let sortable = query
-            .sort()
-            .iter()
-            .all(|k| COLUMNS.contains(&k.field.as_str()));
-        let mut order: Vec<String> = Vec::new();
-        if sortable {
-            for key in query.sort() {
-                order.push(format!(
-                    "{} {}",
-                    key.field,
-                    if key.descending { "DESC" } else { "ASC" }
-                ));
-            }
-            query.sorted();
-        }
-        order.push("id".to_owned());
-        values.push(i64::from(limit).into());
-        sql.push_str(&format!(
-            " ORDER BY {} LIMIT ?{}",
-            order.join(", "),
-            values.len()
-        ));
-        let conn = self.conn()?;
-        let mut statement = conn.prepare(&sql).map_err(db_error)?;
-        let rows = statement
-            .query_map(rusqlite::params_from_iter(values), read_todo)
-            .map_err(db_error)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(db_error)
+        let listing = pushdown::Listing {
+            table: "todos",
+            columns: &["id", "title", "completed", "priority"],
+            filter: "WHERE (?1 IS NULL OR completed = ?1)",
+            values: vec![completed.into()],
+            tiebreak: "id",
+        };
+        let own = Window::new(offset, u64::from(limit));
+        pushdown::list(&*self.conn()?, query, listing, own, read_todo).map_err(db_error)
     }
 
     /// One todo.
@@ -175,19 +135,6 @@ impl TodoDb {
     }
 }
 
-/// A JSON filter value as an SQL value (booleans as 0/1, as stored).
-fn sql_value(value: &serde_json::Value) -> Option<rusqlite::types::Value> {
-    match value {
-        serde_json::Value::Bool(b) => Some(i64::from(*b).into()),
-        serde_json::Value::Number(n) => n
-            .as_i64()
-            .map(Into::into)
-            .or_else(|| n.as_f64().map(Into::into)),
-        serde_json::Value::String(s) => Some(s.clone().into()),
-        _ => None,
-    }
-}
-
 fn read_todo(row: &rusqlite::Row<'_>) -> rusqlite::Result<Todo> {
     Ok(Todo {
         id: row.get(0)?,
@@ -202,15 +149,22 @@ fn db_error(error: rusqlite::Error) -> AbilityError {
     AbilityError::internal("the database failed")
 }
 
+/// How many todos a page holds: 1 to 100.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub(crate) struct PageSize(#[schemars(range(min = 1, max = 100))] pub(crate) u32);
+
 /// List todos in creation order.
 #[ability(semantic = "READ", category = "todos")]
 fn list_todos(
     db: State<TodoDb>,
     query: CollectionQuery,
     #[param(description = "Only completed (true) or open (false) todos.")] completed: Option<bool>,
-    #[param(description = "At most this many todos.", default = 50)] limit: u32,
+    #[param(description = "At most this many todos (1-100).", default = PageSize(50))]
+    limit: PageSize,
+    #[param(description = "Skip this many todos first.", default = 0)] offset: u64,
 ) -> Result<Vec<Todo>, AbilityError> {
-    db.list(completed, limit, &query)
+    db.list(completed, limit.0, offset, &query)
 }
 
 /// Get one todo.

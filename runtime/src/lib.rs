@@ -47,7 +47,7 @@ pub use resource::ResourceNotifier;
 pub use server::{Abilities, Server, ServerBuilder, ServerError};
 pub use site::{CONTRACT_VERSION, Site};
 pub use surface::aql::{
-    Aql, AqlLimits, AqlMode, CollectionQuery, ComputedField, Condition, FilterOp, SortKey,
+    Aql, AqlLimits, AqlMode, CollectionQuery, ComputedField, Condition, FilterOp, SortKey, Window,
     merge_input, operation_name,
 };
 pub use surface::{MetaNames, Surface};

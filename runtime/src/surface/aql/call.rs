@@ -38,8 +38,8 @@ pub(crate) async fn call(
 
 /// What one request comes to, before it is an envelope.
 enum Answer {
-    /// A single operation's data.
-    Done(Value),
+    /// A single operation's data and warnings.
+    Done(Value, Vec<Value>),
     /// A batch's whole envelope (always a success: items carry their own outcomes).
     Batch(Value),
     /// A failure, with the confirmation to offer when it is `CONFIRMATION_REQUIRED`.
@@ -50,7 +50,7 @@ enum Answer {
 /// cannot fix by changing the request.
 fn respond(table: &Table, answer: Answer) -> CallToolResult {
     let (envelope, mut is_error) = match answer {
-        Answer::Done(data) => (success(data), false),
+        Answer::Done(data, warnings) => (success(data, warnings), false),
         Answer::Batch(envelope) => (envelope, false),
         Answer::Failed(error, issued) => {
             (failure(&error, issued.as_ref()), !recoverable(error.code()))
@@ -68,8 +68,19 @@ fn respond(table: &Table, answer: Answer) -> CallToolResult {
     result
 }
 
-fn success(data: Value) -> Value {
-    json!({"success": true, "data": data})
+/// The most warnings an envelope carries, as the draft allows.
+const MAX_WARNINGS: usize = 10;
+
+/// The success envelope, with `warnings` when there are any (deduplicated, at most ten).
+fn success(data: Value, mut warnings: Vec<Value>) -> Value {
+    let mut envelope = json!({"success": true, "data": data});
+    let mut seen = std::collections::HashSet::new();
+    warnings.retain(|w| seen.insert(w.to_string()));
+    warnings.truncate(MAX_WARNINGS);
+    if !warnings.is_empty() {
+        envelope["warnings"] = Value::Array(warnings);
+    }
+    envelope
 }
 
 /// The failure envelope. A confirmation travels as the draft asks, in `error.details` and
@@ -192,7 +203,7 @@ async fn single(
         );
     };
     match operation(table, registry, endpoint, ctx, session, request).await {
-        Ok(data) => Answer::Done(data),
+        Ok((data, warnings)) => Answer::Done(data, warnings),
         Err((error, issued)) => Answer::Failed(error, issued),
     }
 }
@@ -209,7 +220,7 @@ async fn operation(
     ctx: &Context,
     session: u64,
     request: &Map<String, Value>,
-) -> Result<Value, Refusal> {
+) -> Result<(Value, Vec<Value>), Refusal> {
     let refused = |error: AbilityError| (error, None);
     let name = match request.get("operation") {
         Some(Value::String(name)) => name.as_str(),
@@ -237,7 +248,9 @@ async fn operation(
         check_endpoint(table, endpoint, "introspect", "read", Semantic::Read).map_err(bare)?;
         params.retain(|k, _| !k.starts_with('_'));
         reject_unknown(name, &params, &["query", "name"]).map_err(bare)?;
-        return introspect(table, registry, &params).map_err(refused);
+        return introspect(table, registry, &params)
+            .map(|data| (data, Vec::new()))
+            .map_err(refused);
     }
     let Some(op) = table.get(name) else {
         let shown: String = name.chars().take(100).collect();
@@ -262,6 +275,7 @@ async fn operation(
         op,
         items,
         state: OnceLock::new(),
+        warnings: OnceLock::new(),
     });
     let gate = op.danger.needs_confirmation().then(|| Gate {
         table,
@@ -286,7 +300,12 @@ async fn operation(
     ))
     .await
     {
-        Ok(output) => Ok(output.into_bare().0.unwrap_or(Value::Null)),
+        Ok(output) => {
+            let warnings = query
+                .and_then(|q| q.warnings.into_inner())
+                .unwrap_or_default();
+            Ok((output.into_bare().0.unwrap_or(Value::Null), warnings))
+        }
         Err(error) => {
             let issued = gate.and_then(|gate| gate.issued.into_inner());
             Err((error, issued))
@@ -546,9 +565,9 @@ async fn batch(
         let halts =
             matches!(&outcome, Err((error, _)) if error.code() == &ErrorCode::ConfirmationRequired);
         let envelope = match outcome {
-            Ok(data) => {
+            Ok((data, warnings)) => {
                 succeeded += 1;
-                success(data)
+                success(data, warnings)
             }
             Err((error, issued)) => {
                 if !halts {

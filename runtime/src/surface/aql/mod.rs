@@ -20,7 +20,7 @@ use std::time::Duration;
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-pub use query::{CollectionQuery, Condition, FilterOp, SortKey};
+pub use query::{CollectionQuery, Condition, FilterOp, SortKey, Window};
 
 use super::SurfaceError;
 use crate::{Ability, Danger, ErrorCode, Registry, Semantic};

@@ -35,11 +35,18 @@ pub(super) struct Query<'t> {
     pub(super) op: &'t Operation,
     pub(super) items: &'t Map<String, Value>,
     pub(super) state: OnceLock<Arc<State>>,
+    /// The warnings of the answer, once the query has run.
+    pub(super) warnings: OnceLock<Vec<Value>>,
 }
 
 impl Stage for Query<'_> {
     fn check(&self, call: &mut Call<'_>) -> Result<(), AbilityError> {
-        let spec = query::parse(&mut call.args, self.items, &self.op.computed)?;
+        let spec = query::parse(
+            &mut call.args,
+            self.items,
+            &self.op.computed,
+            &self.op.params,
+        )?;
         let state = Arc::new(State::new(spec));
         call.ctx = call.ctx.clone().with_surface_data(Arc::clone(&state));
         let _ = self.state.set(state);
@@ -49,7 +56,9 @@ impl Stage for Query<'_> {
     fn finish(&self, output: &mut CallOutput) {
         if let Some(state) = self.state.get() {
             let items = output.take_bare().unwrap_or(Value::Null);
-            output.set_bare(query::apply(state, items, self.items, &self.op.computed));
+            let (data, warnings) = query::apply(state, items, self.items, &self.op.computed);
+            output.set_bare(data);
+            let _ = self.warnings.set(warnings);
         }
     }
 }

@@ -9,17 +9,38 @@ use super::parse::encode_cursor;
 use super::*;
 use crate::surface::aql::ComputedField;
 
-/// Apply the query to the items a handler returned, skipping what it pushed down.
+/// What the runtime knows of the collection behind a handler's items.
+enum Extent {
+    /// The items are the whole collection (filtered here or by the handler).
+    Whole,
+    /// The items are the window at `offset` of a collection of `total` (the handler paged).
+    Window { offset: u64, total: u64 },
+    /// The items are the operation's own page at `offset`: `total` when the page shows
+    /// where the collection ends, else unknown.
+    OwnPage {
+        limit: Option<u64>,
+        offset: u64,
+        total: Option<u64>,
+    },
+}
+
+fn warning(code: &str, message: String, details: Value) -> Value {
+    json!({"code": code, "message": message, "severity": "medium", "details": details})
+}
+
+/// Apply the query to the items a handler returned, skipping what it pushed down; the data
+/// and the warnings for the envelope.
 pub(crate) fn apply(
     state: &State,
     items: Value,
     item_schema: &Map<String, Value>,
     computed: &[ComputedField],
-) -> Value {
+) -> (Value, Vec<Value>) {
     let spec = &state.spec;
+    let mut warnings = spec.warnings.clone();
     let mut items = match items {
         Value::Array(items) => items,
-        other => return other,
+        other => return (other, warnings),
     };
     if !computed.is_empty() {
         for item in &mut items {
@@ -32,93 +53,191 @@ pub(crate) fn apply(
             }
         }
     }
+    let returned_by_handler = items.len() as u64;
     let filtered = state.filtered.load(AtomicOrdering::Relaxed);
+    let before_filter = items.len();
     items.retain(|item| {
         spec.filter
             .iter()
             .filter(|c| !filtered || c.field.starts_with(COMPUTED))
             .all(|c| c.matches(item))
     });
+    let filtered_here = items.len() != before_filter;
     if !spec.sort.is_empty() && !state.sorted.load(AtomicOrdering::Relaxed) {
-        items.sort_by(|a, b| {
-            for key in &spec.sort {
-                let (x, y) = (lookup(a, &key.field), lookup(b, &key.field));
-                let order = match (x, y) {
-                    (None | Some(Value::Null), None | Some(Value::Null)) => Ordering::Equal,
-                    // Missing values last, whatever the order.
-                    (None | Some(Value::Null), _) => return Ordering::Greater,
-                    (_, None | Some(Value::Null)) => return Ordering::Less,
-                    (Some(x), Some(y)) => compare(x, y).unwrap_or(Ordering::Equal),
-                };
-                let order = if key.descending {
-                    order.reverse()
-                } else {
-                    order
-                };
-                if order != Ordering::Equal {
-                    return order;
-                }
-            }
-            Ordering::Equal
-        });
+        items.sort_by(|a, b| order(&spec.sort, a, b));
     }
+    let extent = match (state.paged.get(), spec.own_page) {
+        // Every matching item was asked for and returned.
+        (Some(_), _) if spec.window().is_all() => Extent::Whole,
+        (Some(&total), _) => Extent::Window {
+            offset: spec.window().offset,
+            total,
+        },
+        (None, None) => Extent::Whole,
+        (None, Some(own)) => {
+            let full = own.limit.is_some_and(|limit| returned_by_handler >= limit);
+            // A page that is not full ends the collection; its total is known when nothing
+            // before it was filtered out here.
+            let total = (!full && (own.offset == 0 || !filtered_here))
+                .then(|| own.offset.saturating_add(items.len() as u64));
+            Extent::OwnPage {
+                limit: own.limit,
+                offset: own.offset,
+                total,
+            }
+        }
+    };
     let mut data = Map::new();
     if !spec.aggregate.is_empty() {
-        let aggregations: Map<String, Value> = spec
-            .aggregate
-            .iter()
-            .map(|a| (a.label.clone(), aggregate(a, &items)))
-            .collect();
+        let aggregations: Map<String, Value> = if matches!(extent, Extent::Whole) {
+            spec.aggregate
+                .iter()
+                .map(|a| (a.label.clone(), aggregate(a, &items)))
+                .collect()
+        } else {
+            warnings.push(warning(
+                "VALIDATION_TRUNCATED_WARNING",
+                format!(
+                    "The operation returned one page of {returned_by_handler} items, not its whole collection: aggregations are unknown"
+                ),
+                json!({"reason": "incomplete_collection", "returned": returned_by_handler}),
+            ));
+            spec.aggregate
+                .iter()
+                .map(|a| (a.label.clone(), Value::Null))
+                .collect()
+        };
         data.insert("aggregations".into(), Value::Object(aggregations));
     }
     if spec.include_items {
-        let total = items.len() as u64;
-        let (start, end) = match spec.page {
-            Page::Offset { limit, offset } => {
-                (offset.min(total), offset.saturating_add(limit).min(total))
-            }
-            Page::Forward { first, after } => {
-                let start = after.map_or(0, |a| a.saturating_add(1)).min(total);
-                (start, start.saturating_add(first).min(total))
-            }
-            Page::Backward { last, before } => {
-                let end = before.unwrap_or(total).min(total);
-                (end.saturating_sub(last), end)
-            }
-        };
-        let page: Vec<Value> = items
-            .into_iter()
-            .skip(usize::try_from(start).unwrap_or(usize::MAX))
-            .take(usize::try_from(end - start).unwrap_or(usize::MAX))
-            .map(|item| select(item, &spec.fields, item_schema))
-            .collect();
-        let returned = page.len() as u64;
+        let (page, pagination) = paginate(spec, extent, items, item_schema, &mut warnings);
         data.insert("items".into(), Value::Array(page));
-        match spec.page {
-            Page::Offset { limit, offset } => {
-                data.insert(
-                    "pagination".into(),
-                    json!({
-                        "limit": limit, "offset": offset, "returned": returned,
-                        "total_items": total, "has_more": end < total
-                    }),
-                );
+        data.insert(pagination.0.into(), pagination.1);
+    }
+    (Value::Object(data), warnings)
+}
+
+/// The page of `items` the query asked for, with its pagination object (`pagination` or
+/// `pageInfo`), every figure in it true.
+fn paginate(
+    spec: &Spec,
+    extent: Extent,
+    items: Vec<Value>,
+    item_schema: &Map<String, Value>,
+    warnings: &mut Vec<Value>,
+) -> (Vec<Value>, (&'static str, Value)) {
+    let count = items.len() as u64;
+    // Where the items sit in the collection, and how big it is.
+    let (base, total, own) = match extent {
+        Extent::Whole => (0, Some(count), None),
+        Extent::Window { offset, total } => (offset, Some(total), None),
+        Extent::OwnPage {
+            limit,
+            offset,
+            total,
+        } => (offset, total, Some(limit)),
+    };
+    let select_all = |items: Vec<Value>| -> Vec<Value> {
+        items
+            .into_iter()
+            .map(|item| select(item, &spec.fields, item_schema))
+            .collect()
+    };
+    if let Some(limit) = own {
+        // The operation paged itself: its page is the answer.
+        let page = select_all(items);
+        let returned = page.len() as u64;
+        if total.is_none() {
+            warnings.push(warning(
+                "VALIDATION_TRUNCATED_WARNING",
+                format!(
+                    "The operation returned a page of {returned} items at offset {base}; the collection may hold more, so its total is unknown: ask for the next page with offset {}",
+                    base.saturating_add(returned)
+                ),
+                json!({"reason": "page_of_collection", "returned": returned, "offset": base}),
+            ));
+        }
+        return (
+            page,
+            (
+                "pagination",
+                json!({
+                    "limit": limit, "offset": base, "returned": returned,
+                    "total_items": total, "has_more": total.map(|t| base.saturating_add(returned) < t)
+                }),
+            ),
+        );
+    }
+    let total = total.unwrap_or(count);
+    // The page's positions in the collection, and which of `items` they are.
+    let (start, end) = match spec.page {
+        Page::Offset { limit, offset } => {
+            (offset.min(total), offset.saturating_add(limit).min(total))
+        }
+        Page::Forward { first, after } => {
+            let start = after.map_or(0, |a| a.saturating_add(1)).min(total);
+            (start, start.saturating_add(first).min(total))
+        }
+        Page::Backward { last, before } => {
+            let end = before.unwrap_or(total).min(total);
+            (end.saturating_sub(last), end)
+        }
+    };
+    let skip = start.saturating_sub(base);
+    let take = end.saturating_sub(start);
+    let page = select_all(
+        items
+            .into_iter()
+            .skip(usize::try_from(skip).unwrap_or(usize::MAX))
+            .take(usize::try_from(take).unwrap_or(usize::MAX))
+            .collect(),
+    );
+    let returned = page.len() as u64;
+    let end = start.saturating_add(returned);
+    let pagination = match spec.page {
+        Page::Offset { limit, offset } => (
+            "pagination",
+            json!({
+                "limit": limit, "offset": offset, "returned": returned,
+                "total_items": total, "has_more": end < total
+            }),
+        ),
+        Page::Forward { .. } | Page::Backward { .. } => {
+            let mut info = json!({
+                "hasNextPage": end < total,
+                "hasPreviousPage": start > 0,
+                "totalCount": total
+            });
+            if returned > 0 {
+                info["startCursor"] = json!(encode_cursor(start));
+                info["endCursor"] = json!(encode_cursor(end - 1));
             }
-            Page::Forward { .. } | Page::Backward { .. } => {
-                let mut info = json!({
-                    "hasNextPage": end < total,
-                    "hasPreviousPage": start > 0,
-                    "totalCount": total
-                });
-                if returned > 0 {
-                    info["startCursor"] = json!(encode_cursor(start));
-                    info["endCursor"] = json!(encode_cursor(end - 1));
-                }
-                data.insert("pageInfo".into(), info);
-            }
+            ("pageInfo", info)
+        }
+    };
+    (page, pagination)
+}
+
+fn order(keys: &[SortKey], a: &Value, b: &Value) -> Ordering {
+    for key in keys {
+        let (x, y) = (lookup(a, &key.field), lookup(b, &key.field));
+        let order = match (x, y) {
+            (None | Some(Value::Null), None | Some(Value::Null)) => Ordering::Equal,
+            // Missing values last, whatever the order.
+            (None | Some(Value::Null), _) => return Ordering::Greater,
+            (_, None | Some(Value::Null)) => return Ordering::Less,
+            (Some(x), Some(y)) => compare(x, y).unwrap_or(Ordering::Equal),
+        };
+        let order = if key.descending {
+            order.reverse()
+        } else {
+            order
+        };
+        if order != Ordering::Equal {
+            return order;
         }
     }
-    Value::Object(data)
+    Ordering::Equal
 }
 
 fn aggregate(aggregate: &Aggregate, items: &[Value]) -> Value {

@@ -3,6 +3,12 @@
 //! the items a handler returns, except the stages the handler pushed down itself through the
 //! [`CollectionQuery`] extractor.
 //!
+//! Every figure an answer carries is true. The runtime knows it has the whole collection when
+//! the handler says so ([`CollectionQuery::paged`]: it returned the requested window and the
+//! total), or when the operation has no paging of its own (its contract is then to return the
+//! whole collection). An operation that pages itself (its own `limit` / `offset`) and returns
+//! a full page leaves the total unknown: the answer says so with `null` figures and a warning.
+//!
 //! This file holds the query's types; `parse` reads one from a request's parameters, `apply`
 //! runs it over a handler's items.
 
@@ -16,8 +22,8 @@ use apply::{compare, json_eq, lookup};
 pub(crate) use parse::parse;
 
 use std::cmp::Ordering;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
@@ -160,15 +166,87 @@ pub(super) enum Function {
     Max(String),
 }
 
+/// The paging an operation does itself, through parameters of its own named `limit` and
+/// `offset`: the values its handler got (sent, or the schema's defaults).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OwnPage {
+    pub(super) limit: Option<u64>,
+    pub(super) offset: u64,
+}
+
 /// A parsed collection query.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Spec {
     pub(super) filter: Vec<Condition>,
     pub(super) sort: Vec<SortKey>,
     pub(super) fields: Fields,
+    /// The runtime's page; unused when the operation pages itself.
     pub(super) page: Page,
+    pub(super) own_page: Option<OwnPage>,
     pub(super) aggregate: Vec<Aggregate>,
     pub(super) include_items: bool,
+    /// Warnings about the request itself (a page size clamped).
+    pub(super) warnings: Vec<Value>,
+}
+
+impl Spec {
+    /// The slice of the filtered, sorted collection the answer needs: every item
+    /// ([`Window::ALL`]) for aggregations, or the last items with no cursor to count back from.
+    fn window(&self) -> Window {
+        if !self.aggregate.is_empty() {
+            return Window::ALL;
+        }
+        if let Some(own) = self.own_page {
+            return Window {
+                offset: own.offset,
+                limit: own.limit.unwrap_or(u64::MAX),
+            };
+        }
+        match self.page {
+            Page::Offset { limit, offset } => Window { offset, limit },
+            Page::Forward { first, after } => Window {
+                offset: after.map_or(0, |a| a.saturating_add(1)),
+                limit: first,
+            },
+            Page::Backward {
+                last,
+                before: Some(before),
+            } => Window {
+                offset: before.saturating_sub(last),
+                limit: last.min(before),
+            },
+            Page::Backward { before: None, .. } => Window::ALL,
+        }
+    }
+}
+
+/// The part of a collection a page needs: `limit` items from position `offset` of the
+/// filtered, sorted collection. See [`CollectionQuery::page`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Window {
+    /// Items to skip.
+    pub offset: u64,
+    /// Items to return at most (`u64::MAX`: no limit).
+    pub limit: u64,
+}
+
+impl Window {
+    /// `limit` items from position `offset`.
+    pub fn new(offset: u64, limit: u64) -> Self {
+        Self { offset, limit }
+    }
+
+    /// Every item.
+    pub const ALL: Self = Self {
+        offset: 0,
+        limit: u64::MAX,
+    };
+
+    /// Whether this is every item.
+    pub fn is_all(&self) -> bool {
+        *self == Self::ALL
+    }
 }
 
 /// A query with what the handler pushed down.
@@ -177,13 +255,24 @@ pub(crate) struct State {
     pub(super) spec: Spec,
     pub(super) filtered: AtomicBool,
     pub(super) sorted: AtomicBool,
+    /// The collection's total, from a handler that returned exactly the window.
+    pub(super) paged: OnceLock<u64>,
 }
 
 /// The collection query of the current MCP-AQL request, for a READ handler that applies
-/// filtering and sorting itself (say, in SQL). Take it as a parameter; it is empty outside
-/// MCP-AQL. Call [`filtered`](Self::filtered) / [`sorted`](Self::sorted) once applied, and
-/// the runtime leaves those stages alone; everything else (pagination, aggregation, fields,
-/// computed fields) it still applies to what the handler returns.
+/// filtering, sorting and paging itself (say, in SQL). Take it as a parameter; it is empty
+/// outside MCP-AQL.
+///
+/// - Call [`filtered`](Self::filtered) / [`sorted`](Self::sorted) once applied, and the
+///   runtime leaves those stages alone; it still pages, aggregates and selects fields.
+/// - Or push everything down: return exactly the [`page`](Self::page) window of the
+///   filtered, sorted collection and call [`paged`](Self::paged) with the collection's total.
+///   The runtime then reports that total and pages from it, and never reads past the window.
+///
+/// A handler that does neither returns the whole collection, unless the operation pages
+/// itself with parameters of its own named `limit` and `offset`: those reach the handler as
+/// sent, the runtime does not page again, and a full page leaves the total unknown (`null`
+/// figures and a `VALIDATION_TRUNCATED_WARNING`, never a false count).
 ///
 /// ```standalone_crate
 /// use abilities::{CollectionQuery, FilterOp, ability};
@@ -237,6 +326,24 @@ impl CollectionQuery {
             state.sorted.store(true, AtomicOrdering::Relaxed);
         }
     }
+
+    /// The window of the filtered, sorted collection the answer needs ([`Window::ALL`] when
+    /// it needs every matching item: an aggregation, or the last items counted from the
+    /// end). `None` outside MCP-AQL.
+    pub fn page(&self) -> Option<Window> {
+        self.0.as_ref().map(|s| s.spec.window())
+    }
+
+    /// Declare the items returned exactly the [`page`](Self::page) window of the filtered,
+    /// sorted collection, which holds `total` items. Implies [`filtered`](Self::filtered) and
+    /// [`sorted`](Self::sorted).
+    pub fn paged(&self, total: u64) {
+        if let Some(state) = &self.0 {
+            let _ = state.paged.set(total);
+            self.filtered();
+            self.sorted();
+        }
+    }
 }
 
 impl FromContext for CollectionQuery {
@@ -251,6 +358,7 @@ impl State {
             spec,
             filtered: AtomicBool::new(false),
             sorted: AtomicBool::new(false),
+            paged: OnceLock::new(),
         }
     }
 }

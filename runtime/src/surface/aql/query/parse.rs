@@ -5,7 +5,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::*;
-use crate::surface::aql::ComputedField;
+use crate::surface::aql::{ComputedField, Param};
 use crate::{AbilityError, ErrorCode};
 
 fn invalid(param: &str, message: String) -> AbilityError {
@@ -36,14 +36,75 @@ fn known_field(items: &Map<String, Value>, computed: &[ComputedField], field: &s
         .is_some_and(|p| p.contains_key(top))
 }
 
+/// A non-negative integer parameter. Integers written as floats (`1e9`, `100.0`) are
+/// integers; beyond `u64`, the value saturates (every page size is clamped far below).
 fn uint(params: &Map<String, Value>, key: &str) -> Result<Option<u64>, AbilityError> {
     match params.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(value) => value
-            .as_u64()
+        Some(value) => as_uint(value)
             .map(Some)
             .ok_or_else(|| invalid_type(key, "non-negative integer")),
     }
+}
+
+fn as_uint(value: &Value) -> Option<u64> {
+    value.as_u64().or_else(|| {
+        let f = value.as_f64()?;
+        // The cast saturates at u64::MAX, which is the intent for huge integral values.
+        (f >= 0.0 && f.fract() == 0.0).then_some(f as u64)
+    })
+}
+
+/// The operators a filter condition may use, for messages.
+const OPERATORS: &str = "eq, ne, gt, gte, lt, lte, in, contains";
+
+/// A page size clamped to the most a page holds: kept, with a warning saying so.
+fn clamp_page(param: &str, requested: u64, warnings: &mut Vec<Value>) -> u64 {
+    if requested <= MAX_PAGE {
+        return requested;
+    }
+    warnings.push(json!({
+        "code": "VALIDATION_TRUNCATED_WARNING",
+        "message": format!("Parameter '{param}' asked for {requested} items; a page holds at most {MAX_PAGE}, so {MAX_PAGE} were asked for"),
+        "severity": "low",
+        "details": {"param_name": param, "requested": requested, "limit": MAX_PAGE}
+    }));
+    MAX_PAGE
+}
+
+/// The fields an item schema names, for messages.
+fn available(items: &Map<String, Value>, computed: &[ComputedField]) -> Vec<String> {
+    items
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|p| p.keys().cloned())
+        .chain(computed.iter().map(|c| format!("{COMPUTED}.{}", c.name)))
+        .collect()
+}
+
+/// The paging an operation does with its own `limit` / `offset` parameters, if it has
+/// either: the values its handler will get.
+fn own_page(params: &Map<String, Value>, own: &[Param]) -> Option<OwnPage> {
+    let param = |name: &str| own.iter().find(|p| p.name == name);
+    let (limit, offset) = (param("limit"), param("offset"));
+    if limit.is_none() && offset.is_none() {
+        return None;
+    }
+    // What the handler gets: the value sent, else the schema's default.
+    let value = |p: Option<&Param>, name: &str| {
+        p.and_then(|p| {
+            params
+                .get(name)
+                .filter(|v| !v.is_null())
+                .or_else(|| p.schema.get("default"))
+                .and_then(as_uint)
+        })
+    };
+    Some(OwnPage {
+        limit: value(limit, "limit"),
+        offset: value(offset, "offset").unwrap_or(0),
+    })
 }
 
 fn cursor(params: &Map<String, Value>, key: &str) -> Result<Option<u64>, AbilityError> {
@@ -76,11 +137,27 @@ fn decode_cursor(text: &str) -> Option<u64> {
 }
 
 /// Parse the query parameters in `params` (taking them out), for items shaped by `items`.
+/// A query parameter the operation declares itself (`own`) is the operation's: it stays in
+/// `params` for the handler, and only `limit` / `offset` are read, as the operation's own
+/// paging.
 pub(crate) fn parse(
     params: &mut Map<String, Value>,
     items: &Map<String, Value>,
     computed: &[ComputedField],
+    own: &[Param],
 ) -> Result<Spec, AbilityError> {
+    let owned = |key: &str| own.iter().any(|p| p.name == key);
+    let mut taken = Map::new();
+    for key in PARAMS {
+        if !owned(key)
+            && let Some(value) = params.remove(*key)
+        {
+            taken.insert((*key).to_owned(), value);
+        }
+    }
+    let own_page = own_page(params, own);
+    let params = &mut taken;
+    let mut warnings = Vec::new();
     let mut filter = Vec::new();
     match params.remove("filter") {
         None | Some(Value::Null) => {}
@@ -90,11 +167,32 @@ pub(crate) fn parse(
                     return Err(invalid("filter", format!("Unknown filter field '{field}'")));
                 }
                 match value {
-                    Value::Object(ops)
-                        if !ops.is_empty() && ops.keys().all(|k| FilterOp::parse(k).is_some()) =>
-                    {
-                        for (op, value) in ops {
-                            let op = FilterOp::parse(&op).unwrap_or(FilterOp::Eq);
+                    // An object is a map of operators: `{"gt": 3}`.
+                    Value::Object(ops) => {
+                        if ops.is_empty() {
+                            return Err(invalid(
+                                "filter",
+                                format!(
+                                    "Filter on '{field}' names no operator: use one of {OPERATORS}"
+                                ),
+                            ));
+                        }
+                        for (name, value) in ops {
+                            let Some(op) = FilterOp::parse(&name) else {
+                                return Err(AbilityError::new(
+                                    ErrorCode::ValidationInvalidValue,
+                                    format!("Unknown filter operator '{name}' on '{field}': use one of {OPERATORS}"),
+                                )
+                                .with_details(json!({
+                                    "param_name": "filter",
+                                    "field": field,
+                                    "operator": name,
+                                    "valid_operators": OPERATORS.split(", ").collect::<Vec<_>>()
+                                })));
+                            };
+                            if op == FilterOp::In && !value.is_array() {
+                                return Err(invalid_type("filter", "array for 'in'"));
+                            }
                             filter.push(Condition {
                                 field: field.clone(),
                                 op,
@@ -169,6 +267,19 @@ pub(crate) fn parse(
                 if !valid_path(&path) {
                     return Err(invalid("fields", format!("Invalid field path '{path}'")));
                 }
+                // Where the item schema names its fields, a path must start at one of them.
+                let named = items.get("properties").and_then(Value::as_object).is_some();
+                if named && !known_field(items, computed, &path) {
+                    return Err(AbilityError::new(
+                        ErrorCode::ValidationInvalidValue,
+                        format!("Unknown field '{path}' in 'fields'"),
+                    )
+                    .with_details(json!({
+                        "param_name": "fields",
+                        "field": path,
+                        "valid_fields": available(items, computed)
+                    })));
+                }
                 out.push(path);
             }
             Fields::Paths(out)
@@ -181,6 +292,18 @@ pub(crate) fn parse(
     let (after, before) = (cursor(params, "after")?, cursor(params, "before")?);
     for key in ["limit", "offset", "first", "last", "after", "before"] {
         params.remove(key);
+    }
+    if own_page.is_some()
+        && (first.is_some() || last.is_some() || after.is_some() || before.is_some())
+    {
+        return Err(AbilityError::new(
+            ErrorCode::ValidationInvalidType,
+            "This operation pages with its own 'limit' and 'offset': use those, not first/after or last/before",
+        )
+        .with_details(json!({
+            "param_name": "pagination",
+            "hint": "use limit/offset"
+        })));
     }
     let provided: Vec<&str> = [
         ("limit", limit.is_some()),
@@ -213,18 +336,17 @@ pub(crate) fn parse(
             "hint": "use first/after, last/before, or limit/offset"
         })));
     }
-    let clamp = |n: u64| n.min(MAX_PAGE);
     let page = match (first, last) {
         (Some(first), _) => Page::Forward {
-            first: clamp(first),
+            first: clamp_page("first", first, &mut warnings),
             after,
         },
         (_, Some(last)) => Page::Backward {
-            last: clamp(last),
+            last: clamp_page("last", last, &mut warnings),
             before,
         },
         _ => Page::Offset {
-            limit: clamp(limit.unwrap_or(DEFAULT_PAGE)).max(1),
+            limit: clamp_page("limit", limit.unwrap_or(DEFAULT_PAGE), &mut warnings).max(1),
             offset: offset.unwrap_or(0),
         },
     };
@@ -249,8 +371,10 @@ pub(crate) fn parse(
         sort,
         fields,
         page,
+        own_page,
         aggregate,
         include_items,
+        warnings,
     })
 }
 

@@ -27,8 +27,8 @@ fn run(params: Value) -> Result<Value, AbilityError> {
     let Value::Object(mut params) = params else {
         panic!("params")
     };
-    let spec = parse(&mut params, &schema(), &[])?;
-    Ok(apply(&State::new(spec), items(), &schema(), &[]))
+    let spec = parse(&mut params, &schema(), &[], &[])?;
+    Ok(apply(&State::new(spec), items(), &schema(), &[]).0)
 }
 
 #[test]

@@ -1,0 +1,165 @@
+//! An MCP-AQL collection query as SQLite: the filter as `WHERE` conditions, the sort as
+//! `ORDER BY`, the page as `LIMIT` / `OFFSET`. Shared by the examples' list abilities, which
+//! push the whole query down and report the true total with `CollectionQuery::paged`.
+
+use abilities::{CollectionQuery, FilterOp, Window};
+use rusqlite::types::Value as Sql;
+use rusqlite::{Connection, Row};
+use serde_json::Value;
+
+/// One list operation's SQL: `SELECT columns FROM table`, the operation's own `WHERE`
+/// (its parameters' conditions, `?1`.. in `values`) and the column that makes an order total.
+pub(crate) struct Listing<'a> {
+    pub(crate) table: &'a str,
+    pub(crate) columns: &'a [&'a str],
+    pub(crate) filter: &'a str,
+    pub(crate) values: Vec<Sql>,
+    pub(crate) tiebreak: &'a str,
+}
+
+/// The rows of a list operation. Under MCP-AQL with a query SQL can take whole, the query's
+/// window of every match, the total counted and reported with `query.paged`; otherwise the
+/// operation's `own` page, in `tiebreak` order, for the runtime to finish.
+pub(crate) fn list<T>(
+    conn: &Connection,
+    query: &CollectionQuery,
+    listing: Listing<'_>,
+    own: Window,
+    read: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<Vec<T>> {
+    let Listing {
+        table,
+        columns,
+        filter: base,
+        values: own_values,
+        tiebreak,
+    } = listing;
+    let mut filter = base.to_owned();
+    let mut values = own_values.clone();
+    let pushed = query.page().and_then(|window| {
+        conditions(query, columns, &mut filter, &mut values)?;
+        Some((window, order_by(query, columns, tiebreak)?))
+    });
+    let (window, order) = match pushed {
+        Some((window, order)) => {
+            let total: i64 = conn.query_row(
+                &format!("SELECT COUNT(*) FROM {table} {filter}"),
+                rusqlite::params_from_iter(values.iter()),
+                |r| r.get(0),
+            )?;
+            query.paged(total.unsigned_abs());
+            (window, order)
+        }
+        None => {
+            filter = base.to_owned();
+            values = own_values;
+            (own, tiebreak.to_owned())
+        }
+    };
+    let sql = format!(
+        "SELECT {} FROM {table} {filter} ORDER BY {order}{}",
+        columns.join(", "),
+        limit(window, &mut values)
+    );
+    let mut statement = conn.prepare(&sql)?;
+    let rows = statement.query_map(rusqlite::params_from_iter(values), read)?;
+    rows.collect()
+}
+
+/// The query's conditions on `columns`, appended to `sql` as ` AND ...` with their values
+/// pushed to `values` (`?N` placeholders); `None` when one cannot be written in SQL (a field
+/// that is not a column, a value SQL cannot compare), and then nothing is appended. Values
+/// compare as SQLite compares them (booleans are stored as 0 and 1).
+pub(crate) fn conditions(
+    query: &CollectionQuery,
+    columns: &[&str],
+    sql: &mut String,
+    values: &mut Vec<Sql>,
+) -> Option<()> {
+    let mut out = String::new();
+    let mut added = Vec::new();
+    for condition in query.filter() {
+        let column = columns.iter().find(|c| **c == condition.field)?;
+        let mut placeholder = |value: &Value| -> Option<String> {
+            added.push(sql_value(value)?);
+            Some(format!("?{}", values.len() + added.len()))
+        };
+        let clause = match condition.op {
+            FilterOp::In => {
+                let items = condition.value.as_array()?;
+                if items.is_empty() {
+                    "0".to_owned()
+                } else {
+                    let marks: Option<Vec<String>> = items.iter().map(&mut placeholder).collect();
+                    format!("{column} IN ({})", marks?.join(", "))
+                }
+            }
+            FilterOp::Contains => {
+                // A substring of a text column, case-sensitive, as the runtime compares.
+                let part = Value::String(condition.value.as_str()?.to_owned());
+                format!(
+                    "typeof({column}) = 'text' AND instr({column}, {}) > 0",
+                    placeholder(&part)?
+                )
+            }
+            op => {
+                let symbol = match op {
+                    FilterOp::Eq => "=",
+                    FilterOp::Ne => "<>",
+                    FilterOp::Gt => ">",
+                    FilterOp::Gte => ">=",
+                    FilterOp::Lt => "<",
+                    FilterOp::Lte => "<=",
+                    _ => return None,
+                };
+                format!("{column} {symbol} {}", placeholder(&condition.value)?)
+            }
+        };
+        out.push_str(" AND ");
+        out.push_str(&clause);
+    }
+    sql.push_str(&out);
+    values.extend(added);
+    Some(())
+}
+
+/// The query's sort on `columns` as an `ORDER BY` list, `tiebreak` last so pages are
+/// stable; `None` when a key is not a column.
+pub(crate) fn order_by(
+    query: &CollectionQuery,
+    columns: &[&str],
+    tiebreak: &str,
+) -> Option<String> {
+    let mut keys = Vec::new();
+    for key in query.sort() {
+        let column = columns.iter().find(|c| **c == key.field)?;
+        keys.push(format!(
+            "{column} {}",
+            if key.descending { "DESC" } else { "ASC" }
+        ));
+    }
+    keys.push(tiebreak.to_owned());
+    Some(keys.join(", "))
+}
+
+/// ` LIMIT ? OFFSET ?` for a window (SQLite's `LIMIT -1` is no limit).
+pub(crate) fn limit(window: Window, values: &mut Vec<Sql>) -> String {
+    let limit = i64::try_from(window.limit).unwrap_or(-1);
+    let offset = i64::try_from(window.offset).unwrap_or(i64::MAX);
+    values.push(limit.into());
+    values.push(offset.into());
+    format!(" LIMIT ?{} OFFSET ?{}", values.len() - 1, values.len())
+}
+
+/// A JSON filter value as an SQL value (booleans as 0/1, as stored).
+pub(crate) fn sql_value(value: &Value) -> Option<Sql> {
+    match value {
+        Value::Bool(b) => Some(i64::from(*b).into()),
+        Value::Number(n) => n
+            .as_i64()
+            .map(Into::into)
+            .or_else(|| n.as_f64().map(Into::into)),
+        Value::String(s) => Some(s.clone().into()),
+        _ => None,
+    }
+}
