@@ -17,11 +17,7 @@ enum Extent {
     Window { offset: u64, total: u64 },
     /// The items are the operation's own page at `offset`: `total` when the page shows
     /// where the collection ends, else unknown.
-    OwnPage {
-        limit: Option<u64>,
-        offset: u64,
-        total: Option<u64>,
-    },
+    OwnPage { offset: u64, total: Option<u64> },
 }
 
 fn warning(code: &str, message: String, details: Value) -> Value {
@@ -63,7 +59,8 @@ pub(crate) fn apply(
             .all(|c| c.matches(item))
     });
     let filtered_here = items.len() != before_filter;
-    if !spec.sort.is_empty() && !state.sorted.load(AtomicOrdering::Relaxed) {
+    let sorted_here = !spec.sort.is_empty() && !state.sorted.load(AtomicOrdering::Relaxed);
+    if sorted_here {
         items.sort_by(|a, b| order(&spec.sort, a, b));
     }
     let extent = match (state.paged.get(), spec.own_page) {
@@ -81,7 +78,6 @@ pub(crate) fn apply(
             let total = (!full && (own.offset == 0 || !filtered_here))
                 .then(|| own.offset.saturating_add(items.len() as u64));
             Extent::OwnPage {
-                limit: own.limit,
                 offset: own.offset,
                 total,
             }
@@ -110,7 +106,15 @@ pub(crate) fn apply(
         data.insert("aggregations".into(), Value::Object(aggregations));
     }
     if spec.include_items {
-        let (page, pagination) = paginate(spec, extent, items, item_schema, &mut warnings);
+        let exact_positions = !filtered_here && !sorted_here;
+        let (page, pagination) = paginate(
+            spec,
+            extent,
+            items,
+            item_schema,
+            exact_positions,
+            &mut warnings,
+        );
         data.insert("items".into(), Value::Array(page));
         data.insert(pagination.0.into(), pagination.1);
     }
@@ -118,102 +122,90 @@ pub(crate) fn apply(
 }
 
 /// The page of `items` the query asked for, with its pagination object (`pagination` or
-/// `pageInfo`), every figure in it true.
+/// `pageInfo`), every figure in it true: one the runtime cannot know is `null`, and a warning
+/// says why. `exact_positions`: the items are in collection order with nothing filtered or
+/// sorted here, so their positions are the collection's.
 fn paginate(
     spec: &Spec,
     extent: Extent,
     items: Vec<Value>,
     item_schema: &Map<String, Value>,
+    exact_positions: bool,
     warnings: &mut Vec<Value>,
 ) -> (Vec<Value>, (&'static str, Value)) {
     let count = items.len() as u64;
-    // Where the items sit in the collection, and how big it is.
-    let (base, total, own) = match extent {
-        Extent::Whole => (0, Some(count), None),
-        Extent::Window { offset, total } => (offset, Some(total), None),
-        Extent::OwnPage {
-            limit,
-            offset,
-            total,
-        } => (offset, total, Some(limit)),
+    let cursor = !matches!(spec.page, Page::Offset { .. });
+    // Where the items start in the collection, and its size when known.
+    let (base, total) = match extent {
+        Extent::Whole => (0, Some(count)),
+        Extent::Window { offset, total } => (offset, Some(total)),
+        Extent::OwnPage { offset, total, .. } => (offset, total),
     };
-    let select_all = |items: Vec<Value>| -> Vec<Value> {
-        items
-            .into_iter()
-            .map(|item| select(item, &spec.fields, item_schema))
-            .collect()
+    // Offset-style figures: the operation's own page, or the runtime's.
+    let (limit, offset) = match (spec.own_page, &spec.page) {
+        (Some(own), _) => (own.limit, own.offset),
+        (None, Page::Offset { limit, offset }) => (Some(*limit), *offset),
+        (None, _) => (None, 0),
     };
-    if let Some(limit) = own {
-        // The operation paged itself: its page is the answer.
-        let page = select_all(items);
-        let returned = page.len() as u64;
-        if total.is_none() {
-            warnings.push(warning(
-                "VALIDATION_TRUNCATED_WARNING",
-                format!(
-                    "The operation returned a page of {returned} items at offset {base}; the collection may hold more, so its total is unknown: ask for the next page with offset {}",
-                    base.saturating_add(returned)
-                ),
-                json!({"reason": "page_of_collection", "returned": returned, "offset": base}),
-            ));
-        }
-        return (
-            page,
-            (
-                "pagination",
-                json!({
-                    "limit": limit, "offset": base, "returned": returned,
-                    "total_items": total, "has_more": total.map(|t| base.saturating_add(returned) < t)
-                }),
-            ),
-        );
-    }
-    let total = total.unwrap_or(count);
-    // The page's positions in the collection, and which of `items` they are.
+    // The page's positions in the collection (`end` may be past the known items).
+    let known = total.unwrap_or(base.saturating_add(count));
     let (start, end) = match spec.page {
-        Page::Offset { limit, offset } => {
-            (offset.min(total), offset.saturating_add(limit).min(total))
-        }
+        Page::Offset { .. } => (
+            offset.min(known),
+            offset.saturating_add(limit.unwrap_or(u64::MAX)).min(known),
+        ),
         Page::Forward { first, after } => {
-            let start = after.map_or(0, |a| a.saturating_add(1)).min(total);
-            (start, start.saturating_add(first).min(total))
+            let start = after.map_or(0, |a| a.saturating_add(1)).min(known);
+            (start, start.saturating_add(first).min(known))
         }
         Page::Backward { last, before } => {
-            let end = before.unwrap_or(total).min(total);
+            let end = before.unwrap_or(known).min(known);
             (end.saturating_sub(last), end)
         }
     };
-    let skip = start.saturating_sub(base);
-    let take = end.saturating_sub(start);
-    let page = select_all(
-        items
-            .into_iter()
-            .skip(usize::try_from(skip).unwrap_or(usize::MAX))
-            .take(usize::try_from(take).unwrap_or(usize::MAX))
-            .collect(),
-    );
+    let page: Vec<Value> = items
+        .into_iter()
+        .skip(usize::try_from(start.saturating_sub(base)).unwrap_or(usize::MAX))
+        .take(usize::try_from(end.saturating_sub(start)).unwrap_or(usize::MAX))
+        .map(|item| select(item, &spec.fields, item_schema))
+        .collect();
     let returned = page.len() as u64;
     let end = start.saturating_add(returned);
-    let pagination = match spec.page {
-        Page::Offset { limit, offset } => (
+    // Without a total, more is known to follow only when known items are left over.
+    let more = match total {
+        Some(total) => Some(end < total),
+        None if exact_positions && end < known => Some(true),
+        None => None,
+    };
+    if total.is_none() {
+        warnings.push(warning(
+            "VALIDATION_TRUNCATED_WARNING",
+            format!(
+                "The operation returned one page of {count} items at offset {base}, not its whole collection: the total is unknown, so the figures that need it are null. Ask for the next page with offset {}",
+                base.saturating_add(count)
+            ),
+            json!({"reason": "page_of_collection", "returned": count, "offset": base}),
+        ));
+    }
+    let pagination = if cursor {
+        let mut info = json!({
+            "hasNextPage": more,
+            "hasPreviousPage": start > 0,
+            "totalCount": total
+        });
+        if returned > 0 && (total.is_some() || exact_positions) {
+            info["startCursor"] = json!(encode_cursor(start));
+            info["endCursor"] = json!(encode_cursor(end - 1));
+        }
+        ("pageInfo", info)
+    } else {
+        (
             "pagination",
             json!({
                 "limit": limit, "offset": offset, "returned": returned,
-                "total_items": total, "has_more": end < total
+                "total_items": total, "has_more": more
             }),
-        ),
-        Page::Forward { .. } | Page::Backward { .. } => {
-            let mut info = json!({
-                "hasNextPage": end < total,
-                "hasPreviousPage": start > 0,
-                "totalCount": total
-            });
-            if returned > 0 {
-                info["startCursor"] = json!(encode_cursor(start));
-                info["endCursor"] = json!(encode_cursor(end - 1));
-            }
-            ("pageInfo", info)
-        }
+        )
     };
     (page, pagination)
 }

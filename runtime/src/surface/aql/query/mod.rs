@@ -196,14 +196,15 @@ impl Spec {
         if !self.aggregate.is_empty() {
             return Window::ALL;
         }
-        if let Some(own) = self.own_page {
-            return Window {
-                offset: own.offset,
-                limit: own.limit.unwrap_or(u64::MAX),
-            };
-        }
         match self.page {
-            Page::Offset { limit, offset } => Window { offset, limit },
+            // No cursor: the operation's own page, if it pages itself.
+            Page::Offset { limit, offset } => match self.own_page {
+                Some(own) => Window {
+                    offset: own.offset,
+                    limit: own.limit.unwrap_or(u64::MAX),
+                },
+                None => Window { offset, limit },
+            },
             Page::Forward { first, after } => Window {
                 offset: after.map_or(0, |a| a.saturating_add(1)),
                 limit: first,

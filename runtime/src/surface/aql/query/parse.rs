@@ -156,6 +156,7 @@ pub(crate) fn parse(
         }
     }
     let own_page = own_page(params, own);
+    let original = &*params;
     let params = &mut taken;
     let mut warnings = Vec::new();
     let mut filter = Vec::new();
@@ -293,16 +294,23 @@ pub(crate) fn parse(
     for key in ["limit", "offset", "first", "last", "after", "before"] {
         params.remove(key);
     }
-    if own_page.is_some()
-        && (first.is_some() || last.is_some() || after.is_some() || before.is_some())
-    {
+    // The operation's own limit / offset, when sent, are a page too: not with a cursor.
+    let own_sent: Vec<&str> = ["limit", "offset"]
+        .into_iter()
+        .filter(|k| owned(k) && original.get(*k).is_some_and(|v| !v.is_null()))
+        .collect();
+    let cursor_sent = first.is_some() || last.is_some() || after.is_some() || before.is_some();
+    if !own_sent.is_empty() && cursor_sent {
         return Err(AbilityError::new(
             ErrorCode::ValidationInvalidType,
-            "This operation pages with its own 'limit' and 'offset': use those, not first/after or last/before",
+            format!(
+                "Pagination parameters {own_sent:?} cannot be combined with first/after or last/before"
+            ),
         )
         .with_details(json!({
             "param_name": "pagination",
-            "hint": "use limit/offset"
+            "provided": own_sent,
+            "hint": "use first/after, last/before, or limit/offset"
         })));
     }
     let provided: Vec<&str> = [
