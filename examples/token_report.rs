@@ -20,7 +20,7 @@ mod todo;
 use std::process::ExitCode;
 
 use abilities::rmcp::model::ListToolsResult;
-use abilities::{Registry, Server, Surface};
+use abilities::{Aql, AqlMode, Registry, Server, Surface};
 
 /// Forty-five operations of a typical business back end.
 mod fixture {
@@ -135,18 +135,23 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
         ("todo", "token_report::todo"),
         ("fixture (45 ops)", "token_report::fixture"),
     ];
-    println!("| server | operations | native tokens | CRUDE tokens (tools) | single tokens |");
-    println!("|---|---|---|---|---|");
+    println!(
+        "| server | operations | native tokens | CRUDE tokens (tools) | CRUDE, empty families skipped | single tokens |"
+    );
+    println!("|---|---|---|---|---|---|");
     let mut within = true;
     for (label, module) in servers {
         let operations = Registry::collect_in(module)?.len();
         let (_, native) = measure(&bpe, Registry::collect_in(module)?, Surface::Native)?;
         let (tools, crude) = measure(&bpe, Registry::collect_in(module)?, Surface::aql_crude())?;
+        let skipping = Surface::Aql(Aql::new(AqlMode::Semantic).skip_empty_families(true));
+        let (fewer, skipped) = measure(&bpe, Registry::collect_in(module)?, skipping)?;
         let (_, single) = measure(&bpe, Registry::collect_in(module)?, Surface::aql_single())?;
         let pct = |n: usize| 100.0 * n as f64 / native as f64;
         println!(
-            "| {label} | {operations} | {native} | {crude} ({tools}), {:.1}% | {single}, {:.1}% |",
+            "| {label} | {operations} | {native} | {crude} ({tools}), {:.1}% | {skipped} ({fewer}), {:.1}% | {single}, {:.1}% |",
             pct(crude),
+            pct(skipped),
             pct(single)
         );
         if module.ends_with("fixture") {

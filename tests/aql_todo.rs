@@ -118,5 +118,83 @@ async fn todos_over_mcp_aql() {
     )
     .await;
     assert_eq!(deleted, json!({"success": true, "data": {"deleted": true}}));
+
+    // clear_completed is EXECUTE, as the walkthrough declares it, and destructive: confirmed.
+    let wrong = aql(
+        &mut lines,
+        8,
+        "mcp_aql_delete",
+        json!({"operation": "clear_completed"}),
+    )
+    .await;
+    assert_eq!(
+        wrong["error"]["code"], "VALIDATION_ENDPOINT_MISMATCH",
+        "{wrong}"
+    );
+    let gate = aql(
+        &mut lines,
+        9,
+        "mcp_aql_execute",
+        json!({"operation": "clear_completed"}),
+    )
+    .await;
+    assert_eq!(gate["error"]["code"], "CONFIRMATION_REQUIRED", "{gate}");
+    let token = gate["confirmation"]["token"].clone();
+    let cleared = aql(
+        &mut lines,
+        10,
+        "mcp_aql_execute",
+        json!({"operation": "clear_completed", "params": {"_confirmation": token}}),
+    )
+    .await;
+    // "Write the README", the one completed todo left (todo 2 was deleted above).
+    assert_eq!(cleared["data"], json!({"deletedCount": 1}), "{cleared}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The draft's standard profile: all five CRUDE tools, whatever the registry holds; skipping
+/// the empty ones is an option.
+#[tokio::test]
+async fn the_standard_profile_registers_five_tools() {
+    let names = |server: &Server| -> Vec<String> {
+        server.tools().iter().map(|t| t.name.to_string()).collect()
+    };
+    let db = || todo::TodoDb::open(std::path::Path::new(":memory:")).expect("opens");
+    let standard = Server::builder()
+        .state(db())
+        .surface(Surface::aql_crude())
+        .build()
+        .expect("valid");
+    assert_eq!(
+        names(&standard),
+        [
+            "mcp_aql_create",
+            "mcp_aql_read",
+            "mcp_aql_update",
+            "mcp_aql_delete",
+            "mcp_aql_execute"
+        ]
+    );
+    let empty = Server::builder()
+        .registry(abilities::Registry::from_abilities([]).expect("empty"))
+        .surface(Surface::aql_crude())
+        .build()
+        .expect("valid");
+    assert_eq!(names(&empty).len(), 5);
+    let delete = empty
+        .tools()
+        .iter()
+        .find(|t| t.name == "mcp_aql_delete")
+        .and_then(|t| t.annotations.clone())
+        .expect("annotated");
+    assert_eq!(delete.destructive_hint, Some(true));
+    assert_eq!(delete.read_only_hint, Some(false));
+    let skipping = Server::builder()
+        .registry(abilities::Registry::from_abilities([]).expect("empty"))
+        .surface(Surface::Aql(
+            abilities::Aql::new(abilities::AqlMode::Semantic).skip_empty_families(true),
+        ))
+        .build()
+        .expect("valid");
+    assert_eq!(names(&skipping), ["mcp_aql_read"]);
 }

@@ -241,15 +241,17 @@ fn delete_todo(
 /// How many todos were cleared.
 #[derive(Serialize, JsonSchema)]
 pub(crate) struct Cleared {
-    cleared: usize,
+    #[serde(rename = "deletedCount")]
+    deleted_count: usize,
 }
 
-/// Delete every completed todo.
-#[ability(semantic = "DELETE", category = "todos")]
+/// Delete every completed todo. An action on the whole list (EXECUTE, as the walkthrough
+/// declares it) that destroys data: it is confirmed like a deletion.
+#[ability(semantic = "EXECUTE", danger = "destructive", category = "todos")]
 fn clear_completed(db: State<TodoDb>) -> Result<Cleared, AbilityError> {
-    let cleared = db
+    let deleted_count = db
         .conn()?
         .execute("DELETE FROM todos WHERE completed = 1", [])
         .map_err(db_error)?;
-    Ok(Cleared { cleared })
+    Ok(Cleared { deleted_count })
 }

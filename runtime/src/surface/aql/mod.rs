@@ -110,12 +110,24 @@ impl Eq for ComputedField {}
 /// ```standalone_crate
 /// use abilities::{Aql, AqlMode, Server, Surface};
 ///
+/// // The standard profile: every CRUDE tool, whatever the registry holds.
 /// let server = Server::builder()
-///     .surface(Surface::Aql(Aql::new(AqlMode::All).prefix("todo_")))
+///     .surface(Surface::Aql(Aql::new(AqlMode::Semantic).prefix("todo_")))
 ///     .build()
 ///     .unwrap();
 /// let names: Vec<_> = server.tools().iter().map(|t| t.name.to_string()).collect();
-/// assert_eq!(names, ["todo_mcp_aql", "todo_mcp_aql_read"]);
+/// assert_eq!(
+///     names,
+///     ["todo_mcp_aql_create", "todo_mcp_aql_read", "todo_mcp_aql_update", "todo_mcp_aql_delete", "todo_mcp_aql_execute"]
+/// );
+///
+/// // Only the families that have operations (`read` always: it serves `introspect`).
+/// let server = Server::builder()
+///     .surface(Surface::Aql(Aql::new(AqlMode::All).skip_empty_families(true)))
+///     .build()
+///     .unwrap();
+/// let names: Vec<_> = server.tools().iter().map(|t| t.name.to_string()).collect();
+/// assert_eq!(names, ["mcp_aql", "mcp_aql_read"]);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Aql {
@@ -125,6 +137,7 @@ pub struct Aql {
     pub(crate) confirm_ttl: Duration,
     pub(crate) elicit_confirmation: bool,
     pub(crate) computed: Vec<ComputedField>,
+    pub(crate) skip_empty_families: bool,
 }
 
 impl Default for Aql {
@@ -146,7 +159,17 @@ impl Aql {
             confirm_ttl: Duration::from_secs(300),
             elicit_confirmation: true,
             computed: Vec::new(),
+            skip_empty_families: false,
         }
+    }
+
+    /// Leave out the CRUDE tools of families with no operation (`mcp_aql_read`, which
+    /// serves `introspect`, always stays). Off by default: the draft's standard profile
+    /// registers all five, so a client sees the same tools whatever the server holds.
+    #[must_use]
+    pub fn skip_empty_families(mut self, skip: bool) -> Self {
+        self.skip_empty_families = skip;
+        self
     }
 
     /// Prefix every tool name (`github_` gives `github_mcp_aql_read`), to tell several
@@ -364,7 +387,11 @@ impl Table {
         }
         let mut families: Vec<String> = CRUDE
             .iter()
-            .filter(|f| **f == "read" || operations.iter().any(|o| o.family == **f))
+            .filter(|f| {
+                **f == "read"
+                    || !config.skip_empty_families
+                    || operations.iter().any(|o| o.family == **f)
+            })
             .map(|f| (*f).to_owned())
             .collect();
         let mut custom: Vec<String> = operations
@@ -425,13 +452,22 @@ impl Table {
                     .iter()
                     .filter(|o| &o.family == family)
                     .collect();
-                let read_only = ops.iter().all(|o| o.category == Semantic::Read);
-                let destructive = ops.iter().any(|o| {
-                    matches!(
-                        o.category,
-                        Semantic::Update | Semantic::Delete | Semantic::Execute
-                    )
-                });
+                // An empty family's hints are its semantic's.
+                let read_only = if ops.is_empty() {
+                    family == "read"
+                } else {
+                    ops.iter().all(|o| o.category == Semantic::Read)
+                };
+                let destructive = if ops.is_empty() {
+                    matches!(family.as_str(), "update" | "delete" | "execute")
+                } else {
+                    ops.iter().any(|o| {
+                        matches!(
+                            o.category,
+                            Semantic::Update | Semantic::Delete | Semantic::Execute
+                        )
+                    })
+                };
                 let description = if family == "read" {
                     "MCP-AQL READ operations: send {operation, params}. List every operation: {\"operation\":\"introspect\",\"params\":{\"query\":\"operations\"}}; add \"name\":\"<op>\" for its parameters.".to_owned()
                 } else {
