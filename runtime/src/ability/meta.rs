@@ -81,6 +81,38 @@ impl Danger {
     pub const fn needs_confirmation(self) -> bool {
         matches!(self, Self::Destructive | Self::Dangerous | Self::Forbidden)
     }
+
+    /// The level an operation's name implies, by the MCP-AQL draft's name patterns, with
+    /// the pattern that matched: `drop_*`, `delete_all*`, `truncate_*`, `reset_*`,
+    /// `destroy_*`, `wipe_*` and `*_production` are forbidden; `force_*`, `*_permanently`,
+    /// `bulk_delete*`, `override_*`, `bypass_*`, `*_without_backup` and `purge_*` dangerous.
+    /// The highest match wins. (The draft's safe patterns, `get_*` and the like, never lower
+    /// a level, so they are not listed.)
+    pub fn from_name(name: &str) -> Option<(Self, &'static str)> {
+        const PATTERNS: [(Danger, &str); 14] = [
+            (Danger::Forbidden, "drop_*"),
+            (Danger::Forbidden, "delete_all*"),
+            (Danger::Forbidden, "truncate_*"),
+            (Danger::Forbidden, "reset_*"),
+            (Danger::Forbidden, "destroy_*"),
+            (Danger::Forbidden, "wipe_*"),
+            (Danger::Forbidden, "*_production"),
+            (Danger::Dangerous, "force_*"),
+            (Danger::Dangerous, "*_permanently"),
+            (Danger::Dangerous, "bulk_delete*"),
+            (Danger::Dangerous, "override_*"),
+            (Danger::Dangerous, "bypass_*"),
+            (Danger::Dangerous, "*_without_backup"),
+            (Danger::Dangerous, "purge_*"),
+        ];
+        PATTERNS.into_iter().find(|(_, pattern)| {
+            match (pattern.strip_prefix('*'), pattern.strip_suffix('*')) {
+                (Some(suffix), _) => name.ends_with(suffix),
+                (_, Some(prefix)) => name.starts_with(prefix),
+                _ => name == *pattern,
+            }
+        })
+    }
 }
 
 /// MCP tool annotations: hints for clients, never a grant of anything.

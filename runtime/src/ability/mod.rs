@@ -47,6 +47,8 @@ pub struct Ability {
     kind: AbilityKind,
     family: Option<Cow<'static, str>>,
     danger: Danger,
+    /// `danger` was declared, not taken from the semantic.
+    danger_declared: bool,
     rust_path: Cow<'static, str>,
     file: Cow<'static, str>,
     line: u32,
@@ -277,6 +279,7 @@ impl Ability {
             danger: parts
                 .danger
                 .unwrap_or_else(|| Danger::for_semantic(parts.semantic)),
+            danger_declared: parts.danger.is_some(),
             rust_path: parts.rust_path,
             file: parts.file,
             line: parts.line,
@@ -303,6 +306,11 @@ impl Ability {
     /// The MCP-AQL danger level: `danger = "..."`, else the semantic's default.
     pub fn danger(&self) -> Danger {
         self.danger
+    }
+
+    /// Whether the danger level was declared (`danger = "..."`) rather than defaulted.
+    pub fn danger_declared(&self) -> bool {
+        self.danger_declared
     }
 
     /// Whether it is served as a tool, a resource or a prompt.

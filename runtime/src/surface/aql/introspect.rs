@@ -107,8 +107,9 @@ fn description(op: &Operation, registry: Option<&Registry>) -> String {
         .map_or_else(String::new, |a| a.description().to_owned());
     if op.danger.needs_confirmation() {
         format!(
-            "{base} Needs confirmation (danger: {}).",
-            op.danger.as_str()
+            "{base} Needs confirmation (danger: {}, {}).",
+            op.danger.as_str(),
+            op.danger_reason
         )
         .trim_start()
         .to_owned()
@@ -183,7 +184,18 @@ fn operation_detail(table: &Table, registry: &Registry, name: &str) -> Value {
     detail.insert("semantic_category".into(), json!(op.category.as_str()));
     detail.insert("endpoint".into(), json!(op.family));
     detail.insert("mcpTool".into(), json!(table.tool_for(op)));
-    detail.insert("description".into(), json!(description(op, Some(registry))));
+    // The detail always says the level and why; the list only when it needs confirmation.
+    let mut text = description(op, Some(registry));
+    if !op.danger.needs_confirmation() {
+        text = format!(
+            "{text} Danger: {} ({}).",
+            op.danger.as_str(),
+            op.danger_reason
+        )
+        .trim_start()
+        .to_owned();
+    }
+    detail.insert("description".into(), json!(text));
     detail.insert("permissions".into(), permissions(op.category));
     detail.insert("parameters".into(), Value::Array(parameters));
     detail.insert(

@@ -302,6 +302,8 @@ pub(crate) struct Operation {
     pub(crate) family: String,
     pub(crate) category: Semantic,
     pub(crate) danger: Danger,
+    /// Why it is at that level: declared, the semantic's default, or a name pattern.
+    pub(crate) danger_reason: String,
     /// The ability's own parameters (wire names), with `site_id` where checked.
     pub(crate) params: Vec<Param>,
     /// UPDATE operations with optional fields: those fields travel in `params.input`.
@@ -552,13 +554,28 @@ fn operation(name: String, index: usize, ability: &Ability, config: &Aql) -> Ope
         .filter(|c| c.operation == name)
         .cloned()
         .collect();
+    // A declared level stands; otherwise the semantic's default, raised by the name.
+    let (danger, danger_reason) = if ability.danger_declared() {
+        (ability.danger(), "declared".to_owned())
+    } else {
+        match Danger::from_name(&name) {
+            Some((level, pattern)) if level > ability.danger() => {
+                (level, format!("the name matches '{pattern}'"))
+            }
+            _ => (
+                ability.danger(),
+                format!("the {} default", ability.semantic().as_str()),
+            ),
+        }
+    };
     Operation {
         accepted: accepted(&params, update_fields.as_ref(), collection.is_some()),
         name,
         ability: index,
         family,
         category: ability.semantic(),
-        danger: ability.danger(),
+        danger,
+        danger_reason,
         params,
         update_fields,
         collection,

@@ -1,0 +1,111 @@
+//! MCP-AQL danger levels by name pattern: applied over the semantic's default for operations
+//! that do not declare one, shown with the reason by introspection, and confirmed like any
+//! operation at `destructive` or above.
+
+#![allow(
+    clippy::expect_used,
+    reason = "a broken fixture should fail the test loudly"
+)]
+
+mod support;
+
+use abilities::{Ability, Context, Danger, Registry, Semantic, Server, Surface};
+use serde_json::{Value, json};
+use support::Lines;
+
+fn ability(name: &'static str, semantic: Semantic, danger: Option<Danger>) -> Ability {
+    let mut builder = Ability::builder(name, semantic)
+        .description("A fixture.")
+        .input_schema(json!({"type": "object", "properties": {}}))
+        .output_schema(json!({"type": "object", "properties": {"done": {"type": "boolean"}}}))
+        .handler(|_ctx: Context, _args: Value| async move { Ok(json!({"done": true})) });
+    if let Some(danger) = danger {
+        builder = builder.danger(danger);
+    }
+    builder.build().expect("builds")
+}
+
+async fn aql(lines: &mut Lines, id: u64, args: Value) -> Value {
+    let result = lines.call(id, "mcp_aql", args).await;
+    serde_json::from_str(result["content"][0]["text"].as_str().expect("text")).expect("JSON")
+}
+
+#[test]
+fn name_patterns_raise_and_never_lower() {
+    assert_eq!(
+        Danger::from_name("drop_table"),
+        Some((Danger::Forbidden, "drop_*"))
+    );
+    assert_eq!(
+        Danger::from_name("deploy_production"),
+        Some((Danger::Forbidden, "*_production"))
+    );
+    assert_eq!(
+        Danger::from_name("purge_cache"),
+        Some((Danger::Dangerous, "purge_*"))
+    );
+    assert_eq!(
+        Danger::from_name("delete_user_permanently"),
+        Some((Danger::Dangerous, "*_permanently"))
+    );
+    assert_eq!(Danger::from_name("get_user"), None);
+}
+
+#[tokio::test]
+async fn introspection_shows_the_level_and_why_and_the_gate_holds() {
+    let registry = Registry::from_abilities([
+        ability("drop_table", Semantic::Delete, None),
+        ability("purge_cache", Semantic::Execute, None),
+        ability("force_sync", Semantic::Execute, Some(Danger::Reversible)),
+        ability("get_stats", Semantic::Read, None),
+    ])
+    .expect("valid");
+    let server = Server::builder()
+        .registry(registry)
+        .surface(Surface::aql_single())
+        .build()
+        .expect("valid");
+    let mut lines = Lines::initialized(&server).await;
+    let list = aql(
+        &mut lines,
+        2,
+        json!({"operation": "introspect", "params": {"query": "operations"}}),
+    )
+    .await;
+    let describe = |name: &str| -> String {
+        list["data"]["operations"]
+            .as_array()
+            .expect("operations")
+            .iter()
+            .find(|o| o["name"] == name)
+            .and_then(|o| o["description"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(
+        describe("drop_table"),
+        "A fixture. Needs confirmation (danger: forbidden, the name matches 'drop_*')."
+    );
+    assert_eq!(
+        describe("purge_cache"),
+        "A fixture. Needs confirmation (danger: dangerous, the name matches 'purge_*')."
+    );
+    // A declared level stands, whatever the name says.
+    assert_eq!(describe("force_sync"), "A fixture.");
+    let detail = aql(
+        &mut lines,
+        3,
+        json!({"operation": "introspect", "params": {"query": "operations", "name": "get_stats"}}),
+    )
+    .await;
+    assert_eq!(
+        detail["data"]["operation"]["description"], "A fixture. Danger: safe (the READ default).",
+        "{detail}"
+    );
+
+    // The raised level is enforced: an EXECUTE named purge_* needs confirmation.
+    let gate = aql(&mut lines, 4, json!({"operation": "purge_cache"})).await;
+    assert_eq!(gate["error"]["code"], "CONFIRMATION_REQUIRED", "{gate}");
+    let done = aql(&mut lines, 5, json!({"operation": "force_sync"})).await;
+    assert_eq!(done["data"], json!({"done": true}), "{done}");
+}
