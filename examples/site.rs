@@ -67,7 +67,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     let server = args
         .mode
-        .apply(Server::builder())
+        .apply_with(Server::builder(), site::aql)
         .name("abilities-site-example", env!("CARGO_PKG_VERSION"))
         .instructions("A WordPress-like site: count, read, list, create and delete posts.")
         .site(Site::new("example", "https://example.com"))

@@ -1,6 +1,6 @@
 //! `--mode`: which surfaces an example serves.
 
-use abilities::{ServerBuilder, Surface};
+use abilities::{Aql, AqlMode, ServerBuilder, Surface};
 
 /// The surfaces an example serves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -22,13 +22,19 @@ pub(crate) enum Mode {
 
 impl Mode {
     /// Configure `builder` for this mode.
+    #[allow(dead_code, reason = "not every example configures MCP-AQL further")]
     pub(crate) fn apply(self, builder: ServerBuilder) -> ServerBuilder {
+        self.apply_with(builder, |aql| aql)
+    }
+
+    /// Configure `builder` for this mode, an MCP-AQL surface as `aql` makes it.
+    pub(crate) fn apply_with(self, builder: ServerBuilder, aql: fn(Aql) -> Aql) -> ServerBuilder {
         match self {
             Self::Native => builder.surface(Surface::Native),
             Self::Standard => builder.surface(Surface::Standard),
             Self::Meta => builder.surface(Surface::meta()),
-            Self::AqlSingle => builder.surface(Surface::aql_single()),
-            Self::AqlCrude => builder.surface(Surface::aql_crude()),
+            Self::AqlSingle => builder.surface(Surface::Aql(aql(Aql::new(AqlMode::Single)))),
+            Self::AqlCrude => builder.surface(Surface::Aql(aql(Aql::new(AqlMode::Semantic)))),
             Self::All => builder
                 .mount("/mcp", Surface::Native)
                 .mount("/mcp/standard", Surface::Standard)

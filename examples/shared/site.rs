@@ -56,6 +56,8 @@ struct Post {
     title: String,
     content: String,
     status: String,
+    /// The user who wrote it, if anyone did.
+    author_id: Option<i64>,
 }
 
 /// The site's database.
@@ -66,27 +68,45 @@ impl Db {
         let conn = Connection::open(path)?;
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;
+             CREATE TABLE IF NOT EXISTS users (
+                 id INTEGER PRIMARY KEY AUTOINCREMENT,
+                 name TEXT NOT NULL
+             );
              CREATE TABLE IF NOT EXISTS posts (
                  id INTEGER PRIMARY KEY AUTOINCREMENT,
                  post_type TEXT NOT NULL,
                  title TEXT NOT NULL,
                  content TEXT NOT NULL,
-                 status TEXT NOT NULL
+                 status TEXT NOT NULL,
+                 author_id INTEGER REFERENCES users (id)
              );",
         )?;
+        // A database made before posts had authors.
+        let has_author: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM pragma_table_info('posts') WHERE name = 'author_id'",
+            [],
+            |r| r.get(0),
+        )?;
+        if has_author == 0 {
+            conn.execute_batch("ALTER TABLE posts ADD COLUMN author_id INTEGER")?;
+        }
+        let users: i64 = conn.query_row("SELECT COUNT(*) FROM users", [], |r| r.get(0))?;
+        if users == 0 {
+            conn.execute_batch("INSERT INTO users (name) VALUES ('Ada'), ('Grace');")?;
+        }
         let count: i64 = conn.query_row("SELECT COUNT(*) FROM posts", [], |r| r.get(0))?;
         if count == 0 {
             let seed = [
-                ("post", "Hello world", "publish"),
-                ("post", "Second thoughts", "publish"),
-                ("post", "Unfinished", "draft"),
-                ("page", "About", "publish"),
-                ("attachment", "logo.png", "publish"),
+                ("post", "Hello world", "publish", Some(1)),
+                ("post", "Second thoughts", "publish", Some(2)),
+                ("post", "Unfinished", "draft", Some(1)),
+                ("page", "About", "publish", None),
+                ("attachment", "logo.png", "publish", None),
             ];
-            for (post_type, title, status) in seed {
+            for (post_type, title, status, author) in seed {
                 conn.execute(
-                    "INSERT INTO posts (post_type, title, content, status) VALUES (?1, ?2, ?3, ?4)",
-                    params![post_type, title, format!("{title}, in full."), status],
+                    "INSERT INTO posts (post_type, title, content, status, author_id) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![post_type, title, format!("{title}, in full."), status, author],
                 )?;
             }
         }
@@ -125,6 +145,7 @@ fn read_post(row: &rusqlite::Row<'_>) -> rusqlite::Result<Post> {
         title: row.get(2)?,
         content: row.get(3)?,
         status: row.get(4)?,
+        author_id: row.get(5)?,
     })
 }
 
@@ -147,7 +168,7 @@ fn wp_get_post(
 ) -> Result<Post, AbilityError> {
     let conn = db.conn()?;
     conn.query_row(
-        "SELECT id, post_type, title, content, status FROM posts WHERE id = ?1",
+        "SELECT id, post_type, title, content, status, author_id FROM posts WHERE id = ?1",
         [id],
         read_post,
     )
@@ -177,7 +198,7 @@ fn wp_list_posts(
 ) -> Result<Vec<Post>, AbilityError> {
     let listing = pushdown::Listing {
         table: "posts",
-        columns: &["id", "post_type", "title", "content", "status"],
+        columns: &["id", "post_type", "title", "content", "status", "author_id"],
         filter: "WHERE (?1 IS NULL OR post_type = ?1) AND (?2 IS NULL OR status = ?2)",
         values: vec![
             post_type.map(|t| t.as_str().to_owned()).into(),
@@ -187,6 +208,44 @@ fn wp_list_posts(
     };
     let own = Window::new(offset, u64::from(limit.0));
     pushdown::list(&*db.conn()?, &query, listing, own, read_post).map_err(db_error)
+}
+
+/// A user of the site.
+#[derive(Debug, Serialize, JsonSchema)]
+struct User {
+    id: i64,
+    name: String,
+}
+
+/// List the site's users.
+#[ability(semantic = "READ", title = "List users", category = "users")]
+fn wp_list_users(
+    db: State<Db>,
+    query: CollectionQuery,
+    #[param(description = "At most this many users (1-100).", default = PageSize(10))]
+    limit: PageSize,
+    #[param(description = "Skip this many users first.", default = 0)] offset: u64,
+) -> Result<Vec<User>, AbilityError> {
+    let listing = pushdown::Listing {
+        table: "users",
+        columns: &["id", "name"],
+        filter: "WHERE 1",
+        values: Vec::new(),
+        tiebreak: "id",
+    };
+    let own = Window::new(offset, u64::from(limit.0));
+    let read = |row: &rusqlite::Row<'_>| {
+        Ok(User {
+            id: row.get(0)?,
+            name: row.get(1)?,
+        })
+    };
+    pushdown::list(&*db.conn()?, &query, listing, own, read).map_err(db_error)
+}
+
+/// MCP-AQL for the site: a post's `author` is the user its `author_id` names.
+pub(crate) fn aql(aql: abilities::Aql) -> abilities::Aql {
+    aql.relation("wp_list_posts", "author", "author_id", "wp_list_users")
 }
 
 /// Create a post. With `dry_run`, validate and return the would-be post without saving it.
@@ -209,6 +268,7 @@ fn wp_create_post(
         title,
         content,
         status: status.as_str().into(),
+        author_id: None,
     };
     if dry_run {
         return Ok(post);

@@ -46,6 +46,16 @@ pub enum ServerError {
         /// The second.
         second: String,
     },
+    /// An MCP-AQL relation ([`Aql::relation`](crate::Aql::relation)) names what is not there.
+    #[error("MCP-AQL relation `{relation}` of operation `{operation}`: {problem}")]
+    AqlRelation {
+        /// The operation the relation is declared on.
+        operation: String,
+        /// The relation's name.
+        relation: String,
+        /// What is wrong.
+        problem: String,
+    },
     /// Binding or serving failed.
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
@@ -80,6 +90,15 @@ impl From<SurfaceError> for ServerError {
                 operation,
                 first,
                 second,
+            },
+            SurfaceError::AqlRelation {
+                operation,
+                relation,
+                problem,
+            } => Self::AqlRelation {
+                operation,
+                relation,
+                problem,
             },
         }
     }

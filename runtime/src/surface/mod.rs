@@ -106,6 +106,12 @@ pub(crate) enum SurfaceError {
         first: String,
         second: String,
     },
+    /// A relation names an operation or field that is not there.
+    AqlRelation {
+        operation: String,
+        relation: String,
+        problem: String,
+    },
 }
 
 /// What a tool name resolves to on a surface.

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use super::confirm::Issued;
 use super::introspect::introspect;
 use super::stages::{Gate, Params, Query};
-use super::{Endpoint, Operation, Table, recoverable};
+use super::{Endpoint, Operation, Relation, Table, recoverable};
 use crate::pipeline::{self, Stage};
 use crate::{AbilityError, Context, ElicitAction, ErrorCode, Registry, Semantic};
 
@@ -270,6 +270,7 @@ async fn operation(
     };
     let token = confirmation_token(&mut params);
     params.retain(|k, _| !k.starts_with('_'));
+    let include = take_include(op, &mut params).map_err(refused)?;
     let checks = Params { op };
     let query = op.collection.as_ref().map(|items| Query {
         op,
@@ -301,16 +302,147 @@ async fn operation(
     .await
     {
         Ok(output) => {
-            let warnings = query
+            let mut warnings = query
                 .and_then(|q| q.warnings.into_inner())
                 .unwrap_or_default();
-            Ok((output.into_bare().0.unwrap_or(Value::Null), warnings))
+            let mut data = output.into_bare().0.unwrap_or(Value::Null);
+            for relation in include {
+                Box::pin(related(
+                    table,
+                    registry,
+                    ctx,
+                    session,
+                    relation,
+                    &mut data,
+                    &mut warnings,
+                ))
+                .await
+                .map_err(refused)?;
+            }
+            Ok((data, warnings))
         }
         Err(error) => {
             let issued = gate.and_then(|gate| gate.issued.into_inner());
             Err((error, issued))
         }
     }
+}
+
+/// The relations a request asks for with `include`, taken out of its parameters.
+fn take_include<'t>(
+    op: &'t Operation,
+    params: &mut Map<String, Value>,
+) -> Result<Vec<&'t Relation>, AbilityError> {
+    if op.relations.is_empty() {
+        return Ok(Vec::new());
+    }
+    let names = match params.remove("include") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::String(name)) => vec![Value::String(name)],
+        Some(Value::Array(names)) => names,
+        Some(_) => {
+            return Err(AbilityError::new(
+                ErrorCode::ValidationInvalidType,
+                "Parameter 'include' expected 'array of relation names'",
+            )
+            .with_details(json!({"param_name": "include", "expected_type": "array"})));
+        }
+    };
+    let valid: Vec<&str> = op.relations.iter().map(|r| r.name.as_str()).collect();
+    let mut out: Vec<&Relation> = Vec::new();
+    for name in &names {
+        let relation = name
+            .as_str()
+            .and_then(|name| op.relations.iter().find(|r| r.name == name));
+        let Some(relation) = relation else {
+            return Err(AbilityError::new(
+                ErrorCode::ValidationInvalidValue,
+                format!(
+                    "Unknown relation {name} in 'include': '{}' relates {valid:?}",
+                    op.name
+                ),
+            )
+            .with_details(json!({"param_name": "include", "valid_relations": valid})));
+        };
+        if !out.iter().any(|r| r.name == relation.name) {
+            out.push(relation);
+        }
+    }
+    Ok(out)
+}
+
+/// Put each item's related item under the relation's name, all of them fetched with one
+/// call of the target operation.
+async fn related(
+    table: &Table,
+    registry: &Registry,
+    ctx: &Context,
+    session: u64,
+    relation: &Relation,
+    data: &mut Value,
+    warnings: &mut Vec<Value>,
+) -> Result<(), AbilityError> {
+    let Some(items) = data.get_mut("items").and_then(Value::as_array_mut) else {
+        return Ok(());
+    };
+    let mut keys: Vec<Value> = Vec::new();
+    for item in items.iter() {
+        match item.get(&relation.field) {
+            None => {
+                return Err(AbilityError::new(
+                    ErrorCode::ValidationInvalidValue,
+                    format!(
+                        "Including '{}' needs the field '{}' in the items: add it to 'fields'",
+                        relation.name, relation.field
+                    ),
+                )
+                .with_details(json!({"param_name": "include", "field": relation.field})));
+            }
+            Some(Value::Null) => {}
+            Some(key) if !keys.contains(key) => keys.push(key.clone()),
+            Some(_) => {}
+        }
+    }
+    let mut found: Vec<Value> = Vec::new();
+    if !keys.is_empty() {
+        let count = keys.len();
+        let request = json!({
+            "operation": relation.target,
+            "params": {
+                "filter": {relation.key.as_str(): {"in": keys}},
+                "first": count,
+                "fields": "full"
+            }
+        });
+        let request = request.as_object().cloned().unwrap_or_default();
+        let (answer, more) = operation(table, registry, &Endpoint::Single, ctx, session, &request)
+            .await
+            .map_err(|(error, _)| error)?;
+        warnings.extend(more);
+        if answer["pageInfo"]["hasNextPage"] != false {
+            warnings.push(json!({
+                "code": "VALIDATION_TRUNCATED_WARNING",
+                "message": format!("'{}' may not have returned every related item: items without one show null", relation.target),
+                "severity": "medium",
+                "details": {"relation": relation.name}
+            }));
+        }
+        if let Some(list) = answer.get("items").and_then(Value::as_array) {
+            found.clone_from(list);
+        }
+    }
+    for item in items.iter_mut() {
+        let key = item.get(&relation.field).cloned().unwrap_or(Value::Null);
+        let match_ = found
+            .iter()
+            .find(|r| !key.is_null() && r.get(&relation.key) == Some(&key))
+            .cloned()
+            .unwrap_or(Value::Null);
+        if let Value::Object(map) = item {
+            map.insert(relation.name.clone(), match_);
+        }
+    }
+    Ok(())
 }
 
 /// `VALIDATION_ENDPOINT_MISMATCH` when an operation is sent to another family's tool.

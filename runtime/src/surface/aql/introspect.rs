@@ -65,8 +65,8 @@ fn protocol(table: &Table) -> Value {
             "aggregations": true,
             "computed_fields": true,
             "pagination": true,
-            "relationship_queries": false,
-            "warnings": false,
+            "relationship_queries": true,
+            "warnings": true,
             "confirmation": true,
             "dangerous_operations": true
         },

@@ -138,6 +138,23 @@ pub struct Aql {
     pub(crate) elicit_confirmation: bool,
     pub(crate) computed: Vec<ComputedField>,
     pub(crate) skip_empty_families: bool,
+    pub(crate) relations: Vec<Relation>,
+}
+
+/// A field of a collection operation's items that points at the items of another: declared
+/// with [`Aql::relation`], asked for with `params.include`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Relation {
+    /// The operation whose items carry the field.
+    pub(crate) operation: String,
+    /// What `include` names, and the key the related item is put under.
+    pub(crate) name: String,
+    /// The field holding the related item's key.
+    pub(crate) field: String,
+    /// The collection operation that lists the related items.
+    pub(crate) target: String,
+    /// The related items' key field.
+    pub(crate) key: String,
 }
 
 impl Default for Aql {
@@ -160,7 +177,39 @@ impl Aql {
             elicit_confirmation: true,
             computed: Vec::new(),
             skip_empty_families: false,
+            relations: Vec::new(),
         }
+    }
+
+    /// Declare that `field` of the items of the collection operation `operation` holds the
+    /// `id` of an item of the collection operation `target`. A request on `operation` can
+    /// then ask for the related items with `"include": ["<name>"]`: each item gets the related
+    /// item (or `null`) under `name`, all of them fetched with one call of `target` (a filter
+    /// `{"id": {"in": [...]}}`), never one call per item. `build()` fails when an operation,
+    /// the field or the target's `id` is not there.
+    ///
+    /// ```standalone_crate
+    /// use abilities::{Aql, AqlMode};
+    ///
+    /// let aql = Aql::new(AqlMode::Single).relation("wp_list_posts", "author", "author_id", "wp_list_users");
+    /// # let _ = aql;
+    /// ```
+    #[must_use]
+    pub fn relation(
+        mut self,
+        operation: impl Into<String>,
+        name: impl Into<String>,
+        field: impl Into<String>,
+        target: impl Into<String>,
+    ) -> Self {
+        self.relations.push(Relation {
+            operation: operation.into(),
+            name: name.into(),
+            field: field.into(),
+            target: target.into(),
+            key: "id".to_owned(),
+        });
+        self
     }
 
     /// Leave out the CRUDE tools of families with no operation (`mcp_aql_read`, which
@@ -304,6 +353,8 @@ pub(crate) struct Operation {
     pub(crate) danger: Danger,
     /// Why it is at that level: declared, the semantic's default, or a name pattern.
     pub(crate) danger_reason: String,
+    /// Relations a request may `include`.
+    pub(crate) relations: Vec<Relation>,
     /// The ability's own parameters (wire names), with `site_id` where checked.
     pub(crate) params: Vec<Param>,
     /// UPDATE operations with optional fields: those fields travel in `params.input`.
@@ -386,6 +437,17 @@ impl Table {
             }
             by_name.insert(name.clone(), operations.len());
             operations.push(operation(name, i, ability, &config));
+        }
+        for relation in &config.relations {
+            check_relation(relation, &operations, &by_name)?;
+            if let Some(&i) = by_name.get(&relation.operation)
+                && let Some(op) = operations.get_mut(i)
+            {
+                op.relations.push(relation.clone());
+                if !op.accepted.iter().any(|p| p == "include") {
+                    op.accepted.push("include".to_owned());
+                }
+            }
         }
         let mut families: Vec<String> = CRUDE
             .iter()
@@ -576,11 +638,66 @@ fn operation(name: String, index: usize, ability: &Ability, config: &Aql) -> Ope
         category: ability.semantic(),
         danger,
         danger_reason,
+        relations: Vec::new(),
         params,
         update_fields,
         collection,
         computed,
     }
+}
+
+/// A relation's operations are collections, the field is an item field of the first and
+/// the key one of the target's.
+fn check_relation(
+    relation: &Relation,
+    operations: &[Operation],
+    by_name: &HashMap<String, usize>,
+) -> Result<(), SurfaceError> {
+    let problem = |problem: String| SurfaceError::AqlRelation {
+        operation: relation.operation.clone(),
+        relation: relation.name.clone(),
+        problem,
+    };
+    let collection = |name: &str| -> Result<&Map<String, Value>, SurfaceError> {
+        by_name
+            .get(name)
+            .and_then(|&i| operations.get(i))
+            .ok_or_else(|| problem(format!("there is no operation `{name}`")))?
+            .collection
+            .as_ref()
+            .ok_or_else(|| {
+                problem(format!(
+                    "`{name}` is not a READ operation returning a list of objects"
+                ))
+            })
+    };
+    let has = |items: &Map<String, Value>, field: &str| {
+        items
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| p.contains_key(field))
+    };
+    let source = collection(&relation.operation)?;
+    if !has(source, &relation.field) {
+        return Err(problem(format!(
+            "its items have no field `{}`",
+            relation.field
+        )));
+    }
+    let target = collection(&relation.target)?;
+    if !has(target, &relation.key) {
+        return Err(problem(format!(
+            "the items of `{}` have no field `{}`",
+            relation.target, relation.key
+        )));
+    }
+    if has(source, &relation.name) {
+        return Err(problem(format!(
+            "its items already have a field `{}`: name the relation otherwise",
+            relation.name
+        )));
+    }
+    Ok(())
 }
 
 /// The item schema of an ability whose own output is an array of objects.
