@@ -126,7 +126,11 @@ impl Fixture {
                 json!({"operation": operation, "params": params}),
             )
             .await;
-        serde_json::from_str(result["content"][0]["text"].as_str().expect("text")).expect("JSON")
+        let envelope: Value =
+            serde_json::from_str(result["content"][0]["text"].as_str().expect("text"))
+                .expect("JSON");
+        support::assert_aql_envelope(&envelope);
+        envelope
     }
 
     fn count(&self, filter: &str) -> u64 {
@@ -418,6 +422,24 @@ async fn what_is_not_understood_is_refused() {
     // The operation's own limit keeps its own range.
     let own = f.read("list_todos", json!({"limit": 1e9})).await;
     assert_eq!(own["success"], false, "{own}");
+
+    // A top-level parameter that `params` also has is ignored, and the answer says so.
+    f.next_id += 1;
+    let result = f
+        .lines
+        .call(
+            f.next_id,
+            "mcp_aql_read",
+            json!({"operation": "list_every_todo", "limit": 5, "params": {"limit": 3, "fields": ["id"]}}),
+        )
+        .await;
+    let both: Value =
+        serde_json::from_str(result["content"][0]["text"].as_str().expect("text")).expect("JSON");
+    assert_eq!(both["data"]["pagination"]["limit"], 3, "{both}");
+    assert_eq!(
+        both["warnings"],
+        json!([{"code": "VALIDATION_IGNORED_PARAM_WARNING", "message": "Top-level 'limit' was ignored: 'params.limit' is used", "severity": "low", "details": {"param_name": "limit"}}])
+    );
 
     // The operation's own offset is a page: not with a cursor.
     let mixed = f.read("list_todos", json!({"offset": 5, "first": 2})).await;

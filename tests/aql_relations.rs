@@ -60,7 +60,12 @@ fn registry(user_calls: &Arc<AtomicUsize>) -> Registry {
 
 async fn aql(lines: &mut Lines, id: u64, args: Value) -> Value {
     let result = lines.call(id, "mcp_aql", args).await;
-    serde_json::from_str(result["content"][0]["text"].as_str().expect("text")).expect("JSON")
+    let envelope: Value =
+        serde_json::from_str(result["content"][0]["text"].as_str().expect("text")).expect("JSON");
+    if envelope.get("operations").is_none() && envelope["data"].get("_protocol").is_none() {
+        support::assert_aql_envelope(&envelope);
+    }
+    envelope
 }
 
 #[tokio::test]

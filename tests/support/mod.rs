@@ -321,3 +321,18 @@ pub async fn client_2026(
         .await
         .expect("the client connects")
 }
+
+/// Panic unless `envelope` is an MCP-AQL answer as `schemas/aql-envelope.schema.json` says.
+pub fn assert_aql_envelope(envelope: &Value) {
+    static ENVELOPE: std::sync::LazyLock<jsonschema::Validator> = std::sync::LazyLock::new(|| {
+        let schema: Value =
+            serde_json::from_str(include_str!("../schemas/aql-envelope.schema.json"))
+                .expect("the schema is JSON");
+        jsonschema::validator_for(&schema).expect("the schema compiles")
+    });
+    let errors: Vec<String> = ENVELOPE
+        .iter_errors(envelope)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}\n{envelope:#}");
+}

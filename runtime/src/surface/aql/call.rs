@@ -164,8 +164,12 @@ fn check_payload(table: &Table, args: &Value) -> Result<(), AbilityError> {
     walk(args, 1, limits)
 }
 
-/// The request's parameters: `params`, then top-level keys it does not have.
-fn resolve_params(request: &Map<String, Value>) -> Result<Map<String, Value>, AbilityError> {
+/// The request's parameters: `params`, then top-level keys it does not have. A top-level key
+/// that `params` also has is ignored, with a warning.
+fn resolve_params(
+    request: &Map<String, Value>,
+    warnings: &mut Vec<Value>,
+) -> Result<Map<String, Value>, AbilityError> {
     let mut params = match request.get("params") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(map)) => map.clone(),
@@ -178,7 +182,19 @@ fn resolve_params(request: &Map<String, Value>) -> Result<Map<String, Value>, Ab
         }
     };
     for (key, value) in request {
-        if !RESERVED.contains(&key.as_str()) && !params.contains_key(key) {
+        if RESERVED.contains(&key.as_str()) {
+            continue;
+        }
+        if params.contains_key(key) {
+            if params.get(key) != Some(value) {
+                warnings.push(json!({
+                    "code": "VALIDATION_IGNORED_PARAM_WARNING",
+                    "message": format!("Top-level '{key}' was ignored: 'params.{key}' is used"),
+                    "severity": "low",
+                    "details": {"param_name": key}
+                }));
+            }
+        } else {
             params.insert(key.clone(), value.clone());
         }
     }
@@ -241,7 +257,8 @@ async fn operation(
             ));
         }
     };
-    let mut params = resolve_params(request).map_err(refused)?;
+    let mut fallback = Vec::new();
+    let mut params = resolve_params(request, &mut fallback).map_err(refused)?;
     if name == "introspect" {
         // The introspection envelope is closed: errors carry a code and a message only.
         let bare = |e: AbilityError| (AbilityError::new(e.code().clone(), e.message()), None);
@@ -302,9 +319,12 @@ async fn operation(
     .await
     {
         Ok(output) => {
-            let mut warnings = query
-                .and_then(|q| q.warnings.into_inner())
-                .unwrap_or_default();
+            let mut warnings = fallback;
+            warnings.extend(
+                query
+                    .and_then(|q| q.warnings.into_inner())
+                    .unwrap_or_default(),
+            );
             let mut data = output.into_bare().0.unwrap_or(Value::Null);
             for relation in include {
                 Box::pin(related(
