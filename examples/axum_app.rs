@@ -51,7 +51,7 @@ fn api_error(error: AbilityError) -> (StatusCode, Json<AbilityError>) {
 
 async fn list(State(db): State<AppState>) -> ApiResult<Vec<Todo>> {
     db.list(None, 1000, 0, &CollectionQuery::default())
-        .map(Json)
+        .map(|page| Json(page.items))
         .map_err(api_error)
 }
 

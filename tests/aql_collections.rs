@@ -335,6 +335,30 @@ async fn a_handler_that_pages_itself_never_reports_a_false_total() {
     );
     assert!(filtered["warnings"].is_array(), "{filtered}");
 
+    // list_todos reports its total, but a condition SQL does not take (`contains` on a
+    // number) is applied here to its page: the total is not claimed.
+    let fallback = f
+        .read("list_todos", json!({"filter": {"id": {"contains": 5}}}))
+        .await;
+    assert_eq!(
+        fallback["data"]["pagination"]["total_items"],
+        Value::Null,
+        "{fallback}"
+    );
+    assert_eq!(
+        fallback["warnings"][0]["code"],
+        "VALIDATION_TRUNCATED_WARNING"
+    );
+    // Unfiltered, its own page and its reported total are the truth.
+    let reported = f
+        .read("list_todos", json!({"offset": 20, "limit": 5}))
+        .await;
+    assert_eq!(
+        reported["data"]["pagination"],
+        json!({"limit": 5, "offset": 20, "returned": 5, "total_items": ROWS, "has_more": true}),
+        "{reported}"
+    );
+
     // The last page, not full: where the collection ends is known, and so is its total.
     let last = f.read("list_paged_plain", json!({"offset": 9990})).await;
     assert_eq!(

@@ -17,16 +17,17 @@ pub(crate) struct Listing<'a> {
     pub(crate) tiebreak: &'a str,
 }
 
-/// The rows of a list operation. Under MCP-AQL with a query SQL can take whole, the query's
-/// window of every match, the total counted and reported with `query.paged`; otherwise the
-/// operation's `own` page, in `tiebreak` order, for the runtime to finish.
+/// The rows of a list operation and how many rows match the conditions they were drawn
+/// with. Under MCP-AQL with a query SQL can take whole, the query's window of every match,
+/// the total also reported with `query.paged`; otherwise the operation's `own` page, in
+/// `tiebreak` order, for the runtime to finish.
 pub(crate) fn list<T>(
     conn: &Connection,
     query: &CollectionQuery,
     listing: Listing<'_>,
     own: Window,
     read: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
-) -> rusqlite::Result<Vec<T>> {
+) -> rusqlite::Result<(Vec<T>, u64)> {
     let Listing {
         table,
         columns,
@@ -40,22 +41,24 @@ pub(crate) fn list<T>(
         conditions(query, columns, &mut filter, &mut values)?;
         Some((window, order_by(query, columns, tiebreak)?))
     });
+    let pushed_down = pushed.is_some();
     let (window, order) = match pushed {
-        Some((window, order)) => {
-            let total: i64 = conn.query_row(
-                &format!("SELECT COUNT(*) FROM {table} {filter}"),
-                rusqlite::params_from_iter(values.iter()),
-                |r| r.get(0),
-            )?;
-            query.paged(total.unsigned_abs());
-            (window, order)
-        }
+        Some((window, order)) => (window, order),
         None => {
             filter = base.to_owned();
             values = own_values;
             (own, tiebreak.to_owned())
         }
     };
+    let total: i64 = conn.query_row(
+        &format!("SELECT COUNT(*) FROM {table} {filter}"),
+        rusqlite::params_from_iter(values.iter()),
+        |r| r.get(0),
+    )?;
+    let total = total.unsigned_abs();
+    if pushed_down {
+        query.paged(total);
+    }
     let sql = format!(
         "SELECT {} FROM {table} {filter} ORDER BY {order}{}",
         columns.join(", "),
@@ -63,7 +66,7 @@ pub(crate) fn list<T>(
     );
     let mut statement = conn.prepare(&sql)?;
     let rows = statement.query_map(rusqlite::params_from_iter(values), read)?;
-    rows.collect()
+    Ok((rows.collect::<rusqlite::Result<_>>()?, total))
 }
 
 /// The query's conditions on `columns`, appended to `sql` as ` AND ...` with their values

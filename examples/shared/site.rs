@@ -207,7 +207,9 @@ fn wp_list_posts(
         tiebreak: "id DESC",
     };
     let own = Window::new(offset, u64::from(limit.0));
-    pushdown::list(&*db.conn()?, &query, listing, own, read_post).map_err(db_error)
+    let (posts, _) =
+        pushdown::list(&*db.conn()?, &query, listing, own, read_post).map_err(db_error)?;
+    Ok(posts)
 }
 
 /// A user of the site.
@@ -240,7 +242,8 @@ fn wp_list_users(
             name: row.get(1)?,
         })
     };
-    pushdown::list(&*db.conn()?, &query, listing, own, read).map_err(db_error)
+    let (users, _) = pushdown::list(&*db.conn()?, &query, listing, own, read).map_err(db_error)?;
+    Ok(users)
 }
 
 /// MCP-AQL for the site: a post's `author` is the user its `author_id` names.

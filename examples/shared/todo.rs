@@ -40,6 +40,16 @@ pub(crate) struct Todo {
     pub(crate) priority: String,
 }
 
+/// A page of todos and how many there are in all, as the walkthrough's `list_todos`
+/// returns them.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub(crate) struct TodoPage {
+    /// The todos of this page.
+    pub(crate) items: Vec<Todo>,
+    /// Every todo the request's conditions match.
+    pub(crate) total: u64,
+}
+
 /// The todo database, shared by the abilities and any other part of the application.
 pub(crate) struct TodoDb(Mutex<Connection>);
 
@@ -89,7 +99,7 @@ impl TodoDb {
         limit: u32,
         offset: u64,
         query: &CollectionQuery,
-    ) -> Result<Vec<Todo>, AbilityError> {
+    ) -> Result<TodoPage, AbilityError> {
         let listing = pushdown::Listing {
             table: "todos",
             columns: &["id", "title", "completed", "priority"],
@@ -98,7 +108,9 @@ impl TodoDb {
             tiebreak: "id",
         };
         let own = Window::new(offset, u64::from(limit));
-        pushdown::list(&*self.conn()?, query, listing, own, read_todo).map_err(db_error)
+        let (items, total) =
+            pushdown::list(&*self.conn()?, query, listing, own, read_todo).map_err(db_error)?;
+        Ok(TodoPage { items, total })
     }
 
     /// One todo.
@@ -163,7 +175,7 @@ fn list_todos(
     #[param(description = "At most this many todos (1-100).", default = PageSize(50))]
     limit: PageSize,
     #[param(description = "Skip this many todos first.", default = 0)] offset: u64,
-) -> Result<Vec<Todo>, AbilityError> {
+) -> Result<TodoPage, AbilityError> {
     db.list(completed, limit.0, offset, &query)
 }
 

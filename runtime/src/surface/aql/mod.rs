@@ -361,6 +361,8 @@ pub(crate) struct Operation {
     pub(crate) update_fields: Option<Vec<String>>,
     /// READ operations returning a list of objects: the item schema.
     pub(crate) collection: Option<Map<String, Value>>,
+    /// The list comes as `{items, total?}`, `total` the size of the collection it is from.
+    pub(crate) envelope: bool,
     pub(crate) computed: Vec<ComputedField>,
     /// Every parameter a request may carry, computed once.
     pub(crate) accepted: Vec<String>,
@@ -607,9 +609,13 @@ fn operation(name: String, index: usize, ability: &Ability, config: &Aql) -> Ope
             .collect::<Vec<_>>()
     })
     .filter(|fields| !fields.is_empty());
-    let collection = (ability.semantic() == Semantic::Read)
+    let (collection, envelope) = match (ability.semantic() == Semantic::Read)
         .then(|| collection_items(ability))
-        .flatten();
+        .flatten()
+    {
+        Some((items, envelope)) => (Some(items), envelope),
+        None => (None, false),
+    };
     let computed = config
         .computed
         .iter()
@@ -642,6 +648,7 @@ fn operation(name: String, index: usize, ability: &Ability, config: &Aql) -> Ope
         params,
         update_fields,
         collection,
+        envelope,
         computed,
     }
 }
@@ -700,19 +707,26 @@ fn check_relation(
     Ok(())
 }
 
-/// The item schema of an ability whose own output is an array of objects.
-fn collection_items(ability: &Ability) -> Option<Map<String, Value>> {
+/// The item schema of an ability whose own output is an array of objects, or an object with
+/// such an `items` array (and the collection's `total` beside it, if the handler reports it).
+fn collection_items(ability: &Ability) -> Option<(Map<String, Value>, bool)> {
     let wire = ability.output_schema()?;
-    let own = if ability.output_wrapped() {
-        wire.get("properties")?.get("result")?
-    } else {
-        return None;
+    let objects = |array: &Value| -> Option<Map<String, Value>> {
+        if array.get("type")? != "array" {
+            return None;
+        }
+        let items = array.get("items")?.as_object()?;
+        (items.get("type")? == "object").then(|| items.clone())
     };
-    if own.get("type")? != "array" {
-        return None;
+    if ability.output_wrapped() {
+        return objects(wire.get("properties")?.get("result")?).map(|items| (items, false));
     }
-    let items = own.get("items")?.as_object()?;
-    (items.get("type")? == "object").then(|| items.clone())
+    let properties = wire.get("properties")?.as_object()?;
+    let items = objects(properties.get("items")?)?;
+    let total_ok = properties
+        .get("total")
+        .is_none_or(|t| t.get("type").and_then(Value::as_str) == Some("integer"));
+    (total_ok && properties.keys().all(|k| k == "items" || k == "total")).then_some((items, true))
 }
 
 /// The error envelope's `error` object and the `isError` flag for an error code: recoverable

@@ -55,8 +55,17 @@ impl Stage for Query<'_> {
 
     fn finish(&self, output: &mut CallOutput) {
         if let Some(state) = self.state.get() {
-            let items = output.take_bare().unwrap_or(Value::Null);
-            let (data, warnings) = query::apply(state, items, self.items, &self.op.computed);
+            let mut items = output.take_bare().unwrap_or(Value::Null);
+            // `{items, total}`: the list, and the size of the collection it is from.
+            let mut reported = None;
+            if self.op.envelope
+                && let Value::Object(map) = &mut items
+            {
+                reported = map.get("total").and_then(Value::as_u64);
+                items = map.remove("items").unwrap_or(Value::Null);
+            }
+            let (data, warnings) =
+                query::apply(state, items, reported, self.items, &self.op.computed);
             output.set_bare(data);
             let _ = self.warnings.set(warnings);
         }

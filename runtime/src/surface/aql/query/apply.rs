@@ -29,6 +29,7 @@ fn warning(code: &str, message: String, details: Value) -> Value {
 pub(crate) fn apply(
     state: &State,
     items: Value,
+    reported: Option<u64>,
     item_schema: &Map<String, Value>,
     computed: &[ComputedField],
 ) -> (Value, Vec<Value>) {
@@ -70,16 +71,34 @@ pub(crate) fn apply(
             offset: spec.window().offset,
             total,
         },
-        (None, None) => Extent::Whole,
-        (None, Some(own)) => {
-            let full = own.limit.is_some_and(|limit| returned_by_handler >= limit);
-            // A page that is not full ends the collection; its total is known when nothing
-            // before it was filtered out here.
-            let total = (!full && (own.offset == 0 || !filtered_here))
-                .then(|| own.offset.saturating_add(items.len() as u64));
-            Extent::OwnPage {
-                offset: own.offset,
-                total,
+        // No paging of its own and no total reported: the whole collection, by contract.
+        (None, None) if reported.is_none() => Extent::Whole,
+        (None, own) => {
+            let base = own.map_or(0, |own| own.offset);
+            let shown = items.len() as u64;
+            let total = match reported {
+                // The handler's total counts what its items are drawn from: still true
+                // when nothing was filtered out here.
+                Some(total) if !filtered_here => Some(total),
+                // Filtered here, but everything was there to filter.
+                Some(total) if base == 0 && returned_by_handler == total => Some(shown),
+                Some(_) => None,
+                None => {
+                    let full = own
+                        .and_then(|own| own.limit)
+                        .is_some_and(|limit| returned_by_handler >= limit);
+                    // A page that is not full ends the collection; its total is known when
+                    // nothing before it was filtered out here.
+                    (!full && (base == 0 || !filtered_here)).then(|| base.saturating_add(shown))
+                }
+            };
+            if own.is_none() && base == 0 && total == Some(shown) {
+                Extent::Whole
+            } else {
+                Extent::OwnPage {
+                    offset: base,
+                    total,
+                }
             }
         }
     };

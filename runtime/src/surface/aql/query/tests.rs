@@ -28,7 +28,7 @@ fn run(params: Value) -> Result<Value, AbilityError> {
         panic!("params")
     };
     let spec = parse(&mut params, &schema(), &[], &[])?;
-    Ok(apply(&State::new(spec), items(), &schema(), &[]).0)
+    Ok(apply(&State::new(spec), items(), None, &schema(), &[]).0)
 }
 
 #[test]
