@@ -31,6 +31,12 @@ fn list_paged_plain(
     db.rows(&format!("ORDER BY id LIMIT {limit} OFFSET {offset}"))
 }
 
+/// Todo rows with a limit that has no declared default: the handler picks its own.
+#[ability(semantic = "READ")]
+fn list_limited(db: State<Plain>, limit: Option<u32>) -> Result<Vec<todo::Todo>, AbilityError> {
+    db.rows(&format!("ORDER BY id LIMIT {}", limit.unwrap_or(20)))
+}
+
 /// Every todo row: an operation without paging of its own returns its whole collection.
 #[ability(semantic = "READ")]
 fn list_every_todo(db: State<Plain>) -> Result<Vec<todo::Todo>, AbilityError> {
@@ -357,6 +363,36 @@ async fn a_handler_that_pages_itself_never_reports_a_false_total() {
         reported["data"]["pagination"],
         json!({"limit": 5, "offset": 20, "returned": 5, "total_items": ROWS, "has_more": true}),
         "{reported}"
+    );
+
+    // A limit the runtime cannot know (the handler's own default): no total is claimed.
+    let unknown = f.read("list_limited", json!({})).await;
+    assert_eq!(ids(&unknown).len(), 20);
+    assert_eq!(
+        unknown["data"]["pagination"]["total_items"],
+        Value::Null,
+        "{unknown}"
+    );
+    // A filter applied here to a later page, even one it keeps whole, says nothing of the
+    // items before the page.
+    let later = f
+        .read(
+            "list_paged_plain",
+            json!({"offset": 9990, "filter": {"priority": {"ne": "none"}}}),
+        )
+        .await;
+    assert_eq!(ids(&later).len(), 10);
+    assert_eq!(
+        later["data"]["pagination"]["total_items"],
+        Value::Null,
+        "{later}"
+    );
+    // Nothing past the end: the collection ends before the offset, its size is unknown.
+    let past = f.read("list_paged_plain", json!({"offset": 20000})).await;
+    assert_eq!(
+        past["data"]["pagination"]["total_items"],
+        Value::Null,
+        "{past}"
     );
 
     // The last page, not full: where the collection ends is known, and so is its total.

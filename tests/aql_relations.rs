@@ -202,5 +202,26 @@ async fn the_site_example_relates_posts_to_authors() {
         ],
         "{posts}"
     );
+
+    // SQL compares as the runtime does: a NULL author is not author 1, and sorts last.
+    let others = aql(
+        &mut lines,
+        3,
+        json!({"operation": "wp_list_posts", "params": {
+            "filter": {"author_id": {"ne": 1}}, "sort": {"field": "author_id", "order": "desc"},
+            "fields": ["title", "author_id"], "first": 100
+        }}),
+    )
+    .await;
+    assert_eq!(
+        others["data"]["items"],
+        json!([
+            {"title": "Second thoughts", "author_id": 2},
+            {"title": "logo.png", "author_id": null},
+            {"title": "About", "author_id": null}
+        ]),
+        "{others}"
+    );
+    assert_eq!(others["data"]["pageInfo"]["totalCount"], 3);
     let _ = std::fs::remove_dir_all(&dir);
 }

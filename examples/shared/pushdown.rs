@@ -7,11 +7,33 @@ use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, Row};
 use serde_json::Value;
 
+/// What a column holds, so only conditions that compare in SQL as the runtime compares them
+/// (a number with a number, text with text) go into the SQL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Integer,
+    Text,
+    /// Stored as 0 and 1, compared with JSON booleans.
+    #[allow(dead_code, reason = "each example uses the kinds its columns have")]
+    Bool,
+}
+
+impl Kind {
+    fn takes(self, value: &Value) -> bool {
+        matches!(
+            (self, value),
+            (Self::Integer, Value::Number(_))
+                | (Self::Text, Value::String(_))
+                | (Self::Bool, Value::Bool(_))
+        )
+    }
+}
+
 /// One list operation's SQL: `SELECT columns FROM table`, the operation's own `WHERE`
 /// (its parameters' conditions, `?1`.. in `values`) and the column that makes an order total.
 pub(crate) struct Listing<'a> {
     pub(crate) table: &'a str,
-    pub(crate) columns: &'a [&'a str],
+    pub(crate) columns: &'a [(&'a str, Kind)],
     pub(crate) filter: &'a str,
     pub(crate) values: Vec<Sql>,
     pub(crate) tiebreak: &'a str,
@@ -59,9 +81,10 @@ pub(crate) fn list<T>(
     if pushed_down {
         query.paged(total);
     }
+    let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
     let sql = format!(
         "SELECT {} FROM {table} {filter} ORDER BY {order}{}",
-        columns.join(", "),
+        names.join(", "),
         limit(window, &mut values)
     );
     let mut statement = conn.prepare(&sql)?;
@@ -75,14 +98,21 @@ pub(crate) fn list<T>(
 /// compare as SQLite compares them (booleans are stored as 0 and 1).
 pub(crate) fn conditions(
     query: &CollectionQuery,
-    columns: &[&str],
+    columns: &[(&str, Kind)],
     sql: &mut String,
     values: &mut Vec<Sql>,
 ) -> Option<()> {
     let mut out = String::new();
     let mut added = Vec::new();
     for condition in query.filter() {
-        let column = columns.iter().find(|c| **c == condition.field)?;
+        let (column, kind) = columns.iter().find(|(c, _)| *c == condition.field)?;
+        let values_compared: Vec<&Value> = match &condition.value {
+            Value::Array(items) if condition.op == FilterOp::In => items.iter().collect(),
+            value => vec![value],
+        };
+        if !values_compared.iter().all(|v| kind.takes(v)) {
+            return None;
+        }
         let mut placeholder = |value: &Value| -> Option<String> {
             added.push(sql_value(value)?);
             Some(format!("?{}", values.len() + added.len()))
@@ -106,9 +136,10 @@ pub(crate) fn conditions(
                 )
             }
             op => {
+                // IS / IS NOT: a NULL column is unequal to every value, as in the runtime.
                 let symbol = match op {
-                    FilterOp::Eq => "=",
-                    FilterOp::Ne => "<>",
+                    FilterOp::Eq => "IS",
+                    FilterOp::Ne => "IS NOT",
                     FilterOp::Gt => ">",
                     FilterOp::Gte => ">=",
                     FilterOp::Lt => "<",
@@ -130,14 +161,15 @@ pub(crate) fn conditions(
 /// stable; `None` when a key is not a column.
 pub(crate) fn order_by(
     query: &CollectionQuery,
-    columns: &[&str],
+    columns: &[(&str, Kind)],
     tiebreak: &str,
 ) -> Option<String> {
     let mut keys = Vec::new();
     for key in query.sort() {
-        let column = columns.iter().find(|c| **c == key.field)?;
+        let (column, _) = columns.iter().find(|(c, _)| *c == key.field)?;
+        // NULLs last, whatever the order, as the runtime sorts.
         keys.push(format!(
-            "{column} {}",
+            "{column} IS NULL, {column} {}",
             if key.descending { "DESC" } else { "ASC" }
         ));
     }

@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 #[path = "pushdown.rs"]
 mod pushdown;
 
+use pushdown::Kind;
+
 /// A kind of content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -198,7 +200,14 @@ fn wp_list_posts(
 ) -> Result<Vec<Post>, AbilityError> {
     let listing = pushdown::Listing {
         table: "posts",
-        columns: &["id", "post_type", "title", "content", "status", "author_id"],
+        columns: &[
+            ("id", Kind::Integer),
+            ("post_type", Kind::Text),
+            ("title", Kind::Text),
+            ("content", Kind::Text),
+            ("status", Kind::Text),
+            ("author_id", Kind::Integer),
+        ],
         filter: "WHERE (?1 IS NULL OR post_type = ?1) AND (?2 IS NULL OR status = ?2)",
         values: vec![
             post_type.map(|t| t.as_str().to_owned()).into(),
@@ -230,7 +239,7 @@ fn wp_list_users(
 ) -> Result<Vec<User>, AbilityError> {
     let listing = pushdown::Listing {
         table: "users",
-        columns: &["id", "name"],
+        columns: &[("id", Kind::Integer), ("name", Kind::Text)],
         filter: "WHERE 1",
         values: Vec::new(),
         tiebreak: "id",

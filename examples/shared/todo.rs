@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 #[path = "pushdown.rs"]
 mod pushdown;
 
+use pushdown::Kind;
+
 /// How urgent a todo is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -102,7 +104,12 @@ impl TodoDb {
     ) -> Result<TodoPage, AbilityError> {
         let listing = pushdown::Listing {
             table: "todos",
-            columns: &["id", "title", "completed", "priority"],
+            columns: &[
+                ("id", Kind::Integer),
+                ("title", Kind::Text),
+                ("completed", Kind::Bool),
+                ("priority", Kind::Text),
+            ],
             filter: "WHERE (?1 IS NULL OR completed = ?1)",
             values: vec![completed.into()],
             tiebreak: "id",

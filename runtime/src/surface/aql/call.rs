@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::confirm::Issued;
 use super::introspect::introspect;
+use super::query::json_eq;
 use super::stages::{Gate, Params, Query};
 use super::{Endpoint, Operation, Relation, Table, recoverable};
 use crate::pipeline::{self, Stage};
@@ -405,40 +406,41 @@ async fn related(
     let Some(items) = data.get_mut("items").and_then(Value::as_array_mut) else {
         return Ok(());
     };
+    // An item without the field has no related item; none with it means it was not
+    // selected, and the relation cannot be resolved.
+    if !items.is_empty() && items.iter().all(|item| item.get(&relation.field).is_none()) {
+        return Err(AbilityError::new(
+            ErrorCode::ValidationInvalidValue,
+            format!(
+                "Including '{}' needs the field '{}' in the items: add it to 'fields'",
+                relation.name, relation.field
+            ),
+        )
+        .with_details(json!({"param_name": "include", "field": relation.field})));
+    }
     let mut keys: Vec<Value> = Vec::new();
-    for item in items.iter() {
-        match item.get(&relation.field) {
-            None => {
-                return Err(AbilityError::new(
-                    ErrorCode::ValidationInvalidValue,
-                    format!(
-                        "Including '{}' needs the field '{}' in the items: add it to 'fields'",
-                        relation.name, relation.field
-                    ),
-                )
-                .with_details(json!({"param_name": "include", "field": relation.field})));
-            }
-            Some(Value::Null) => {}
-            Some(key) if !keys.contains(key) => keys.push(key.clone()),
-            Some(_) => {}
+    for key in items.iter().filter_map(|item| item.get(&relation.field)) {
+        if !key.is_null() && !keys.iter().any(|k| json_eq(k, key)) {
+            keys.push(key.clone());
         }
     }
+    // One call per page of keys (a page holds at most 1,000), never one per item.
     let mut found: Vec<Value> = Vec::new();
-    if !keys.is_empty() {
-        let count = keys.len();
+    for chunk in keys.chunks(1000) {
         let request = json!({
             "operation": relation.target,
             "params": {
-                "filter": {relation.key.as_str(): {"in": keys}},
-                "first": count,
+                "filter": {relation.key.as_str(): {"in": chunk}},
+                "first": chunk.len(),
                 "fields": "full"
             }
         });
         let request = request.as_object().cloned().unwrap_or_default();
-        let (answer, more) = operation(table, registry, &Endpoint::Single, ctx, session, &request)
+        // The target's own warnings are about its answer, not this one: only whether every
+        // related item came back matters here.
+        let (answer, _) = operation(table, registry, &Endpoint::Single, ctx, session, &request)
             .await
             .map_err(|(error, _)| error)?;
-        warnings.extend(more);
         if answer["pageInfo"]["hasNextPage"] != false {
             warnings.push(json!({
                 "code": "VALIDATION_TRUNCATED_WARNING",
@@ -448,18 +450,18 @@ async fn related(
             }));
         }
         if let Some(list) = answer.get("items").and_then(Value::as_array) {
-            found.clone_from(list);
+            found.extend(list.iter().cloned());
         }
     }
     for item in items.iter_mut() {
         let key = item.get(&relation.field).cloned().unwrap_or(Value::Null);
-        let match_ = found
+        let related = found
             .iter()
-            .find(|r| !key.is_null() && r.get(&relation.key) == Some(&key))
+            .find(|r| !key.is_null() && r.get(&relation.key).is_some_and(|k| json_eq(k, &key)))
             .cloned()
             .unwrap_or(Value::Null);
         if let Value::Object(map) = item {
-            map.insert(relation.name.clone(), match_);
+            map.insert(relation.name.clone(), related);
         }
     }
     Ok(())

@@ -52,14 +52,15 @@ pub(crate) fn apply(
     }
     let returned_by_handler = items.len() as u64;
     let filtered = state.filtered.load(AtomicOrdering::Relaxed);
-    let before_filter = items.len();
-    items.retain(|item| {
-        spec.filter
-            .iter()
-            .filter(|c| !filtered || c.field.starts_with(COMPUTED))
-            .all(|c| c.matches(item))
-    });
-    let filtered_here = items.len() != before_filter;
+    let here: Vec<&Condition> = spec
+        .filter
+        .iter()
+        .filter(|c| !filtered || c.field.starts_with(COMPUTED))
+        .collect();
+    // Filtered here at all: the items no longer stand at the collection's positions, even
+    // when this page lost none of them.
+    let filtered_here = !here.is_empty();
+    items.retain(|item| here.iter().all(|c| c.matches(item)));
     let sorted_here = !spec.sort.is_empty() && !state.sorted.load(AtomicOrdering::Relaxed);
     if sorted_here {
         items.sort_by(|a, b| order(&spec.sort, a, b));
@@ -84,12 +85,17 @@ pub(crate) fn apply(
                 Some(total) if base == 0 && returned_by_handler == total => Some(shown),
                 Some(_) => None,
                 None => {
-                    let full = own
-                        .and_then(|own| own.limit)
-                        .is_some_and(|limit| returned_by_handler >= limit);
-                    // A page that is not full ends the collection; its total is known when
-                    // nothing before it was filtered out here.
-                    (!full && (base == 0 || !filtered_here)).then(|| base.saturating_add(shown))
+                    // A page may be cut when its limit is unknown, or when it is full.
+                    let cut = own.is_some_and(|own| match own.limit {
+                        Some(limit) => returned_by_handler >= limit,
+                        None => own.limit_declared,
+                    });
+                    // Nothing at an offset says only that the collection ends before it.
+                    let past_end = returned_by_handler == 0 && base > 0;
+                    // A page that is not cut ends the collection; its total is known when
+                    // nothing before it was filtered here.
+                    (!cut && !past_end && (base == 0 || !filtered_here))
+                        .then(|| base.saturating_add(shown))
                 }
             };
             if own.is_none() && base == 0 && total == Some(shown) {
@@ -102,6 +108,15 @@ pub(crate) fn apply(
             }
         }
     };
+    if (filtered_here || sorted_here) && !matches!(extent, Extent::Whole) {
+        warnings.push(warning(
+            "VALIDATION_TRUNCATED_WARNING",
+            format!(
+                "The operation returned one page of {returned_by_handler} items: the filter and sort were applied to that page only, not to the whole collection"
+            ),
+            json!({"reason": "page_filtered_or_sorted", "returned": returned_by_handler}),
+        ));
+    }
     let mut data = Map::new();
     if !spec.aggregate.is_empty() {
         let aggregations: Map<String, Value> = if matches!(extent, Extent::Whole) {
@@ -182,6 +197,8 @@ fn paginate(
             (end.saturating_sub(last), end)
         }
     };
+    // The items start at `base`: a page cannot start before them.
+    let start = start.max(base).min(end.max(base));
     let page: Vec<Value> = items
         .into_iter()
         .skip(usize::try_from(start.saturating_sub(base)).unwrap_or(usize::MAX))
@@ -383,7 +400,7 @@ pub(super) fn lookup<'v>(item: &'v Value, path: &str) -> Option<&'v Value> {
     path.split('.').try_fold(item, |value, key| value.get(key))
 }
 
-pub(super) fn json_eq(a: &Value, b: &Value) -> bool {
+pub(crate) fn json_eq(a: &Value, b: &Value) -> bool {
     match (a.as_f64(), b.as_f64()) {
         (Some(x), Some(y)) if a.is_number() && b.is_number() => x == y,
         _ => a == b,

@@ -18,7 +18,8 @@ mod parse;
 mod tests;
 
 pub(crate) use apply::apply;
-use apply::{compare, json_eq, lookup};
+pub(crate) use apply::json_eq;
+use apply::{compare, lookup};
 pub(crate) use parse::parse;
 
 use std::cmp::Ordering;
@@ -170,7 +171,10 @@ pub(super) enum Function {
 /// `offset`: the values its handler got (sent, or the schema's defaults).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct OwnPage {
+    /// The limit the handler got; `None` when it has no `limit` or got none.
     pub(super) limit: Option<u64>,
+    /// The operation has a `limit` parameter: without a known value, a page may be cut.
+    pub(super) limit_declared: bool,
     pub(super) offset: u64,
 }
 
@@ -190,6 +194,12 @@ pub(crate) struct Spec {
 }
 
 impl Spec {
+    /// Whether a filter condition or sort key is on a computed field.
+    fn uses_computed(&self) -> bool {
+        self.filter.iter().any(|c| c.field.starts_with(COMPUTED))
+            || self.sort.iter().any(|k| k.field.starts_with(COMPUTED))
+    }
+
     /// The slice of the filtered, sorted collection the answer needs: every item
     /// ([`Window::ALL`]) for aggregations, or the last items with no cursor to count back from.
     fn window(&self) -> Window {
@@ -330,16 +340,22 @@ impl CollectionQuery {
 
     /// The window of the filtered, sorted collection the answer needs ([`Window::ALL`] when
     /// it needs every matching item: an aggregation, or the last items counted from the
-    /// end). `None` outside MCP-AQL.
+    /// end). `None` outside MCP-AQL, and when the query filters or sorts on computed fields,
+    /// which only the runtime can apply: then return the operation's own page.
     pub fn page(&self) -> Option<Window> {
-        self.0.as_ref().map(|s| s.spec.window())
+        self.0
+            .as_ref()
+            .filter(|s| !s.spec.uses_computed())
+            .map(|s| s.spec.window())
     }
 
     /// Declare the items returned exactly the [`page`](Self::page) window of the filtered,
     /// sorted collection, which holds `total` items. Implies [`filtered`](Self::filtered) and
-    /// [`sorted`](Self::sorted).
+    /// [`sorted`](Self::sorted). Ignored when [`page`](Self::page) is `None`.
     pub fn paged(&self, total: u64) {
-        if let Some(state) = &self.0 {
+        if let Some(state) = &self.0
+            && !state.spec.uses_computed()
+        {
             let _ = state.paged.set(total);
             self.filtered();
             self.sorted();

@@ -103,6 +103,7 @@ fn own_page(params: &Map<String, Value>, own: &[Param]) -> Option<OwnPage> {
     };
     Some(OwnPage {
         limit: value(limit, "limit"),
+        limit_declared: limit.is_some(),
         offset: value(offset, "offset").unwrap_or(0),
     })
 }
