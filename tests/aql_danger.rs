@@ -9,7 +9,7 @@
 
 mod support;
 
-use abilities::{Ability, Context, Danger, Registry, Semantic, Server, Surface};
+use abilities::{Ability, Context, Danger, Registry, Semantic, Server, Surface, ability};
 use serde_json::{Value, json};
 use support::Lines;
 
@@ -28,6 +28,60 @@ fn ability(name: &'static str, semantic: Semantic, danger: Option<Danger>) -> Ab
 async fn aql(lines: &mut Lines, id: u64, args: Value) -> Value {
     let result = lines.call(id, "mcp_aql", args).await;
     serde_json::from_str(result["content"][0]["text"].as_str().expect("text")).expect("JSON")
+}
+
+/// Old statistics.
+#[ability(semantic = "READ")]
+#[deprecated(since = "0.2.0", note = "use get_stats")]
+fn old_stats() -> u64 {
+    7
+}
+
+#[test]
+fn a_deprecated_function_is_a_deprecated_ability() {
+    let registry = Registry::collect_in("aql_danger").expect("valid");
+    assert_eq!(
+        registry.get("old_stats").and_then(Ability::deprecated),
+        Some("use get_stats")
+    );
+}
+
+#[tokio::test]
+async fn deprecated_operations_answer_with_a_warning() {
+    let registry = Registry::from_abilities([Ability::builder("get_totals", Semantic::Read)
+        .description("Totals.")
+        .deprecated("use get_stats")
+        .output_schema(json!({"type": "object", "properties": {"done": {"type": "boolean"}}}))
+        .handler(|_ctx: Context, _args: Value| async move { Ok(json!({"done": true})) })
+        .build()
+        .expect("builds")])
+    .expect("valid");
+    let server = Server::builder()
+        .registry(registry)
+        .surface(Surface::aql_single())
+        .build()
+        .expect("valid");
+    let mut lines = Lines::initialized(&server).await;
+    let answer = aql(&mut lines, 2, json!({"operation": "get_totals"})).await;
+    assert_eq!(
+        answer,
+        json!({"success": true, "data": {"done": true}, "warnings": [{
+            "code": "DEPRECATION_WARNING",
+            "message": "Operation 'get_totals' is deprecated: use get_stats",
+            "severity": "medium",
+            "details": {"operation": "get_totals"}
+        }]})
+    );
+    let list = aql(
+        &mut lines,
+        3,
+        json!({"operation": "introspect", "params": {"query": "operations"}}),
+    )
+    .await;
+    assert_eq!(
+        list["data"]["operations"][1]["description"], "Totals. Deprecated: use get_stats.",
+        "{list}"
+    );
 }
 
 #[test]

@@ -300,6 +300,10 @@ fn generate(
         Some("forbidden") => quote!(::core::option::Option::Some(#p::Danger::Forbidden)),
         _ => quote!(::core::option::Option::None),
     };
+    let deprecated = match deprecation(&item.attrs) {
+        Some(note) => quote!(::core::option::Option::Some(#note)),
+        None => quote!(::core::option::Option::None),
+    };
     let line = quote_spanned!(fn_ident.span()=> ::core::line!());
     let file = quote_spanned!(fn_ident.span()=> ::core::file!());
 
@@ -307,7 +311,7 @@ fn generate(
         #item
 
         #[doc(hidden)]
-        #[allow(non_snake_case, non_camel_case_types, clippy::all)]
+        #[allow(non_snake_case, non_camel_case_types, deprecated, clippy::all)]
         const _: () = {
             #support
             #asserts
@@ -342,6 +346,7 @@ fn generate(
                     kind: #kind,
                     family: #family,
                     danger: #danger,
+                    deprecated: #deprecated,
                     input: #input_def,
                     requires: #requires,
                     output: #output_def,
@@ -352,6 +357,35 @@ fn generate(
                 }
             }
         };
+    }
+}
+
+/// The note of a `#[deprecated]` on the function (`""` when it gives none): `#[deprecated]`,
+/// `#[deprecated = "..."]` or `#[deprecated(note = "...", since = "...")]`.
+fn deprecation(attrs: &[syn::Attribute]) -> Option<String> {
+    let attr = attrs.iter().find(|a| a.path().is_ident("deprecated"))?;
+    match &attr.meta {
+        syn::Meta::Path(_) => Some(String::new()),
+        syn::Meta::NameValue(nv) => match &nv.value {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(note),
+                ..
+            }) => Some(note.value()),
+            _ => Some(String::new()),
+        },
+        syn::Meta::List(_) => {
+            let mut note = String::new();
+            // rustc checks the attribute's form itself; read what it accepts.
+            let _ = attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident("note") {
+                    note = meta.value()?.parse::<syn::LitStr>()?.value();
+                } else if meta.input.peek(syn::Token![=]) {
+                    let _ = meta.value()?.parse::<syn::Expr>()?;
+                }
+                Ok(())
+            });
+            Some(note)
+        }
     }
 }
 

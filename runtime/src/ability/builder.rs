@@ -34,6 +34,7 @@ pub struct AbilityBuilder {
     kind: AbilityKind,
     family: Option<Cow<'static, str>>,
     danger: Option<Danger>,
+    deprecated: Option<Cow<'static, str>>,
     input: Option<Value>,
     output: Option<Value>,
     handler: Option<Arc<dyn Handler>>,
@@ -59,6 +60,7 @@ impl AbilityBuilder {
             kind: AbilityKind::Tool,
             family: None,
             danger: None,
+            deprecated: None,
             input: None,
             output: None,
             handler: None,
@@ -130,6 +132,13 @@ impl AbilityBuilder {
     /// The MCP-AQL endpoint family.
     pub fn family(mut self, family: impl Into<Cow<'static, str>>) -> Self {
         self.family = Some(family.into());
+        self
+    }
+
+    /// Mark the ability deprecated, saying why or what to use instead. MCP-AQL answers its
+    /// calls with a `DEPRECATION_WARNING` and introspection says so.
+    pub fn deprecated(mut self, note: impl Into<Cow<'static, str>>) -> Self {
+        self.deprecated = Some(note.into());
         self
     }
 
@@ -219,6 +228,7 @@ impl AbilityBuilder {
             kind: self.kind,
             family: self.family,
             danger: self.danger,
+            deprecated: self.deprecated,
             input,
             output,
             handler,

@@ -66,6 +66,8 @@ pub struct AbilityDef {
     pub kind: AbilityKind,
     pub family: Option<&'static str>,
     pub danger: Option<Danger>,
+    /// The note of the function's `#[deprecated]`, if it has one (`""` for none).
+    pub deprecated: Option<&'static str>,
     pub input: InputDef,
     /// What each owned parameter needs from the server.
     pub requires: &'static [fn() -> Option<Requirement>],

@@ -49,6 +49,7 @@ pub struct Ability {
     danger: Danger,
     /// `danger` was declared, not taken from the semantic.
     danger_declared: bool,
+    deprecated: Option<Cow<'static, str>>,
     rust_path: Cow<'static, str>,
     file: Cow<'static, str>,
     line: u32,
@@ -104,6 +105,7 @@ pub(crate) struct Parts {
     pub(crate) kind: AbilityKind,
     pub(crate) family: Option<Cow<'static, str>>,
     pub(crate) danger: Option<Danger>,
+    pub(crate) deprecated: Option<Cow<'static, str>>,
     pub(crate) input: Input,
     /// The output schema before the wire transformation; `None` when there is none.
     pub(crate) output: Option<Map<String, Value>>,
@@ -182,6 +184,7 @@ impl Ability {
             kind: def.kind.clone(),
             family: def.family.map(Cow::Borrowed),
             danger: def.danger,
+            deprecated: def.deprecated.map(Cow::Borrowed),
             input,
             output: (def.output)().map(schema::clean),
             handler: Arc::new(handler::FnHandler(def.call)),
@@ -280,6 +283,7 @@ impl Ability {
                 .danger
                 .unwrap_or_else(|| Danger::for_semantic(parts.semantic)),
             danger_declared: parts.danger.is_some(),
+            deprecated: parts.deprecated,
             rust_path: parts.rust_path,
             file: parts.file,
             line: parts.line,
@@ -306,6 +310,12 @@ impl Ability {
     /// The MCP-AQL danger level: `danger = "..."`, else the semantic's default.
     pub fn danger(&self) -> Danger {
         self.danger
+    }
+
+    /// Why the ability is deprecated, if it is (the note of the function's `#[deprecated]`,
+    /// or [`AbilityBuilder::deprecated`]); `Some("")` when no reason was given.
+    pub fn deprecated(&self) -> Option<&str> {
+        self.deprecated.as_deref()
     }
 
     /// Whether the danger level was declared (`danger = "..."`) rather than defaulted.

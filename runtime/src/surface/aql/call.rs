@@ -321,6 +321,19 @@ async fn operation(
     {
         Ok(output) => {
             let mut warnings = fallback;
+            if let Some(note) = &op.deprecated {
+                let message = if note.is_empty() {
+                    format!("Operation '{}' is deprecated", op.name)
+                } else {
+                    format!("Operation '{}' is deprecated: {note}", op.name)
+                };
+                warnings.push(json!({
+                    "code": "DEPRECATION_WARNING",
+                    "message": message,
+                    "severity": "medium",
+                    "details": {"operation": op.name}
+                }));
+            }
             warnings.extend(
                 query
                     .and_then(|q| q.warnings.into_inner())

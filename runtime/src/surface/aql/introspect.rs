@@ -100,11 +100,21 @@ fn operations(table: &Table, registry: &Registry) -> Value {
     json!({ "_protocol": protocol(table), "operations": list })
 }
 
-/// The description of an operation, with its danger when it needs confirmation.
+/// The description of an operation, saying when it is deprecated, and its danger when it
+/// needs confirmation.
 fn description(op: &Operation, registry: Option<&Registry>) -> String {
-    let base = registry
+    let mut base = registry
         .and_then(|r| r.at(op.ability))
         .map_or_else(String::new, |a| a.description().to_owned());
+    match op.deprecated.as_deref() {
+        Some("") => base.push_str(" Deprecated."),
+        Some(note) => {
+            base.push_str(" Deprecated: ");
+            base.push_str(note.trim_end_matches('.'));
+            base.push('.');
+        }
+        None => {}
+    }
     if op.danger.needs_confirmation() {
         format!(
             "{base} Needs confirmation (danger: {}, {}).",

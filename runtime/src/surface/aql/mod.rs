@@ -355,6 +355,8 @@ pub(crate) struct Operation {
     pub(crate) danger_reason: String,
     /// Relations a request may `include`.
     pub(crate) relations: Vec<Relation>,
+    /// Why the operation is deprecated, if it is.
+    pub(crate) deprecated: Option<String>,
     /// The ability's own parameters (wire names), with `site_id` where checked.
     pub(crate) params: Vec<Param>,
     /// UPDATE operations with optional fields: those fields travel in `params.input`.
@@ -645,6 +647,7 @@ fn operation(name: String, index: usize, ability: &Ability, config: &Aql) -> Ope
         danger,
         danger_reason,
         relations: Vec::new(),
+        deprecated: ability.deprecated().map(str::to_owned),
         params,
         update_fields,
         collection,
