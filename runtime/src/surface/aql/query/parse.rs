@@ -29,11 +29,29 @@ fn known_field(items: &Map<String, Value>, computed: &[ComputedField], field: &s
     {
         return computed.iter().any(|c| c.name == name);
     }
-    let top = field.split('.').next().unwrap_or(field);
-    items
-        .get("properties")
-        .and_then(Value::as_object)
-        .is_some_and(|p| p.contains_key(top))
+    // Each segment names a property of the level above; a level whose schema does not say
+    // which properties it has (a free-form object, a union) takes any path below it.
+    let mut schema = items;
+    for segment in field.split('.') {
+        let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+            return admits_object(schema);
+        };
+        match properties.get(segment).and_then(Value::as_object) {
+            Some(next) => schema = next,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Whether a schema may be an object whose properties it does not list.
+fn admits_object(schema: &Map<String, Value>) -> bool {
+    match schema.get("type") {
+        Some(Value::String(kind)) => kind == "object",
+        Some(Value::Array(kinds)) => kinds.iter().any(|k| k == "object"),
+        // No type: unions (`anyOf`, `oneOf`) and open schemas may hold anything.
+        _ => true,
+    }
 }
 
 /// A non-negative integer parameter. Integers written as floats (`1e9`, `100.0`) are

@@ -113,6 +113,21 @@ fn bad_queries_are_rejected() {
             "VALIDATION_INVALID_VALUE",
         ),
         (json!({"limit": -1}), "VALIDATION_INVALID_TYPE"),
+        // A path through a field that is not an object.
+        (
+            json!({"filter": {"title.length": {"gt": 3}}}),
+            "VALIDATION_INVALID_VALUE",
+        ),
+        (json!({"fields": ["size.unit"]}), "VALIDATION_INVALID_VALUE"),
+        (
+            json!({"filter": {"id": {"like": "%"}}}),
+            "VALIDATION_INVALID_VALUE",
+        ),
+        (
+            json!({"filter": {"id": {"in": 3}}}),
+            "VALIDATION_INVALID_TYPE",
+        ),
+        (json!({"first": 1.5}), "VALIDATION_INVALID_TYPE"),
     ] {
         let error = run(params.clone()).unwrap_err();
         assert_eq!(error.code().as_str(), code, "{params}");
