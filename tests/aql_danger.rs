@@ -37,12 +37,33 @@ fn old_stats() -> u64 {
     7
 }
 
-#[test]
-fn a_deprecated_function_is_a_deprecated_ability() {
+#[tokio::test]
+async fn a_deprecated_function_is_a_deprecated_ability() {
     let registry = Registry::collect_in("aql_danger").expect("valid");
     assert_eq!(
         registry.get("old_stats").and_then(Ability::deprecated),
         Some("use get_stats")
+    );
+    let server = Server::builder()
+        .registry(registry)
+        .surface(Surface::aql_single())
+        .build()
+        .expect("valid");
+    let mut lines = Lines::initialized(&server).await;
+    let detail = aql(
+        &mut lines,
+        2,
+        json!({"operation": "introspect", "params": {"query": "operations", "name": "old_stats"}}),
+    )
+    .await;
+    // A number comes back: the result is a scalar, as `introspect types` says too.
+    assert_eq!(
+        detail["data"]["operation"]["returns"]["kind"], "scalar",
+        "{detail}"
+    );
+    assert_eq!(
+        detail["data"]["operation"]["description"],
+        "Old statistics. Deprecated: use get_stats. Danger: safe (the READ default)."
     );
 }
 

@@ -212,7 +212,7 @@ fn operation_detail(table: &Table, registry: &Registry, name: &str) -> Value {
         "returns".into(),
         json!({
             "name": result_type_name(&op.name),
-            "kind": "object",
+            "kind": registry.at(op.ability).map_or("scalar", |a| result_type(op, a).kind),
             "description": if op.collection.is_some() {
                 "{items, pagination | pageInfo, aggregations?}"
             } else {
@@ -507,41 +507,46 @@ fn types(table: &Table, registry: &Registry) -> Vec<TypeDef> {
         let Some(ability) = registry.at(op.ability) else {
             continue;
         };
-        let name = result_type_name(&op.name);
-        let own = ability.output_schema().map(|wire| {
-            if ability.output_wrapped() {
-                wire.get("properties")
-                    .and_then(|p| p.get("result"))
-                    .cloned()
-                    .unwrap_or(Value::Null)
-            } else {
-                Value::Object((**wire).clone())
-            }
-        });
-        let description = format!("What {} returns.", op.name);
-        let def = match (&op.collection, own) {
-            (Some(items), _) => object_type(&name, &description, &Value::Object(items.clone())),
-            (None, Some(schema)) if type_of(&schema) == "object" => {
-                object_type(&name, &description, &schema)
-            }
-            (None, Some(schema)) if schema.get("enum").is_some() => TypeDef {
-                name,
-                kind: "enum",
-                description,
-                values: schema["enum"].as_array().cloned().unwrap_or_default(),
-                fields: Vec::new(),
-                members: Vec::new(),
-            },
-            _ => TypeDef {
-                name,
-                kind: "scalar",
-                description,
-                values: Vec::new(),
-                fields: Vec::new(),
-                members: Vec::new(),
-            },
-        };
-        types.push(def);
+        types.push(result_type(op, ability));
     }
     types
+}
+
+/// The type an operation returns, as `introspect types` describes it: a collection's item
+/// type, else the output's own kind.
+fn result_type(op: &Operation, ability: &crate::Ability) -> TypeDef {
+    let name = result_type_name(&op.name);
+    let own = ability.output_schema().map(|wire| {
+        if ability.output_wrapped() {
+            wire.get("properties")
+                .and_then(|p| p.get("result"))
+                .cloned()
+                .unwrap_or(Value::Null)
+        } else {
+            Value::Object((**wire).clone())
+        }
+    });
+    let description = format!("What {} returns.", op.name);
+    match (&op.collection, own) {
+        (Some(items), _) => object_type(&name, &description, &Value::Object(items.clone())),
+        (None, Some(schema)) if type_of(&schema) == "object" => {
+            object_type(&name, &description, &schema)
+        }
+        (None, Some(schema)) if schema.get("enum").is_some() => TypeDef {
+            name,
+            kind: "enum",
+            description,
+            values: schema["enum"].as_array().cloned().unwrap_or_default(),
+            fields: Vec::new(),
+            members: Vec::new(),
+        },
+        _ => TypeDef {
+            name,
+            kind: "scalar",
+            description,
+            values: Vec::new(),
+            fields: Vec::new(),
+            members: Vec::new(),
+        },
+    }
 }
