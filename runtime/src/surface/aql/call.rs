@@ -7,11 +7,10 @@ use serde_json::{Map, Value, json};
 
 use super::confirm::Issued;
 use super::introspect::introspect;
-use super::query::json_eq;
 use super::stages::{Gate, Params, Query};
-use super::{Endpoint, Operation, Relation, Table, recoverable};
+use super::{Endpoint, Operation, Table, recoverable, relations};
 use crate::pipeline::{self, Stage};
-use crate::{AbilityError, Context, ElicitAction, ErrorCode, Registry, Semantic};
+use crate::{AbilityError, Context, ErrorCode, Registry, Semantic};
 
 /// Keys of a request that are not parameters.
 const RESERVED: [&str; 3] = ["operation", "params", "operations"];
@@ -230,7 +229,7 @@ type Refusal = (AbilityError, Option<Issued>);
 
 /// Run one `{operation, params}` request through `endpoint`: route it to its ability, then
 /// through the pipeline with MCP-AQL's stages.
-async fn operation(
+pub(super) async fn operation(
     table: &Table,
     registry: &Registry,
     endpoint: &Endpoint,
@@ -288,7 +287,7 @@ async fn operation(
     };
     let token = confirmation_token(&mut params);
     params.retain(|k, _| !k.starts_with('_'));
-    let include = take_include(op, &mut params).map_err(refused)?;
+    let include = relations::take_include(op, &mut params).map_err(refused)?;
     let checks = Params { op };
     let query = op.collection.as_ref().map(|items| Query {
         op,
@@ -341,7 +340,7 @@ async fn operation(
             );
             let mut data = output.into_bare().0.unwrap_or(Value::Null);
             for relation in include {
-                Box::pin(related(
+                Box::pin(relations::related(
                     table,
                     registry,
                     ctx,
@@ -360,124 +359,6 @@ async fn operation(
             Err((error, issued))
         }
     }
-}
-
-/// The relations a request asks for with `include`, taken out of its parameters.
-fn take_include<'t>(
-    op: &'t Operation,
-    params: &mut Map<String, Value>,
-) -> Result<Vec<&'t Relation>, AbilityError> {
-    if op.relations.is_empty() {
-        return Ok(Vec::new());
-    }
-    let names = match params.remove("include") {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::String(name)) => vec![Value::String(name)],
-        Some(Value::Array(names)) => names,
-        Some(_) => {
-            return Err(AbilityError::new(
-                ErrorCode::ValidationInvalidType,
-                "Parameter 'include' expected 'array of relation names'",
-            )
-            .with_details(json!({"param_name": "include", "expected_type": "array"})));
-        }
-    };
-    let valid: Vec<&str> = op.relations.iter().map(|r| r.name.as_str()).collect();
-    let mut out: Vec<&Relation> = Vec::new();
-    for name in &names {
-        let relation = name
-            .as_str()
-            .and_then(|name| op.relations.iter().find(|r| r.name == name));
-        let Some(relation) = relation else {
-            return Err(AbilityError::new(
-                ErrorCode::ValidationInvalidValue,
-                format!(
-                    "Unknown relation {name} in 'include': '{}' relates {valid:?}",
-                    op.name
-                ),
-            )
-            .with_details(json!({"param_name": "include", "valid_relations": valid})));
-        };
-        if !out.iter().any(|r| r.name == relation.name) {
-            out.push(relation);
-        }
-    }
-    Ok(out)
-}
-
-/// Put each item's related item under the relation's name, all of them fetched with one
-/// call of the target operation.
-async fn related(
-    table: &Table,
-    registry: &Registry,
-    ctx: &Context,
-    session: u64,
-    relation: &Relation,
-    data: &mut Value,
-    warnings: &mut Vec<Value>,
-) -> Result<(), AbilityError> {
-    let Some(items) = data.get_mut("items").and_then(Value::as_array_mut) else {
-        return Ok(());
-    };
-    // An item without the field has no related item; none with it means it was not
-    // selected, and the relation cannot be resolved.
-    if !items.is_empty() && items.iter().all(|item| item.get(&relation.field).is_none()) {
-        return Err(AbilityError::new(
-            ErrorCode::ValidationInvalidValue,
-            format!(
-                "Including '{}' needs the field '{}' in the items: add it to 'fields'",
-                relation.name, relation.field
-            ),
-        )
-        .with_details(json!({"param_name": "include", "field": relation.field})));
-    }
-    let mut keys: Vec<Value> = Vec::new();
-    for key in items.iter().filter_map(|item| item.get(&relation.field)) {
-        if !key.is_null() && !keys.iter().any(|k| json_eq(k, key)) {
-            keys.push(key.clone());
-        }
-    }
-    // One call per page of keys (a page holds at most 1,000), never one per item.
-    let mut found: Vec<Value> = Vec::new();
-    for chunk in keys.chunks(1000) {
-        let request = json!({
-            "operation": relation.target,
-            "params": {
-                "filter": {relation.key.as_str(): {"in": chunk}},
-                "first": chunk.len(),
-                "fields": "full"
-            }
-        });
-        let request = request.as_object().cloned().unwrap_or_default();
-        // The target's own warnings are about its answer, not this one: only whether every
-        // related item came back matters here.
-        let (answer, _) = operation(table, registry, &Endpoint::Single, ctx, session, &request)
-            .await
-            .map_err(|(error, _)| error)?;
-        if answer["pageInfo"]["hasNextPage"] != false {
-            warnings.push(json!({
-                "code": "VALIDATION_TRUNCATED_WARNING",
-                "message": format!("'{}' may not have returned every related item: items without one show null", relation.target),
-                "severity": "medium",
-                "details": {"relation": relation.name}
-            }));
-        }
-        if let Some(list) = answer.get("items").and_then(Value::as_array) {
-            found.extend(list.iter().cloned());
-        }
-    }
-    for item in items.iter_mut() {
-        let key = item.get(&relation.field).cloned().unwrap_or(Value::Null);
-        let related = found
-            .iter()
-            .find(|r| !key.is_null() && r.get(&relation.key).is_some_and(|k| json_eq(k, &key)))
-            .cloned()
-            .unwrap_or(Value::Null);
-        if let Value::Object(map) = item {
-            map.insert(relation.name.clone(), related);
-        }
-    }
-    Ok(())
 }
 
 /// `VALIDATION_ENDPOINT_MISMATCH` when an operation is sent to another family's tool.
@@ -599,71 +480,6 @@ fn confirmation_token(params: &mut Map<String, Value>) -> Option<String> {
         .remove("_confirmation")
         .or_else(|| params.remove("confirmation_token"))?;
     token.as_str().map(str::to_owned)
-}
-
-/// Let an operation that needs confirmation through: with a valid token, or (where the
-/// client supports it) the user's answer to a direct question; otherwise
-/// `CONFIRMATION_REQUIRED`, the fresh token kept in the gate for the envelope.
-pub(super) async fn confirm(gate: &Gate<'_>, ctx: &Context) -> Result<(), AbilityError> {
-    let (table, op, params) = (gate.table, gate.op, &gate.sent);
-    if let Some(token) = &gate.token {
-        return table
-            .confirmations
-            .redeem(gate.session, token, &op.name, params);
-    }
-    let message = format!(
-        "Confirm {} operation '{}' with {}",
-        op.danger.as_str(),
-        op.name,
-        Value::Object(params.clone())
-    );
-    if table.config.elicit_confirmation {
-        let schema = json!({
-            "type": "object",
-            "properties": {"confirm": {"type": "boolean", "title": "Go ahead", "default": false}},
-            "required": ["confirm"]
-        });
-        match ctx.elicit(&message, schema).await {
-            Ok(answer)
-                if answer.action == ElicitAction::Accept
-                    && answer.content.as_ref().and_then(|c| c.get("confirm"))
-                        == Some(&Value::Bool(true)) =>
-            {
-                return Ok(());
-            }
-            Ok(_) => {
-                return Err(AbilityError::permission_denied(format!(
-                    "The user did not confirm '{}'",
-                    op.name
-                ))
-                .with_details(json!({"operation": op.name, "reason": "not confirmed"})));
-            }
-            // No elicitation here: fall back to a token.
-            Err(_) => {}
-        }
-    }
-    let issued = table.confirmations.issue(
-        gate.session,
-        &op.name,
-        params,
-        table.config.confirm_ttl,
-        message.clone(),
-    )?;
-    let _ = gate.issued.set(issued);
-    Err(AbilityError::new(
-        ErrorCode::ConfirmationRequired,
-        format!(
-            "Operation '{}' is {}: retry with params._confirmation set to the token",
-            op.name,
-            op.danger.as_str()
-        ),
-    )
-    .with_details(json!({
-        "operation": op.name,
-        "danger_level": op.danger.as_str(),
-        "reasons": [format!("{} operations need confirmation", op.danger.as_str())],
-        "confirmation_message": message,
-    })))
 }
 
 async fn batch(

@@ -8,19 +8,22 @@
 //! `{success: false, error}` envelope as JSON text.
 
 mod call;
+mod config;
 mod confirm;
 mod introspect;
 pub(crate) mod query;
+mod relations;
 mod stages;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
+pub use config::{Aql, AqlLimits, AqlMode, ComputedField};
 pub use query::{CollectionQuery, Condition, FilterOp, SortKey, Window};
+use relations::Relation;
 
 use super::SurfaceError;
 use crate::{Ability, Danger, ErrorCode, Registry, Semantic};
@@ -32,247 +35,6 @@ pub(crate) const SPEC_VERSION: &str = "1.0.0-draft";
 
 /// The five semantic families, in the draft's order.
 const CRUDE: [&str; 5] = ["create", "read", "update", "delete", "execute"];
-
-/// Which MCP-AQL tools a server registers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum AqlMode {
-    /// One `mcp_aql` tool for every operation.
-    Single,
-    /// One `mcp_aql_<family>` tool per family: the CRUDE five and any custom ones.
-    #[default]
-    Semantic,
-    /// Both.
-    All,
-}
-
-impl AqlMode {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::Single => "single",
-            Self::Semantic => "semantic",
-            Self::All => "all",
-        }
-    }
-}
-
-/// Size limits of MCP-AQL requests and responses (the draft's defaults), advertised in
-/// `_protocol.limits`; a request or response beyond them is `VALIDATION_PAYLOAD_TOO_LARGE`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AqlLimits {
-    /// The serialized request, in bytes (default 1 MB).
-    pub max_request_size: usize,
-    /// The serialized response, in bytes (default 10 MB).
-    pub max_response_size: usize,
-    /// Any one string, in bytes (default 1 MB).
-    pub max_string_length: usize,
-    /// Any one array (default 10,000 elements).
-    pub max_array_elements: usize,
-    /// Nesting of objects and arrays, the root being 1 (default 32).
-    pub max_nesting_depth: usize,
-    /// Operations in one batch (default 100).
-    pub max_batch_operations: usize,
-}
-
-impl Default for AqlLimits {
-    fn default() -> Self {
-        Self {
-            max_request_size: 1_000_000,
-            max_response_size: 10_000_000,
-            max_string_length: 1_000_000,
-            max_array_elements: 10_000,
-            max_nesting_depth: 32,
-            max_batch_operations: 100,
-        }
-    }
-}
-
-/// A value computed for each item of a collection operation, requested as
-/// `fields: ["_computed.<name>"]` and usable in `filter` and `sort`.
-#[derive(Clone, Debug)]
-pub struct ComputedField {
-    operation: String,
-    name: String,
-    description: String,
-    kind: &'static str,
-    compute: fn(&Value) -> Value,
-}
-
-impl PartialEq for ComputedField {
-    fn eq(&self, other: &Self) -> bool {
-        (&self.operation, &self.name) == (&other.operation, &other.name)
-    }
-}
-
-impl Eq for ComputedField {}
-
-/// The configuration of an MCP-AQL surface.
-///
-/// ```standalone_crate
-/// use abilities::{Aql, AqlMode, Server, Surface};
-///
-/// // The standard profile: every CRUDE tool, whatever the registry holds.
-/// let server = Server::builder()
-///     .surface(Surface::Aql(Aql::new(AqlMode::Semantic).prefix("todo_")))
-///     .build()
-///     .unwrap();
-/// let names: Vec<_> = server.tools().iter().map(|t| t.name.to_string()).collect();
-/// assert_eq!(
-///     names,
-///     ["todo_mcp_aql_create", "todo_mcp_aql_read", "todo_mcp_aql_update", "todo_mcp_aql_delete", "todo_mcp_aql_execute"]
-/// );
-///
-/// // Only the families that have operations (`read` always: it serves `introspect`).
-/// let server = Server::builder()
-///     .surface(Surface::Aql(Aql::new(AqlMode::All).skip_empty_families(true)))
-///     .build()
-///     .unwrap();
-/// let names: Vec<_> = server.tools().iter().map(|t| t.name.to_string()).collect();
-/// assert_eq!(names, ["mcp_aql", "mcp_aql_read"]);
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Aql {
-    pub(crate) mode: AqlMode,
-    pub(crate) prefix: String,
-    pub(crate) limits: AqlLimits,
-    pub(crate) confirm_ttl: Duration,
-    pub(crate) elicit_confirmation: bool,
-    pub(crate) computed: Vec<ComputedField>,
-    pub(crate) skip_empty_families: bool,
-    pub(crate) relations: Vec<Relation>,
-}
-
-/// A field of a collection operation's items that points at the items of another: declared
-/// with [`Aql::relation`], asked for with `params.include`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Relation {
-    /// The operation whose items carry the field.
-    pub(crate) operation: String,
-    /// What `include` names, and the key the related item is put under.
-    pub(crate) name: String,
-    /// The field holding the related item's key.
-    pub(crate) field: String,
-    /// The collection operation that lists the related items.
-    pub(crate) target: String,
-    /// The related items' key field.
-    pub(crate) key: String,
-}
-
-impl Default for Aql {
-    /// [`Aql::new`] in the default mode ([`AqlMode::Semantic`], the CRUDE tools).
-    fn default() -> Self {
-        Self::new(AqlMode::default())
-    }
-}
-
-impl Aql {
-    /// A surface in `mode`, with the draft's defaults: no prefix, default limits, five-minute
-    /// confirmation tokens, and confirmation asked of the user directly when the client
-    /// supports elicitation.
-    pub fn new(mode: AqlMode) -> Self {
-        Self {
-            mode,
-            prefix: String::new(),
-            limits: AqlLimits::default(),
-            confirm_ttl: Duration::from_secs(300),
-            elicit_confirmation: true,
-            computed: Vec::new(),
-            skip_empty_families: false,
-            relations: Vec::new(),
-        }
-    }
-
-    /// Declare that `field` of the items of the collection operation `operation` holds the
-    /// `id` of an item of the collection operation `target`. A request on `operation` can
-    /// then ask for the related items with `"include": ["<name>"]`: each item gets the related
-    /// item (or `null`) under `name`, all of them fetched with one call of `target` (a filter
-    /// `{"id": {"in": [...]}}`), never one call per item. `build()` fails when an operation,
-    /// the field or the target's `id` is not there.
-    ///
-    /// ```standalone_crate
-    /// use abilities::{Aql, AqlMode};
-    ///
-    /// let aql = Aql::new(AqlMode::Single).relation("wp_list_posts", "author", "author_id", "wp_list_users");
-    /// # let _ = aql;
-    /// ```
-    #[must_use]
-    pub fn relation(
-        mut self,
-        operation: impl Into<String>,
-        name: impl Into<String>,
-        field: impl Into<String>,
-        target: impl Into<String>,
-    ) -> Self {
-        self.relations.push(Relation {
-            operation: operation.into(),
-            name: name.into(),
-            field: field.into(),
-            target: target.into(),
-            key: "id".to_owned(),
-        });
-        self
-    }
-
-    /// Leave out the CRUDE tools of families with no operation (`mcp_aql_read`, which
-    /// serves `introspect`, always stays). Off by default: the draft's standard profile
-    /// registers all five, so a client sees the same tools whatever the server holds.
-    #[must_use]
-    pub fn skip_empty_families(mut self, skip: bool) -> Self {
-        self.skip_empty_families = skip;
-        self
-    }
-
-    /// Prefix every tool name (`github_` gives `github_mcp_aql_read`), to tell several
-    /// servers apart in one client.
-    #[must_use]
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
-        self
-    }
-
-    /// Other size limits.
-    #[must_use]
-    pub fn limits(mut self, limits: AqlLimits) -> Self {
-        self.limits = limits;
-        self
-    }
-
-    /// How long a confirmation token stays valid (default 5 minutes, at most 15).
-    #[must_use]
-    pub fn confirmation_ttl(mut self, ttl: Duration) -> Self {
-        self.confirm_ttl = ttl.min(Duration::from_secs(900));
-        self
-    }
-
-    /// Whether to ask the user directly (elicitation) before an operation that needs
-    /// confirmation, when the client supports it (default true); otherwise, and when it does
-    /// not, the answer is `CONFIRMATION_REQUIRED` with a token to retry with.
-    #[must_use]
-    pub fn elicit_confirmation(mut self, ask: bool) -> Self {
-        self.elicit_confirmation = ask;
-        self
-    }
-
-    /// A computed field of the collection operation `operation`: `compute` gets each item.
-    /// `kind` is its JSON type (`"integer"`, `"boolean"`...).
-    #[must_use]
-    pub fn computed_field(
-        mut self,
-        operation: impl Into<String>,
-        name: impl Into<String>,
-        kind: &'static str,
-        description: impl Into<String>,
-        compute: fn(&Value) -> Value,
-    ) -> Self {
-        self.computed.push(ComputedField {
-            operation: operation.into(),
-            name: name.into(),
-            description: description.into(),
-            kind,
-            compute,
-        });
-        self
-    }
-}
 
 /// The snake_case operation name of an ability name: lower-cased, every run of characters
 /// outside `a-z 0-9` replaced by one `_`, trimmed of `_`; `op_` in front when it would start
@@ -443,7 +205,7 @@ impl Table {
             operations.push(operation(name, i, ability, &config));
         }
         for relation in &config.relations {
-            check_relation(relation, &operations, &by_name)?;
+            relations::check_relation(relation, &operations, &by_name)?;
             if let Some(&i) = by_name.get(&relation.operation)
                 && let Some(op) = operations.get_mut(i)
             {
@@ -654,60 +416,6 @@ fn operation(name: String, index: usize, ability: &Ability, config: &Aql) -> Ope
         envelope,
         computed,
     }
-}
-
-/// A relation's operations are collections, the field is an item field of the first and
-/// the key one of the target's.
-fn check_relation(
-    relation: &Relation,
-    operations: &[Operation],
-    by_name: &HashMap<String, usize>,
-) -> Result<(), SurfaceError> {
-    let problem = |problem: String| SurfaceError::AqlRelation {
-        operation: relation.operation.clone(),
-        relation: relation.name.clone(),
-        problem,
-    };
-    let collection = |name: &str| -> Result<&Map<String, Value>, SurfaceError> {
-        by_name
-            .get(name)
-            .and_then(|&i| operations.get(i))
-            .ok_or_else(|| problem(format!("there is no operation `{name}`")))?
-            .collection
-            .as_ref()
-            .ok_or_else(|| {
-                problem(format!(
-                    "`{name}` is not a READ operation returning a list of objects"
-                ))
-            })
-    };
-    let has = |items: &Map<String, Value>, field: &str| {
-        items
-            .get("properties")
-            .and_then(Value::as_object)
-            .is_some_and(|p| p.contains_key(field))
-    };
-    let source = collection(&relation.operation)?;
-    if !has(source, &relation.field) {
-        return Err(problem(format!(
-            "its items have no field `{}`",
-            relation.field
-        )));
-    }
-    let target = collection(&relation.target)?;
-    if !has(target, &relation.key) {
-        return Err(problem(format!(
-            "the items of `{}` have no field `{}`",
-            relation.target, relation.key
-        )));
-    }
-    if has(source, &relation.name) {
-        return Err(problem(format!(
-            "its items already have a field `{}`: name the relation otherwise",
-            relation.name
-        )));
-    }
-    Ok(())
 }
 
 /// The item schema of an ability whose own output is an array of objects, or an object with

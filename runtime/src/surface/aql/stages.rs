@@ -7,13 +7,13 @@
 
 use std::sync::{Arc, OnceLock};
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::confirm::Issued;
 use super::query::{self, State};
 use super::{Operation, Table};
 use crate::pipeline::{Call, CallOutput, Place, Stage, StageFuture};
-use crate::{AbilityError, Context};
+use crate::{AbilityError, Context, ElicitAction, ErrorCode};
 
 /// Refuse parameters the operation does not take; spread an UPDATE's `input`.
 pub(super) struct Params<'t> {
@@ -92,8 +92,71 @@ impl Stage for Gate<'_> {
 
     fn wait<'a>(&'a self, call: &'a Call<'_>) -> Option<StageFuture<'a>> {
         let ctx: &'a Context = &call.ctx;
-        Some(Box::pin(
-            async move { super::call::confirm(self, ctx).await },
-        ))
+        Some(Box::pin(async move { confirm(self, ctx).await }))
     }
+}
+
+/// Let an operation that needs confirmation through: with a valid token, or (where the
+/// client supports it) the user's answer to a direct question; otherwise
+/// `CONFIRMATION_REQUIRED`, the fresh token kept in the gate for the envelope.
+async fn confirm(gate: &Gate<'_>, ctx: &Context) -> Result<(), AbilityError> {
+    let (table, op, params) = (gate.table, gate.op, &gate.sent);
+    if let Some(token) = &gate.token {
+        return table
+            .confirmations
+            .redeem(gate.session, token, &op.name, params);
+    }
+    let message = format!(
+        "Confirm {} operation '{}' with {}",
+        op.danger.as_str(),
+        op.name,
+        Value::Object(params.clone())
+    );
+    if table.config.elicit_confirmation {
+        let schema = json!({
+            "type": "object",
+            "properties": {"confirm": {"type": "boolean", "title": "Go ahead", "default": false}},
+            "required": ["confirm"]
+        });
+        match ctx.elicit(&message, schema).await {
+            Ok(answer)
+                if answer.action == ElicitAction::Accept
+                    && answer.content.as_ref().and_then(|c| c.get("confirm"))
+                        == Some(&Value::Bool(true)) =>
+            {
+                return Ok(());
+            }
+            Ok(_) => {
+                return Err(AbilityError::permission_denied(format!(
+                    "The user did not confirm '{}'",
+                    op.name
+                ))
+                .with_details(json!({"operation": op.name, "reason": "not confirmed"})));
+            }
+            // No elicitation here: fall back to a token.
+            Err(_) => {}
+        }
+    }
+    let issued = table.confirmations.issue(
+        gate.session,
+        &op.name,
+        params,
+        table.config.confirm_ttl,
+        message.clone(),
+    )?;
+    let _ = gate.issued.set(issued);
+    Err(AbilityError::new(
+        ErrorCode::ConfirmationRequired,
+        format!(
+            "Operation '{}' is {}: retry with params._confirmation set to the token",
+            op.name,
+            op.danger.as_str()
+        ),
+    )
+    .with_details(json!({
+        "operation": op.name,
+        "danger_level": op.danger.as_str(),
+        "reasons": [format!("{} operations need confirmation", op.danger.as_str())],
+        "confirmation_message": message,
+    })))
 }
