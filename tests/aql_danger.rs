@@ -25,6 +25,16 @@ fn ability(name: &'static str, semantic: Semantic, danger: Option<Danger>) -> Ab
     builder.build().expect("builds")
 }
 
+/// A stdio session with `registry` served on the MCP-AQL single endpoint.
+async fn single(registry: Registry) -> Lines {
+    let server = Server::builder()
+        .registry(registry)
+        .surface(Surface::aql_single())
+        .build()
+        .expect("valid");
+    Lines::initialized(&server).await
+}
+
 async fn aql(lines: &mut Lines, id: u64, args: Value) -> Value {
     let result = lines.call(id, "mcp_aql", args).await;
     serde_json::from_str(result["content"][0]["text"].as_str().expect("text")).expect("JSON")
@@ -44,12 +54,7 @@ async fn a_deprecated_function_is_a_deprecated_ability() {
         registry.get("old_stats").and_then(Ability::deprecated),
         Some("use get_stats")
     );
-    let server = Server::builder()
-        .registry(registry)
-        .surface(Surface::aql_single())
-        .build()
-        .expect("valid");
-    let mut lines = Lines::initialized(&server).await;
+    let mut lines = single(registry).await;
     let detail = aql(
         &mut lines,
         2,
@@ -77,12 +82,7 @@ async fn deprecated_operations_answer_with_a_warning() {
         .build()
         .expect("builds")])
     .expect("valid");
-    let server = Server::builder()
-        .registry(registry)
-        .surface(Surface::aql_single())
-        .build()
-        .expect("valid");
-    let mut lines = Lines::initialized(&server).await;
+    let mut lines = single(registry).await;
     let answer = aql(&mut lines, 2, json!({"operation": "get_totals"})).await;
     assert_eq!(
         answer,
@@ -135,12 +135,7 @@ async fn introspection_shows_the_level_and_why_and_the_gate_holds() {
         ability("get_stats", Semantic::Read, None),
     ])
     .expect("valid");
-    let server = Server::builder()
-        .registry(registry)
-        .surface(Surface::aql_single())
-        .build()
-        .expect("valid");
-    let mut lines = Lines::initialized(&server).await;
+    let mut lines = single(registry).await;
     let list = aql(
         &mut lines,
         2,

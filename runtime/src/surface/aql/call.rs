@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use super::confirm::Issued;
 use super::introspect::introspect;
 use super::stages::{Gate, Params, Query};
-use super::{Endpoint, Operation, Table, recoverable, relations};
+use super::{Endpoint, Operation, Severity, Table, recoverable, relations, warning};
 use crate::pipeline::{self, Stage};
 use crate::{AbilityError, Context, ErrorCode, Registry, Semantic};
 
@@ -187,12 +187,12 @@ fn resolve_params(
         }
         if params.contains_key(key) {
             if params.get(key) != Some(value) {
-                warnings.push(json!({
-                    "code": "VALIDATION_IGNORED_PARAM_WARNING",
-                    "message": format!("Top-level '{key}' was ignored: 'params.{key}' is used"),
-                    "severity": "low",
-                    "details": {"param_name": key}
-                }));
+                warnings.push(warning(
+                    "VALIDATION_IGNORED_PARAM_WARNING",
+                    Severity::Low,
+                    format!("Top-level '{key}' was ignored: 'params.{key}' is used"),
+                    json!({"param_name": key}),
+                ));
             }
         } else {
             params.insert(key.clone(), value.clone());
@@ -326,12 +326,12 @@ pub(super) async fn operation(
                 } else {
                     format!("Operation '{}' is deprecated: {note}", op.name)
                 };
-                warnings.push(json!({
-                    "code": "DEPRECATION_WARNING",
-                    "message": message,
-                    "severity": "medium",
-                    "details": {"operation": op.name}
-                }));
+                warnings.push(warning(
+                    "DEPRECATION_WARNING",
+                    Severity::Medium,
+                    message,
+                    json!({"operation": op.name}),
+                ));
             }
             warnings.extend(
                 query

@@ -440,6 +440,22 @@ fn collection_items(ability: &Ability) -> Option<(Map<String, Value>, bool)> {
     (total_ok && properties.keys().all(|k| k == "items" || k == "total")).then_some((items, true))
 }
 
+/// How much a warning matters, as the draft grades them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Severity {
+    Low,
+    Medium,
+}
+
+/// One entry of an envelope's `warnings`: `{code, message, severity, details}`.
+pub(crate) fn warning(code: &str, severity: Severity, message: String, details: Value) -> Value {
+    let severity = match severity {
+        Severity::Low => "low",
+        Severity::Medium => "medium",
+    };
+    json!({"code": code, "message": message, "severity": severity, "details": details})
+}
+
 /// The error envelope's `error` object and the `isError` flag for an error code: recoverable
 /// failures (the caller can fix them) are `isError: false`, the rest `true`.
 pub(crate) fn recoverable(code: &ErrorCode) -> bool {

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::call::operation;
 use super::query::json_eq;
-use super::{Endpoint, Operation, Table};
+use super::{Endpoint, Operation, Severity, Table, warning};
 use crate::surface::SurfaceError;
 use crate::{AbilityError, Context, ErrorCode, Registry};
 
@@ -174,12 +174,15 @@ pub(super) async fn related(
             .await
             .map_err(|(error, _)| error)?;
         if answer["pageInfo"]["hasNextPage"] != false {
-            warnings.push(json!({
-                "code": "VALIDATION_TRUNCATED_WARNING",
-                "message": format!("'{}' may not have returned every related item: items without one show null", relation.target),
-                "severity": "medium",
-                "details": {"relation": relation.name}
-            }));
+            warnings.push(warning(
+                "VALIDATION_TRUNCATED_WARNING",
+                Severity::Medium,
+                format!(
+                    "'{}' may not have returned every related item: items without one show null",
+                    relation.target
+                ),
+                json!({"relation": relation.name}),
+            ));
         }
         if let Some(list) = answer.get("items").and_then(Value::as_array) {
             found.extend(list.iter().cloned());

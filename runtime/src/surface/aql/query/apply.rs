@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::parse::encode_cursor;
 use super::*;
-use crate::surface::aql::ComputedField;
+use crate::surface::aql::{ComputedField, Severity, warning};
 
 /// What the runtime knows of the collection behind a handler's items.
 enum Extent {
@@ -20,8 +20,14 @@ enum Extent {
     OwnPage { offset: u64, total: Option<u64> },
 }
 
-fn warning(code: &str, message: String, details: Value) -> Value {
-    json!({"code": code, "message": message, "severity": "medium", "details": details})
+/// A warning about what the answer could not know.
+fn truncated(message: String, details: Value) -> Value {
+    warning(
+        "VALIDATION_TRUNCATED_WARNING",
+        Severity::Medium,
+        message,
+        details,
+    )
 }
 
 /// Apply the query to the items a handler returned, skipping what it pushed down; the data
@@ -109,8 +115,7 @@ pub(crate) fn apply(
         }
     };
     if (filtered_here || sorted_here) && !matches!(extent, Extent::Whole) {
-        warnings.push(warning(
-            "VALIDATION_TRUNCATED_WARNING",
+        warnings.push(truncated(
             format!(
                 "The operation returned one page of {returned_by_handler} items: the filter and sort were applied to that page only, not to the whole collection"
             ),
@@ -125,8 +130,7 @@ pub(crate) fn apply(
                 .map(|a| (a.label.clone(), aggregate(a, &items)))
                 .collect()
         } else {
-            warnings.push(warning(
-                "VALIDATION_TRUNCATED_WARNING",
+            warnings.push(truncated(
                 format!(
                     "The operation returned one page of {returned_by_handler} items, not its whole collection: aggregations are unknown"
                 ),
@@ -214,8 +218,7 @@ fn paginate(
         None => None,
     };
     if total.is_none() {
-        warnings.push(warning(
-            "VALIDATION_TRUNCATED_WARNING",
+        warnings.push(truncated(
             format!(
                 "The operation returned one page of {count} items at offset {base}, not its whole collection: the total is unknown, so the figures that need it are null. Ask for the next page with offset {}",
                 base.saturating_add(count)

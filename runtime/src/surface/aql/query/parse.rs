@@ -5,7 +5,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::*;
-use crate::surface::aql::{ComputedField, Param};
+use crate::surface::aql::{ComputedField, Param, Severity, warning};
 use crate::{AbilityError, ErrorCode};
 
 fn invalid(param: &str, message: String) -> AbilityError {
@@ -81,12 +81,12 @@ fn clamp_page(param: &str, requested: u64, warnings: &mut Vec<Value>) -> u64 {
     if requested <= MAX_PAGE {
         return requested;
     }
-    warnings.push(json!({
-        "code": "VALIDATION_TRUNCATED_WARNING",
-        "message": format!("Parameter '{param}' asked for {requested} items; a page holds at most {MAX_PAGE}, so {MAX_PAGE} were asked for"),
-        "severity": "low",
-        "details": {"param_name": param, "requested": requested, "limit": MAX_PAGE}
-    }));
+    warnings.push(warning(
+        "VALIDATION_TRUNCATED_WARNING",
+        Severity::Low,
+        format!("Parameter '{param}' asked for {requested} items; a page holds at most {MAX_PAGE}, so {MAX_PAGE} were asked for"),
+        json!({"param_name": param, "requested": requested, "limit": MAX_PAGE}),
+    ));
     MAX_PAGE
 }
 
