@@ -26,6 +26,7 @@ pub(crate) const ABILITY_KEYS: &[&str] = &[
     PROMPT,
     FAMILY,
     DANGER,
+    TASK,
     CRATE,
 ];
 const SEMANTIC: &str = "semantic";
@@ -46,6 +47,7 @@ const MIME_TYPE: &str = "mime_type";
 const PROMPT: &str = "prompt";
 const FAMILY: &str = "family";
 const DANGER: &str = "danger";
+const TASK: &str = "task";
 const CRATE: &str = "crate";
 
 /// The danger levels of MCP-AQL, as written in the attribute.
@@ -56,6 +58,9 @@ pub(crate) const DANGERS: &[&str] = &[
     "dangerous",
     "forbidden",
 ];
+
+/// How an ability runs as a background task, as written in the attribute.
+pub(crate) const TASKS: &[&str] = &["forbidden", "optional", "required"];
 
 /// The keys `#[param]` accepts.
 pub(crate) const PARAM_KEYS: &[&str] = &[DESCRIPTION, DEFAULT, COMPLETE];
@@ -92,6 +97,8 @@ pub(crate) struct AbilityArgs {
     pub(crate) family: Option<LitStr>,
     /// `danger = "destructive"`: the MCP-AQL danger level.
     pub(crate) danger: Option<LitStr>,
+    /// `task = "optional"`: whether the ability may run as a background task.
+    pub(crate) task: Option<LitStr>,
     /// `crate = "my_facade::abilities"`: where generated code finds the framework.
     pub(crate) krate: Option<syn::Path>,
 }
@@ -248,6 +255,21 @@ pub(crate) fn parse_ability_args(tokens: TokenStream, errors: &mut Errors) -> Ab
                         );
                     }
                     set(&mut args.danger, lit, &meta, errors);
+                }
+            }
+            // task = "forbidden" | "optional" | "required"
+            TASK => {
+                if let Some(lit) = string_value(&meta, TASK, "task = \"optional\"", errors)? {
+                    if !TASKS.contains(&lit.value().as_str()) {
+                        errors.spanned(
+                            &lit,
+                            format!(
+                                "unknown task support \"{}\"; expected one of \"forbidden\", \"optional\", \"required\"",
+                                lit.value()
+                            ),
+                        );
+                    }
+                    set(&mut args.task, lit, &meta, errors);
                 }
             }
             // crate = "path::to::abilities" (for crates that re-export the framework)

@@ -34,6 +34,15 @@ pub(crate) fn check(args: &AbilityArgs, sig: &Signature, item: &ItemFn, errors: 
             );
         }
     }
+    if let Some(task) = &args.task
+        && task.value() != "forbidden"
+        && (args.resource.is_some() || args.prompt.is_some())
+    {
+        errors.spanned(
+            task,
+            "`task` runs a tool in the background: resources and prompts answer in the request",
+        );
+    }
     if let Some(name) = &args.name {
         check_name(&name.value(), name.span(), errors);
     }

@@ -300,6 +300,11 @@ fn generate(
         Some("forbidden") => quote!(::core::option::Option::Some(#p::Danger::Forbidden)),
         _ => quote!(::core::option::Option::None),
     };
+    let task = match args.task.as_ref().map(LitStr::value).as_deref() {
+        Some("optional") => quote!(#p::TaskSupport::Optional),
+        Some("required") => quote!(#p::TaskSupport::Required),
+        _ => quote!(#p::TaskSupport::Forbidden),
+    };
     let deprecated = match deprecation(&item.attrs) {
         Some(note) => quote!(::core::option::Option::Some(#note)),
         None => quote!(::core::option::Option::None),
@@ -346,6 +351,7 @@ fn generate(
                     kind: #kind,
                     family: #family,
                     danger: #danger,
+                    task: #task,
                     deprecated: #deprecated,
                     input: #input_def,
                     requires: #requires,

@@ -17,4 +17,4 @@ pub use crate::extract::{
     AbilityInput, ExtractorParam, FromContext, FromContextRef, Param, ValueParam, encode_default,
     into_object, is_value,
 };
-pub use crate::{AbilityError, Annotations, Context, Danger, Semantic};
+pub use crate::{AbilityError, Annotations, Context, Danger, Semantic, TaskSupport};

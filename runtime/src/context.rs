@@ -123,10 +123,26 @@ pub trait ClientChannel: Send + Sync {
         logger: Option<String>,
         data: serde_json::Value,
     ) -> ClientFuture<'_>;
-    /// Send `elicitation/create` with these params; the client's result.
-    fn elicit(&self, params: serde_json::Value) -> ClientRequestFuture<'_>;
+    /// Send `elicitation/create` with these params; the client's result. `key` names the
+    /// question where the protocol asks by key (multi-round input).
+    fn elicit<'a>(
+        &'a self,
+        key: Option<&'a str>,
+        params: serde_json::Value,
+    ) -> ClientRequestFuture<'a>;
     /// Send `sampling/createMessage` with these params; the client's result.
-    fn sample(&self, params: serde_json::Value) -> ClientRequestFuture<'_>;
+    fn sample<'a>(
+        &'a self,
+        key: Option<&'a str>,
+        params: serde_json::Value,
+    ) -> ClientRequestFuture<'a>;
+    /// Send `roots/list`; the client's result.
+    fn list_roots<'a>(&'a self, key: Option<&'a str>) -> ClientRequestFuture<'a>;
+    /// Wait until the call may run on in the background ([`Context::background`]); by
+    /// default, yield once.
+    fn background(&self) -> ClientFuture<'_> {
+        Box::pin(tokio::task::yield_now())
+    }
     /// The request's cancellation, when the channel carries it (the context then needs no
     /// token of its own).
     fn cancellation(&self) -> Option<&CancellationToken> {
@@ -192,6 +208,17 @@ pub struct Elicitation {
     /// The answer, shaped by the requested schema, when accepted.
     #[serde(default)]
     pub content: Option<serde_json::Value>,
+}
+
+/// A root the client shares with the server ([`Context::list_roots`]): a directory or a
+/// project, by URI.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+pub struct Root {
+    /// Where it is, e.g. `file:///home/ada/project`.
+    pub uri: String,
+    /// Its display name, if the client gave one.
+    #[serde(default)]
+    pub name: Option<String>,
 }
 
 /// The future a [`ClientChannel`] method returns.
@@ -429,53 +456,58 @@ impl Context {
     /// Ask the user for structured input: `elicitation/create` with `message` and a
     /// `requested_schema` (an object schema of primitive properties). Fails with
     /// `CLIENT_CAPABILITY_MISSING` when the client did not declare elicitation.
+    ///
+    /// On protocol 2026-07-28 nothing is sent back during the call: the call answers
+    /// `input_required` with the question, and the handler runs again from the start once
+    /// the client answers (so what it does before asking, it does again). See
+    /// [`ask`](Self::ask) to name the question.
     pub async fn elicit(
         &self,
         message: &str,
         requested_schema: serde_json::Value,
     ) -> Result<Elicitation, AbilityError> {
-        let client = self.client_for("elicitation")?;
-        let params = serde_json::json!({"mode": "form", "message": message, "requestedSchema": requested_schema});
-        let result = client.elicit(params).await?;
-        serde_json::from_value(result).map_err(|e| {
-            AbilityError::new(
-                ErrorCode::ExecutionFailed,
-                format!("the client's elicitation answer is malformed: {e}"),
-            )
-        })
+        self.ask(None).elicit(message, requested_schema).await
     }
 
     /// Ask the client's model: `sampling/createMessage` with these params (`messages`,
     /// `maxTokens`, optionally `systemPrompt`...); the client's result (`role`, `content`,
     /// `model`...). Fails with `CLIENT_CAPABILITY_MISSING` when the client did not declare
-    /// sampling.
+    /// sampling. Multi-round on 2026-07-28, as [`elicit`](Self::elicit).
     pub async fn sample(
         &self,
         params: serde_json::Value,
     ) -> Result<serde_json::Value, AbilityError> {
-        self.client_for("sampling")?.sample(params).await
+        self.ask(None).sample(params).await
     }
 
     /// Ask the client's model one question and return the text of its answer.
     pub async fn sample_text(&self, prompt: &str, max_tokens: u32) -> Result<String, AbilityError> {
-        let result = self
-            .sample(serde_json::json!({
-                "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
-                "maxTokens": max_tokens
-            }))
-            .await?;
-        let content = &result["content"];
-        let text = if content.is_array() {
-            &content[0]["text"]
-        } else {
-            &content["text"]
-        };
-        text.as_str().map(str::to_owned).ok_or_else(|| {
-            AbilityError::new(
-                ErrorCode::ExecutionFailed,
-                "the client's model answered without text",
-            )
-        })
+        self.ask(None).sample_text(prompt, max_tokens).await
+    }
+
+    /// The roots the client shares (`roots/list`). Fails with `CLIENT_CAPABILITY_MISSING`
+    /// when the client did not declare roots. Multi-round on 2026-07-28, as
+    /// [`elicit`](Self::elicit).
+    pub async fn list_roots(&self) -> Result<Vec<Root>, AbilityError> {
+        self.ask(None).list_roots().await
+    }
+
+    /// Questions to the client under a name of the handler's choosing: on 2026-07-28 the
+    /// `input_required` answer keys each question (`inputRequests.<key>`), by default in the
+    /// order asked (`elicitation-0`, `sampling-1`...). Several questions awaited together
+    /// (`tokio::join!`) go to the client in one round.
+    ///
+    /// ```
+    /// # async fn run(ctx: &abilities::Context) -> Result<(), abilities::AbilityError> {
+    /// let schema = serde_json::json!({"type": "object", "properties": {"name": {"type": "string"}}});
+    /// let answer = ctx.ask("user_name").elicit("What is your name?", schema).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn ask<'a>(&'a self, key: impl Into<Option<&'a str>>) -> Ask<'a> {
+        Ask {
+            ctx: self,
+            key: key.into(),
+        }
     }
 
     fn client_for(&self, capability: &str) -> Result<&dyn ClientChannel, AbilityError> {
@@ -485,6 +517,19 @@ impl Context {
                 format!("no client to ask: {capability} needs an MCP client"),
             )
         })
+    }
+
+    /// Let the call run on as a background task from here, where it may (an ability
+    /// declared `task = "optional"` or `"required"`, called by a client that declares the
+    /// tasks extension). Such a call becomes a task the first time its handler waits; what
+    /// it asks before that, it asks in the request (multi-round input). A handler that
+    /// should ask as a task, not in the request, awaits this first. Elsewhere it only
+    /// yields once to the runtime.
+    pub async fn background(&self) {
+        match &self.client {
+            Some(client) => client.0.background().await,
+            None => tokio::task::yield_now().await,
+        }
     }
 
     /// The site this server serves, if one is configured.
@@ -529,6 +574,82 @@ impl Context {
     /// The application state of type `T`, if registered.
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.state.get::<T>()
+    }
+}
+
+/// Questions to the client under one key ([`Context::ask`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Ask<'a> {
+    ctx: &'a Context,
+    key: Option<&'a str>,
+}
+
+impl Ask<'_> {
+    /// [`Context::elicit`] under this key.
+    pub async fn elicit(
+        self,
+        message: &str,
+        requested_schema: serde_json::Value,
+    ) -> Result<Elicitation, AbilityError> {
+        let client = self.ctx.client_for("elicitation")?;
+        let params = serde_json::json!({"mode": "form", "message": message, "requestedSchema": requested_schema});
+        let result = client.elicit(self.key, params).await?;
+        serde_json::from_value(result).map_err(|e| {
+            AbilityError::new(
+                ErrorCode::ExecutionFailed,
+                format!("the client's elicitation answer is malformed: {e}"),
+            )
+        })
+    }
+
+    /// [`Context::sample`] under this key.
+    pub async fn sample(
+        self,
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, AbilityError> {
+        self.ctx
+            .client_for("sampling")?
+            .sample(self.key, params)
+            .await
+    }
+
+    /// [`Context::sample_text`] under this key.
+    pub async fn sample_text(self, prompt: &str, max_tokens: u32) -> Result<String, AbilityError> {
+        let result = self
+            .sample(serde_json::json!({
+                "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+                "maxTokens": max_tokens
+            }))
+            .await?;
+        let content = &result["content"];
+        let text = if content.is_array() {
+            &content[0]["text"]
+        } else {
+            &content["text"]
+        };
+        text.as_str().map(str::to_owned).ok_or_else(|| {
+            AbilityError::new(
+                ErrorCode::ExecutionFailed,
+                "the client's model answered without text",
+            )
+        })
+    }
+
+    /// [`Context::list_roots`] under this key.
+    pub async fn list_roots(self) -> Result<Vec<Root>, AbilityError> {
+        #[derive(serde::Deserialize)]
+        struct Roots {
+            roots: Vec<Root>,
+        }
+        let result = self.ctx.client_for("roots")?.list_roots(self.key).await?;
+        serde_json::from_value::<Roots>(result)
+            .map(|r| r.roots)
+            .map_err(|e| {
+                AbilityError::new(
+                    ErrorCode::ExecutionFailed,
+                    format!("the client's roots answer is malformed: {e}"),
+                )
+            })
     }
 }
 

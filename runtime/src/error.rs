@@ -61,6 +61,9 @@ pub enum ErrorCode {
     ClientCapabilityMissing,
     /// Something went wrong inside the server (a panic, a serialization failure...).
     InternalError,
+    /// The handler asked the client something this round has no answer to (protocol
+    /// 2026-07-28): the call answers `input_required` and runs again with the answer.
+    InputRequired,
     /// A code defined by the application, in upper snake case.
     Custom(Cow<'static, str>),
 }
@@ -92,13 +95,14 @@ impl ErrorCode {
             Self::Timeout => "TIMEOUT",
             Self::Cancelled => "CANCELLED",
             Self::ClientCapabilityMissing => "CLIENT_CAPABILITY_MISSING",
+            Self::InputRequired => "INPUT_REQUIRED",
             Self::InternalError => "INTERNAL_ERROR",
             Self::Custom(code) => code,
         }
     }
 
     /// Every framework code, for [`canonical`](Self::canonical).
-    const FRAMEWORK: [ErrorCode; 24] = [
+    const FRAMEWORK: [ErrorCode; 25] = [
         Self::ValidationMissingParam,
         Self::ValidationInvalidType,
         Self::ValidationInvalidValue,
@@ -123,6 +127,7 @@ impl ErrorCode {
         Self::Cancelled,
         Self::ClientCapabilityMissing,
         Self::InternalError,
+        Self::InputRequired,
     ];
 
     /// A `Custom` code that spells a framework code is that code, so an application's

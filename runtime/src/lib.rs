@@ -20,6 +20,7 @@ mod schema;
 mod server;
 mod site;
 mod surface;
+mod task;
 mod transport;
 mod validate;
 
@@ -29,14 +30,14 @@ pub mod __private;
 pub use abilities_core::{MAX_ABILITY_NAME, MAX_TOOL_NAME, tool_name};
 pub use ability::{
     Ability, AbilityBuilder, AbilityKind, Annotations, CallFuture, Completer, Danger, Handler,
-    Output, Semantic,
+    Output, Semantic, TaskSupport,
 };
 pub use adapter::McpHandler;
 pub use auth::{AuthError, AuthFuture, Authenticator, StaticTokens, bearer_token};
 pub use content::{Content, Contents, EmbeddedResource, Rich};
 pub use context::{
-    Caller, CancellationToken, ClientChannel, ClientFuture, ClientRequestFuture, Context,
-    ElicitAction, Elicitation, LogLevel, State, StateMap,
+    Ask, Caller, CancellationToken, ClientChannel, ClientFuture, ClientRequestFuture, Context,
+    ElicitAction, Elicitation, LogLevel, Root, State, StateMap,
 };
 pub use error::{AbilityError, ErrorCode, RegistryError};
 pub use extract::{FromContext, FromContextRef, Requirement};
@@ -51,6 +52,7 @@ pub use surface::aql::{
     merge_input, operation_name,
 };
 pub use surface::{MetaNames, Surface};
+pub use task::{SqliteTaskStore, StoreError, StoreFuture, TaskRecord, TaskStatus, TaskStore};
 pub use transport::client::TestClient;
 pub use transport::http::serve_router;
 

@@ -154,6 +154,11 @@ impl Registry {
         self.abilities.get(index).map(|a| &**a)
     }
 
+    /// The ability at `index`, shared (for work that outlives the request).
+    pub(crate) fn shared_at(&self, index: usize) -> Option<Arc<Ability>> {
+        self.abilities.get(index).cloned()
+    }
+
     /// All abilities, sorted by name.
     pub fn iter(&self) -> Iter<'_> {
         Iter(self.abilities.iter())

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use super::handler::ClosureHandler;
 use super::{
     Ability, AbilityKind, AbilityOutput, Annotations, Danger, Handler, Input, Parts, Semantic,
+    TaskSupport,
 };
 use crate::{AbilityError, Context, RegistryError, schema};
 
@@ -34,6 +35,7 @@ pub struct AbilityBuilder {
     kind: AbilityKind,
     family: Option<Cow<'static, str>>,
     danger: Option<Danger>,
+    task: TaskSupport,
     deprecated: Option<Cow<'static, str>>,
     input: Option<Value>,
     output: Option<Value>,
@@ -60,6 +62,7 @@ impl AbilityBuilder {
             kind: AbilityKind::Tool,
             family: None,
             danger: None,
+            task: TaskSupport::Forbidden,
             deprecated: None,
             input: None,
             output: None,
@@ -142,6 +145,12 @@ impl AbilityBuilder {
         self
     }
 
+    /// Whether the ability may run as a background task (default: never).
+    pub fn task(mut self, support: TaskSupport) -> Self {
+        self.task = support;
+        self
+    }
+
     /// The MCP-AQL danger level (default: from the semantic).
     pub fn danger(mut self, danger: Danger) -> Self {
         self.danger = Some(danger);
@@ -197,13 +206,19 @@ impl AbilityBuilder {
         let schema_of = |side: &'static str,
                          value: Value|
          -> Result<Map<String, Value>, RegistryError> {
+            // A dialect the author declared is kept: clients read the schema by it.
+            let dialect = value.get("$schema").cloned();
             let schema =
                 schemars::Schema::try_from(value).map_err(|_| RegistryError::InvalidSchema {
                     name: self.name.to_string(),
                     at: at.clone(),
                     reason: format!("the {side} schema must be a JSON object or a boolean"),
                 })?;
-            Ok(schema::clean(schema))
+            let mut schema = schema::clean(schema);
+            if let Some(dialect) = dialect {
+                schema.insert("$schema".to_owned(), dialect);
+            }
+            Ok(schema)
         };
         let input = match self.input {
             None => Input::None,
@@ -228,6 +243,7 @@ impl AbilityBuilder {
             kind: self.kind,
             family: self.family,
             danger: self.danger,
+            task: self.task,
             deprecated: self.deprecated,
             input,
             output,

@@ -6,7 +6,7 @@ use std::fmt;
 use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
-use super::{AbilityKind, Annotations, CallFuture, Completer, Danger, Semantic};
+use super::{AbilityKind, Annotations, CallFuture, Completer, Danger, Semantic, TaskSupport};
 use crate::{Context, Requirement};
 
 /// How an ability takes its input.
@@ -66,6 +66,8 @@ pub struct AbilityDef {
     pub kind: AbilityKind,
     pub family: Option<&'static str>,
     pub danger: Option<Danger>,
+    /// From `task = "..."`.
+    pub task: TaskSupport,
     /// The note of the function's `#[deprecated]`, if it has one (`""` for none).
     pub deprecated: Option<&'static str>,
     pub input: InputDef,

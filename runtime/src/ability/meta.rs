@@ -170,6 +170,20 @@ impl Annotations {
     }
 }
 
+/// Whether a tool ability may run as a background task (the tasks extension of protocol
+/// 2026-07-28), from `#[ability(task = "...")]`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// Always answered in the request (the default).
+    #[default]
+    Forbidden,
+    /// A task when the client declares the tasks extension, else answered in the request.
+    Optional,
+    /// Only as a task: a client without the tasks extension is refused (`-32021`).
+    Required,
+}
+
 /// How an ability is served: as a tool (the default), a resource or a prompt.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]

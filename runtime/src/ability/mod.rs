@@ -20,7 +20,7 @@ pub use def::{AbilityDef, InputDef, PropertyDef};
 pub use handler::{
     AbilityOutput, CallFuture, Handler, IntoAbilityError, Output, into_output, no_output_schema,
 };
-pub use meta::{AbilityKind, Annotations, Completer, Danger, Semantic};
+pub use meta::{AbilityKind, Annotations, Completer, Danger, Semantic, TaskSupport};
 
 use crate::normalize::InputShape;
 use crate::schema::{self, Side};
@@ -49,6 +49,7 @@ pub struct Ability {
     danger: Danger,
     /// `danger` was declared, not taken from the semantic.
     danger_declared: bool,
+    task: TaskSupport,
     deprecated: Option<Cow<'static, str>>,
     rust_path: Cow<'static, str>,
     file: Cow<'static, str>,
@@ -105,6 +106,7 @@ pub(crate) struct Parts {
     pub(crate) kind: AbilityKind,
     pub(crate) family: Option<Cow<'static, str>>,
     pub(crate) danger: Option<Danger>,
+    pub(crate) task: TaskSupport,
     pub(crate) deprecated: Option<Cow<'static, str>>,
     pub(crate) input: Input,
     /// The output schema before the wire transformation; `None` when there is none.
@@ -184,6 +186,7 @@ impl Ability {
             kind: def.kind.clone(),
             family: def.family.map(Cow::Borrowed),
             danger: def.danger,
+            task: def.task,
             deprecated: def.deprecated.map(Cow::Borrowed),
             input,
             output: (def.output)().map(schema::clean),
@@ -283,6 +286,7 @@ impl Ability {
                 .danger
                 .unwrap_or_else(|| Danger::for_semantic(parts.semantic)),
             danger_declared: parts.danger.is_some(),
+            task: parts.task,
             deprecated: parts.deprecated,
             rust_path: parts.rust_path,
             file: parts.file,
@@ -316,6 +320,11 @@ impl Ability {
     /// or [`AbilityBuilder::deprecated`]); `Some("")` when no reason was given.
     pub fn deprecated(&self) -> Option<&str> {
         self.deprecated.as_deref()
+    }
+
+    /// Whether the ability may run as a background task (`task = "..."`).
+    pub fn task_support(&self) -> TaskSupport {
+        self.task
     }
 
     /// Whether the danger level was declared (`danger = "..."`) rather than defaulted.

@@ -18,7 +18,9 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use serde_json::Value;
 
+use super::input::Rounds;
 use crate::context::{ClientFuture, ClientRequestFuture};
+use crate::task::{Live, Slot};
 use crate::{AbilityError, ClientChannel, ErrorCode, LogLevel};
 
 /// Progress and log notifications of one request, back to its client. It keeps the request
@@ -31,20 +33,75 @@ pub(super) struct RequestClient {
     id: OnceLock<String>,
     /// The request's protocol version, read when first asked for.
     version: OnceLock<Option<Cow<'static, str>>>,
+    /// On protocol 2026-07-28, where the questions go instead of requests to the client.
+    rounds: Option<Arc<Rounds>>,
+    /// Once the call runs on as a background task, its task: questions wait for
+    /// `tasks/update`, progress becomes the task's status message.
+    task: Option<Arc<Slot>>,
 }
 
 impl RequestClient {
-    pub(super) fn new(request: RequestContext<RoleServer>, log_level: Arc<AtomicU8>) -> Self {
+    pub(super) fn new(
+        request: RequestContext<RoleServer>,
+        log_level: Arc<AtomicU8>,
+        rounds: Option<Arc<Rounds>>,
+        task: Option<Arc<Slot>>,
+    ) -> Self {
         Self {
             request,
             log_level,
             id: OnceLock::new(),
             version: OnceLock::new(),
+            rounds,
+            task,
         }
+    }
+
+    fn task(&self) -> Option<&Arc<Live>> {
+        self.task.as_ref().and_then(|t| t.live())
+    }
+
+    /// Ask the client `method`: a request to it on protocol versions that have them, else a
+    /// question of this round (see [`Rounds`]).
+    async fn ask<P, R>(
+        &self,
+        key: Option<&str>,
+        method: &str,
+        declared: bool,
+        capability: &'static str,
+        value: Value,
+        send: impl AsyncFnOnce(&rmcp::Peer<RoleServer>, P) -> Result<R, rmcp::service::ServiceError>,
+    ) -> Result<Value, AbilityError>
+    where
+        P: serde::de::DeserializeOwned,
+        R: serde::Serialize,
+    {
+        if !declared {
+            if let Some(rounds) = &self.rounds {
+                rounds.missing(capability);
+            }
+            return Err(Self::missing(capability));
+        }
+        if let Some(task) = self.task() {
+            return task.ask(key, method, value).await;
+        }
+        if let Some(rounds) = &self.rounds {
+            return rounds.ask(key, method, value);
+        }
+        let request = params::<P>(method, value)?;
+        let result = send(&self.request.peer, request)
+            .await
+            .map_err(|e| client_error(method, &e))?;
+        serde_json::to_value(result).map_err(|e| AbilityError::internal(e.to_string()))
     }
 
     fn capabilities(&self) -> Option<ClientCapabilities> {
         self.request.client_capabilities()
+    }
+
+    /// Whether the request is of a protocol version without sessions (2026-07-28 on).
+    fn multi_round(&self) -> bool {
+        self.rounds.is_some() || is_stateless(&self.request)
     }
 
     fn missing(capability: &str) -> AbilityError {
@@ -53,6 +110,14 @@ impl RequestClient {
             format!("the client did not declare the {capability} capability"),
         )
     }
+}
+
+/// Whether `request` is of a protocol version without sessions, initialization or requests
+/// to the client (2026-07-28 on).
+pub(super) fn is_stateless(request: &RequestContext<RoleServer>) -> bool {
+    request
+        .protocol_version()
+        .is_some_and(|version| !version.has_initialize())
 }
 
 /// Typed params from JSON, or the reason they are not valid.
@@ -69,6 +134,18 @@ fn client_error(method: &str, error: &rmcp::service::ServiceError) -> AbilityErr
 }
 
 impl ClientChannel for RequestClient {
+    fn background(&self) -> ClientFuture<'_> {
+        match &self.task {
+            // A call that may become a task waits until it is one (it becomes one once it
+            // waits, and then it is polled again).
+            Some(task) => Box::pin(std::future::poll_fn(move |_| match task.live() {
+                Some(_) => std::task::Poll::Ready(()),
+                None => std::task::Poll::Pending,
+            })),
+            None => Box::pin(tokio::task::yield_now()),
+        }
+    }
+
     fn cancellation(&self) -> Option<&tokio_util::sync::CancellationToken> {
         Some(&self.request.ct)
     }
@@ -90,43 +167,50 @@ impl ClientChannel for RequestClient {
             .as_deref()
     }
 
-    fn elicit(&self, value: Value) -> ClientRequestFuture<'_> {
+    fn elicit<'a>(&'a self, key: Option<&'a str>, value: Value) -> ClientRequestFuture<'a> {
         Box::pin(async move {
-            if self
-                .capabilities()
-                .as_ref()
-                .is_none_or(|c| c.elicitation.is_none())
-            {
-                return Err(Self::missing("elicitation"));
-            }
-            let request = params::<ElicitRequestParams>("elicitation/create", value)?;
-            let result = self
-                .request
-                .peer
-                .create_elicitation(request)
-                .await
-                .map_err(|e| client_error("elicitation/create", &e))?;
-            serde_json::to_value(result).map_err(|e| AbilityError::internal(e.to_string()))
+            let declared = self.capabilities().is_some_and(|c| c.elicitation.is_some());
+            self.ask(
+                key,
+                "elicitation/create",
+                declared,
+                "elicitation",
+                value,
+                async |peer, request: ElicitRequestParams| peer.create_elicitation(request).await,
+            )
+            .await
         })
     }
 
-    fn sample(&self, value: Value) -> ClientRequestFuture<'_> {
+    fn sample<'a>(&'a self, key: Option<&'a str>, value: Value) -> ClientRequestFuture<'a> {
         Box::pin(async move {
-            if self
-                .capabilities()
-                .as_ref()
-                .is_none_or(|c| c.sampling.is_none())
-            {
-                return Err(Self::missing("sampling"));
-            }
-            let request = params::<CreateMessageRequestParams>("sampling/createMessage", value)?;
-            let result = self
-                .request
-                .peer
-                .create_message(request)
-                .await
-                .map_err(|e| client_error("sampling/createMessage", &e))?;
-            serde_json::to_value(result).map_err(|e| AbilityError::internal(e.to_string()))
+            let declared = self.capabilities().is_some_and(|c| c.sampling.is_some());
+            self.ask(
+                key,
+                "sampling/createMessage",
+                declared,
+                "sampling",
+                value,
+                async |peer, request: CreateMessageRequestParams| {
+                    peer.create_message(request).await
+                },
+            )
+            .await
+        })
+    }
+
+    fn list_roots<'a>(&'a self, key: Option<&'a str>) -> ClientRequestFuture<'a> {
+        Box::pin(async move {
+            let declared = self.capabilities().is_some_and(|c| c.roots.is_some());
+            self.ask(
+                key,
+                "roots/list",
+                declared,
+                "roots",
+                Value::Object(serde_json::Map::new()),
+                async |peer, _: serde::de::IgnoredAny| peer.list_roots().await,
+            )
+            .await
         })
     }
 
@@ -137,6 +221,12 @@ impl ClientChannel for RequestClient {
         message: Option<String>,
     ) -> ClientFuture<'_> {
         Box::pin(async move {
+            if let Some(slot) = &self.task {
+                match slot.live() {
+                    Some(task) => return task.progress(progress, total, message).await,
+                    None => slot.early_progress(progress, total, message.clone()),
+                }
+            }
             let Some(token) = self.request.meta.get_progress_token() else {
                 return;
             };
@@ -151,7 +241,16 @@ impl ClientChannel for RequestClient {
 
     fn log(&self, level: LogLevel, logger: Option<String>, data: Value) -> ClientFuture<'_> {
         Box::pin(async move {
-            if (level as u8) < self.log_level.load(Ordering::Relaxed) {
+            // On protocol 2026-07-28 a request that sets no `logLevel` gets no log messages.
+            let least = if self.multi_round() {
+                match self.request.meta.log_level() {
+                    Some(level) => from_rmcp_level(level) as u8,
+                    None => return,
+                }
+            } else {
+                self.log_level.load(Ordering::Relaxed)
+            };
+            if (level as u8) < least {
                 return;
             }
             let mut params = LoggingMessageNotificationParam::new(to_rmcp_level(level), data);

@@ -8,17 +8,19 @@
 )]
 
 mod client;
+pub(crate) mod input;
 mod page;
+mod tasks;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ErrorData,
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerConfig,
-    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequiredResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
     UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
@@ -33,6 +35,7 @@ use crate::server::{Inner, Listener, Lists, Snapshot};
 use crate::surface::catalog;
 use crate::{Caller, Context, LogLevel};
 use client::{RequestClient, from_rmcp_level};
+use input::{Binding, Rounds};
 
 /// The `rmcp` [`ServerHandler`] of a [`Server`]: native tools over its registry. One per
 /// session: it holds the session's log level.
@@ -125,8 +128,8 @@ fn default_log_level() -> Arc<AtomicU8> {
 }
 
 impl McpHandler {
-    fn context(&self, request: RequestContext<RoleServer>) -> Context {
-        let caller = match &self.caller {
+    fn caller(&self, request: &RequestContext<RoleServer>) -> Caller {
+        match &self.caller {
             Some(caller) => caller.clone(),
             None => request
                 .extensions
@@ -134,10 +137,29 @@ impl McpHandler {
                 .and_then(|parts| parts.extensions.get::<Caller>())
                 .cloned()
                 .unwrap_or_else(Caller::anonymous),
-        };
+        }
+    }
+
+    fn context(&self, request: RequestContext<RoleServer>) -> Context {
+        let caller = self.caller(&request);
+        self.context_as(caller, request, None, None)
+    }
+
+    fn context_as(
+        &self,
+        caller: Caller,
+        request: RequestContext<RoleServer>,
+        rounds: Option<Arc<Rounds>>,
+        task: Option<Detach>,
+    ) -> Context {
         // The request (its id, version and token included) travels once, inside the client
         // channel, and is read from there only when asked for.
-        let client = Arc::new(RequestClient::new(request, Arc::clone(&self.log_level)));
+        let client = Arc::new(RequestClient::new(
+            request,
+            Arc::clone(&self.log_level),
+            rounds,
+            task,
+        ));
         Context::for_request(
             caller,
             Arc::clone(&self.inner.state),
@@ -145,6 +167,75 @@ impl McpHandler {
             self.inner.timeout,
             client,
         )
+    }
+
+    /// The context of a call that may ask the client for input: on protocol versions
+    /// without server-to-client requests (2026-07-28), with its rounds (see [`input`]),
+    /// whose state must verify.
+    fn asking_context(
+        &self,
+        request: RequestContext<RoleServer>,
+        asked: Asked<'_>,
+        task: Option<Detach>,
+    ) -> Result<(Context, Option<Question>), ErrorData> {
+        let caller = self.caller(&request);
+        if !client::is_stateless(&request) {
+            return Ok((self.context_as(caller, request, None, task), None));
+        }
+        let binding = Binding::new(
+            caller.principal(),
+            asked.method,
+            asked.name,
+            asked.arguments,
+        );
+        let rounds = Arc::new(Rounds::open(
+            &self.inner.seal,
+            &binding,
+            asked.state,
+            asked.responses,
+        )?);
+        let context = self.context_as(caller, request, Some(Arc::clone(&rounds)), task);
+        Ok((context, Some(Question { rounds, binding })))
+    }
+}
+
+/// Where a call that runs on as a background task finds its task, once it is one.
+type Detach = Arc<crate::task::Slot>;
+
+/// What a request that may ask for input is, to bind its rounds to.
+struct Asked<'a> {
+    method: &'a str,
+    name: &'a str,
+    arguments: &'a Value,
+    state: Option<&'a str>,
+    responses: Option<rmcp::model::InputResponses>,
+}
+
+/// A multi-round call's rounds and what they are bound to.
+struct Question {
+    rounds: Arc<Rounds>,
+    binding: Binding,
+}
+
+impl Question {
+    /// What a multi-round call answers instead of its own result: `input_required` when the
+    /// handler asked what this round could not answer; `-32021` when it `failed` after
+    /// needing a capability the client did not declare.
+    fn answer(
+        question: Option<&Question>,
+        inner: &Inner,
+        failed: bool,
+    ) -> Result<Option<InputRequiredResult>, ErrorData> {
+        let Some(q) = question else {
+            return Ok(None);
+        };
+        if let Some(input) = q.rounds.input_required(&inner.seal, &q.binding)? {
+            return Ok(Some(input));
+        }
+        match q.rounds.missing_capabilities() {
+            Some(missing) if failed => Err(missing),
+            _ => Ok(None),
+        }
     }
 }
 
@@ -161,8 +252,11 @@ impl ServerHandler for McpHandler {
     async fn on_custom_request(
         &self,
         request: rmcp::model::CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        if client::is_stateless(&context) && REMOVED.contains(&request.method.as_str()) {
+            return Err(removed(&request.method));
+        }
         Err(crate::rpc::untyped_request(&request.method, request.params))
     }
 
@@ -199,8 +293,11 @@ impl ServerHandler for McpHandler {
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if client::is_stateless(&context) {
+            return Err(removed("logging/setLevel"));
+        }
         self.log_level
             .store(from_rmcp_level(request.level) as u8, Ordering::Relaxed);
         Ok(())
@@ -212,17 +309,80 @@ impl ServerHandler for McpHandler {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let ctx = self.context(context);
-        let args = request.arguments.map_or(Value::Null, Value::Object);
+        let args = request.arguments.take().map_or(Value::Null, Value::Object);
         let snapshot = self.inner.snapshot();
-        snapshot
+        if let Some(ability) = snapshot
+            .view(self.slot)
+            .task_ability(&snapshot.registry, &request.name)
+        {
+            if tasks::declared(&context) {
+                return self.call_as_task(ability, request, args, context).await;
+            }
+            if ability.task_support() == crate::TaskSupport::Required {
+                return Err(tasks::required());
+            }
+        }
+        let (ctx, question) = self.asking_context(
+            context,
+            Asked {
+                method: "tools/call",
+                name: &request.name,
+                arguments: &args,
+                state: request.request_state.as_deref(),
+                responses: request.input_responses,
+            },
+            None,
+        )?;
+        let result = snapshot
             .view(self.slot)
             .call(&snapshot.registry, ctx, self.session, &request.name, args)
+            .await;
+        let failed = result.as_ref().map_or(true, |r| r.is_error == Some(true));
+        match Question::answer(question.as_ref(), &self.inner, failed)? {
+            Some(input) => Ok(input.into()),
+            None => result.map(Into::into),
+        }
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        let owner = self.caller(&context);
+        let task = self
+            .inner
+            .tasks
+            .get(&request.task_id, owner.principal())
+            .await?;
+        from_json(task)
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let owner = self.caller(&context);
+        self.inner
+            .tasks
+            .update(&request.task_id, owner.principal(), request.input_responses)
             .await
-            .map(Into::into)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let owner = self.caller(&context);
+        self.inner
+            .tasks
+            .cancel(&request.task_id, owner.principal())
+            .await
     }
 
     async fn list_resources(
@@ -264,13 +424,26 @@ impl ServerHandler for McpHandler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        let (ctx, question) = self.asking_context(
+            context,
+            Asked {
+                method: "resources/read",
+                name: &request.uri,
+                arguments: &Value::Null,
+                state: request.request_state.as_deref(),
+                responses: request.input_responses,
+            },
+            None,
+        )?;
         let snapshot = self.inner.snapshot();
         let contents = snapshot
             .catalog
-            .read(&snapshot.registry, self.context(context), &request.uri)
-            .await
-            .map_err(|e| e.to_rpc())?;
-        let result: ReadResourceResult = from_json(contents)?;
+            .read(&snapshot.registry, ctx, &request.uri)
+            .await;
+        if let Some(input) = Question::answer(question.as_ref(), &self.inner, contents.is_err())? {
+            return Ok(input.into());
+        }
+        let result: ReadResourceResult = from_json(contents.map_err(|e| e.to_rpc())?)?;
         Ok(result.into())
     }
 
@@ -279,6 +452,9 @@ impl ServerHandler for McpHandler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if client::is_stateless(&context) {
+            return Err(removed("resources/subscribe"));
+        }
         let inner = &self.inner;
         if !resolves(&inner.snapshot(), &request.uri) {
             return Err(unknown_resource(&request.uri));
@@ -293,8 +469,11 @@ impl ServerHandler for McpHandler {
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if client::is_stateless(&context) {
+            return Err(removed("resources/unsubscribe"));
+        }
         self.inner.notifier.unsubscribe(&request.uri, self.session);
         Ok(())
     }
@@ -375,18 +554,27 @@ impl ServerHandler for McpHandler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        let arguments = request.arguments.clone().map_or(Value::Null, Value::Object);
+        let (ctx, question) = self.asking_context(
+            context,
+            Asked {
+                method: "prompts/get",
+                name: &request.name,
+                arguments: &arguments,
+                state: request.request_state.as_deref(),
+                responses: request.input_responses,
+            },
+            None,
+        )?;
         let snapshot = self.inner.snapshot();
         let prompt = snapshot
             .catalog
-            .get_prompt(
-                &snapshot.registry,
-                self.context(context),
-                &request.name,
-                request.arguments,
-            )
-            .await
-            .map_err(|e| e.to_rpc())?;
-        let result: GetPromptResult = from_json(prompt)?;
+            .get_prompt(&snapshot.registry, ctx, &request.name, request.arguments)
+            .await;
+        if let Some(input) = Question::answer(question.as_ref(), &self.inner, prompt.is_err())? {
+            return Ok(input.into());
+        }
+        let result: GetPromptResult = from_json(prompt.map_err(|e| e.to_rpc())?)?;
         Ok(result.into())
     }
 
@@ -409,6 +597,24 @@ impl ServerHandler for McpHandler {
             .map_err(|e| e.to_rpc())?;
         from_json(values)
     }
+}
+
+/// Methods protocol 2026-07-28 removed (no initialization, no sessions): a request of that
+/// version naming one is answered "method not found", as for any unknown method.
+const REMOVED: [&str; 5] = [
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
+fn removed(method: &str) -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!("Method not found: {method} is not part of protocol 2026-07-28"),
+        None,
+    )
 }
 
 /// Forgets a `subscriptions/listen` stream's subscriptions when it ends.

@@ -12,9 +12,11 @@ use rmcp::model::{Implementation, ServerCapabilities};
 use serde_json::json;
 
 use super::{Inner, Listeners, Server, ServerError, Snapshot};
+use crate::adapter::input::{self, StateSeal};
 use crate::auth::{Authenticator, StaticTokens};
 use crate::surface::Surface;
 use crate::surface::catalog::Catalog;
+use crate::task::{self, SqliteTaskStore, TaskStore, Tasks};
 use crate::{Ability, Caller, Registry, ResourceNotifier, Site, StateMap};
 
 /// Limits and options of the streamable HTTP transport.
@@ -73,6 +75,11 @@ pub struct ServerBuilder {
     surface: Surface,
     mounts: Vec<(String, Surface)>,
     page_size: usize,
+    request_state_key: Option<Vec<u8>>,
+    request_state_lifetime: Duration,
+    task_store: Option<Arc<dyn TaskStore>>,
+    task_ttl: Duration,
+    task_poll_interval: Duration,
 }
 
 impl ServerBuilder {
@@ -92,6 +99,11 @@ impl ServerBuilder {
             surface: Surface::Native,
             mounts: Vec::new(),
             page_size: 100,
+            request_state_key: None,
+            request_state_lifetime: input::DEFAULT_STATE_LIFETIME,
+            task_store: None,
+            task_ttl: task::DEFAULT_TTL,
+            task_poll_interval: task::DEFAULT_POLL_INTERVAL,
         }
     }
 
@@ -225,6 +237,41 @@ impl ServerBuilder {
         self
     }
 
+    /// The key that seals multi-round input state (`requestState`, protocol 2026-07-28), at
+    /// least 32 bytes. Replicas that share it resume each other's calls; without one, each
+    /// process draws a random key, so a retry must reach the process that asked.
+    pub fn request_state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.request_state_key = Some(key.into());
+        self
+    }
+
+    /// How long a client may take to answer a call's questions (default: 10 minutes); an
+    /// older `requestState` is refused.
+    pub fn request_state_lifetime(mut self, lifetime: Duration) -> Self {
+        self.request_state_lifetime = lifetime;
+        self
+    }
+
+    /// Where background tasks are recorded (default: [`SqliteTaskStore::memory`], gone
+    /// with the process). Give a [`SqliteTaskStore::open`] file so finished tasks outlive a
+    /// restart.
+    pub fn task_store(mut self, store: impl TaskStore) -> Self {
+        self.task_store = Some(Arc::new(store));
+        self
+    }
+
+    /// How long a task is kept after it was created (default: one hour); then it is gone.
+    pub fn task_ttl(mut self, ttl: Duration) -> Self {
+        self.task_ttl = ttl;
+        self
+    }
+
+    /// How often clients are told to poll a task (default: 500 ms).
+    pub fn task_poll_interval(mut self, interval: Duration) -> Self {
+        self.task_poll_interval = interval;
+        self
+    }
+
     /// Build the server: collect the registry (unless given) and derive every tool once.
     pub fn build(self) -> Result<Server, ServerError> {
         let registry = match self.registry {
@@ -232,6 +279,16 @@ impl ServerBuilder {
             None => Registry::collect()?,
         };
         let registry = registry.extended(self.abilities)?;
+        let seal = StateSeal::new(
+            self.request_state_key.as_deref(),
+            self.request_state_lifetime,
+        )
+        .map_err(ServerError::RequestStateKey)?;
+        let task_store = match self.task_store {
+            Some(store) => store,
+            None => Arc::new(SqliteTaskStore::memory()?),
+        };
+        let tasks = Tasks::new(task_store, self.task_ttl, self.task_poll_interval);
         let surface = Arc::new(self.surface.clone());
         let mut surfaces = vec![self.surface];
         let mut mounts = Vec::with_capacity(self.mounts.len());
@@ -264,6 +321,8 @@ impl ServerBuilder {
                 timeout: self.timeout,
                 http: self.http,
                 page_size: self.page_size,
+                seal,
+                tasks,
             }),
         })
     }
@@ -272,8 +331,14 @@ impl ServerBuilder {
 /// What the server declares: logging and tools always; resources (with subscriptions),
 /// prompts and completions when abilities are served that way. Every list can change while
 /// the server runs ([`Server::abilities`]), so each says `listChanged`.
-pub(super) fn capabilities(catalog: &Catalog) -> ServerCapabilities {
+pub(super) fn capabilities(catalog: &Catalog, registry: &Registry) -> ServerCapabilities {
     let mut capabilities = json!({"logging": {}, "tools": {"listChanged": true}});
+    if registry
+        .iter()
+        .any(|a| a.task_support() != crate::TaskSupport::Forbidden)
+    {
+        capabilities["extensions"] = json!({rmcp::model::TASKS_EXTENSION_ID: {}});
+    }
     if catalog.has_resources() {
         capabilities["resources"] = json!({"subscribe": true, "listChanged": true});
     }

@@ -14,6 +14,7 @@ pub(crate) use builder::HttpOptions;
 pub use builder::ServerBuilder;
 pub(crate) use listeners::{Listener, Listeners, Lists};
 
+use crate::adapter::input::StateSeal;
 use crate::auth::Authenticator;
 use crate::surface::catalog::Catalog;
 use crate::surface::{Surface, SurfaceError, View, native};
@@ -74,6 +75,12 @@ pub enum ServerError {
         /// The state's type.
         state: &'static str,
     },
+    /// The key for multi-round input state is unusable (shorter than 32 bytes).
+    #[error("request state key: {0}")]
+    RequestStateKey(String),
+    /// The task store could not be opened.
+    #[error(transparent)]
+    TaskStore(#[from] crate::task::StoreError),
     /// [`Abilities::remove`] found no ability of that name.
     #[error("no ability named `{0}` is served")]
     UnknownAbility(String),
@@ -134,7 +141,7 @@ impl Snapshot {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let catalog = Arc::new(Catalog::new(&registry));
-        let capabilities = builder::capabilities(&catalog);
+        let capabilities = builder::capabilities(&catalog, &registry);
         Ok(Self {
             registry,
             views,
@@ -195,6 +202,10 @@ pub(crate) struct Inner {
     pub(crate) timeout: Option<Duration>,
     pub(crate) http: HttpOptions,
     pub(crate) page_size: usize,
+    /// Seals multi-round input state.
+    pub(crate) seal: StateSeal,
+    /// Background tasks and where they are recorded.
+    pub(crate) tasks: crate::task::Tasks,
 }
 
 impl Inner {

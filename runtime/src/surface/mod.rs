@@ -204,6 +204,23 @@ impl View {
             .and_then(|&(_, position)| self.tools.get(position))
     }
 
+    /// The ability behind the native tool `name` when it may run as a background task.
+    pub(crate) fn task_ability(
+        &self,
+        registry: &Registry,
+        name: &str,
+    ) -> Option<std::sync::Arc<crate::Ability>> {
+        if !matches!(self.surface, Surface::Native) {
+            return None;
+        }
+        match self.index.get(name) {
+            Some((Entry::Ability(i), _)) => registry
+                .shared_at(*i)
+                .filter(|a| a.task_support() != crate::TaskSupport::Forbidden),
+            _ => None,
+        }
+    }
+
     /// Call the tool named `name` through this surface.
     pub(crate) async fn call(
         &self,

@@ -2,13 +2,16 @@
 //! The tools, resources and prompts the official MCP conformance suite's server scenarios
 //! use, written with `#[ability]` only, served over streamable HTTP at `/mcp`.
 
+mod input;
+mod tasks;
+
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use abilities::{
-    AbilityError, Caller, Content, Contents, Context, LogLevel, Prompt, Server, StaticTokens,
-    ability,
+    Ability, AbilityError, Caller, Content, Contents, Context, LogLevel, Prompt, Semantic, Server,
+    StaticTokens, ability,
 };
 use clap::Parser;
 use serde_json::json;
@@ -196,6 +199,31 @@ async fn test_elicitation_sep1330_enums(ctx: &Context) -> Result<Contents, Abili
     ))]))
 }
 
+/// A string the client also sends in the `Mcp-Param-Region` header (`x-mcp-header`), which
+/// the server checks against the body before the call.
+#[derive(serde::Deserialize)]
+struct Region(String);
+
+impl schemars::JsonSchema for Region {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Region".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "x-mcp-header": "Region"})
+    }
+}
+
+/// Echoes a parameter the client mirrors in a header.
+#[ability(semantic = "READ")]
+fn test_custom_header(#[param(description = "The region.")] region: Region) -> Contents {
+    Contents::new([Content::text(format!("region={}", region.0))])
+}
+
 /// A static text resource.
 #[ability(
     semantic = "READ",
@@ -285,6 +313,40 @@ fn test_prompt_with_image() -> Prompt {
         .user("Please analyze the image above.")
 }
 
+/// A tool whose input schema uses JSON Schema 2020-12 keywords no Rust signature derives
+/// (`$defs` with an `$anchor`, `allOf`/`anyOf`, `if`/`then`/`else`): built at run time with
+/// the schema as written; its arguments are validated against it like any other.
+fn json_schema_2020_12_tool() -> Result<Ability, abilities::RegistryError> {
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+            }
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"}
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false
+    });
+    Ability::builder("json_schema_2020_12_tool", Semantic::Read)
+        .description("Tool with JSON Schema 2020-12 features")
+        .input_schema(schema)
+        .handler(|_ctx, args: serde_json::Value| async move { Ok(json!({"received": args})) })
+        .build()
+}
+
 /// Serve the conformance tools, resources and prompts.
 #[derive(Parser)]
 struct Args {
@@ -299,6 +361,7 @@ async fn main() -> ExitCode {
     let run = async {
         let server = Server::builder()
             .name("abilities-conformance", env!("CARGO_PKG_VERSION"))
+            .ability(json_schema_2020_12_tool()?)
             .authenticator(StaticTokens::new().allow_anonymous(Caller::trusted("conformance")))
             .build()?;
         let listener = tokio::net::TcpListener::bind(args.addr).await?;

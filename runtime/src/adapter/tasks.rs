@@ -1,0 +1,89 @@
+//! `tools/call` of an ability that may run as a background task (see [`crate::task`]).
+//!
+//! The handler starts in the request. What it asks before it first waits is asked in the
+//! request, as multi-round input (`input_required`, no task yet); a handler that finishes
+//! at once is answered at once. Only a handler still running after that becomes a task:
+//! the record is written, the answer is the task, and the handler runs on in the
+//! background, where its questions wait for `tasks/update`.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::task::Poll;
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, CreateTaskResult, ErrorData,
+    TASKS_EXTENSION_ID,
+};
+use rmcp::service::RequestContext;
+use serde_json::{Value, json};
+
+use super::{Asked, McpHandler, Question, from_json};
+use crate::context::CancellationToken;
+use crate::surface::native;
+use crate::{Ability, pipeline};
+
+/// Whether the request's client declared the tasks extension.
+pub(super) fn declared(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .client_capabilities()
+        .is_some_and(|c| c.supports_tasks())
+}
+
+/// The answer to a call of a `task = "required"` ability from a client without the tasks
+/// extension: `-32021`, naming it.
+pub(super) fn required() -> ErrorData {
+    let needed: ClientCapabilities =
+        serde_json::from_value(json!({"extensions": {TASKS_EXTENSION_ID: {}}})).unwrap_or_default();
+    ErrorData::missing_required_client_capability(needed)
+}
+
+impl McpHandler {
+    pub(super) async fn call_as_task(
+        &self,
+        ability: Arc<Ability>,
+        request: CallToolRequestParams,
+        args: Value,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let owner = self.caller(&context);
+        let detach = super::Detach::default();
+        let (ctx, question) = self.asking_context(
+            context,
+            Asked {
+                method: "tools/call",
+                name: &request.name,
+                arguments: &args,
+                state: request.request_state.as_deref(),
+                responses: request.input_responses,
+            },
+            Some(Arc::clone(&detach)),
+        )?;
+        // The task's own cancellation and lifetime, not the request's: the request ends
+        // with this answer.
+        let cancel = CancellationToken::new();
+        let ctx = ctx
+            .with_cancellation(cancel.clone())
+            .with_timeout(self.inner.tasks.ttl());
+        let mut call = Box::pin(async move { pipeline::run(&ability, ctx, args, &[]).await });
+        let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
+        let failed = matches!(first, Poll::Ready(Err(_)));
+        if let Some(input) = Question::answer(question.as_ref(), &self.inner, failed)? {
+            return Ok(input.into());
+        }
+        if let Poll::Ready(outcome) = first {
+            return Ok(native::result(outcome).into());
+        }
+        let live = self.inner.tasks.create(owner.principal(), cancel).await?;
+        // Set before the handler is polled again: from here on it is a task.
+        detach.become_task(Arc::clone(&live)).await;
+        let created = live.created().await;
+        let inner = Arc::clone(&self.inner);
+        tokio::spawn(async move {
+            let outcome = call.await;
+            inner.tasks.finish(&live, outcome).await;
+        });
+        let created: CreateTaskResult = from_json(created)?;
+        Ok(created.into())
+    }
+}

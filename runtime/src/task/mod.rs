@@ -1,0 +1,493 @@
+//! Background tasks (the tasks extension, `io.modelcontextprotocol/tasks`): a call to an
+//! ability declared `task = "optional"` or `"required"`, from a client that declares the
+//! extension, answers at once with a task; the handler runs on, and its caller polls
+//! `tasks/get`, answers its questions with `tasks/update` and may `tasks/cancel` it.
+//!
+//! Every change of a task is written to its [`TaskStore`] before anyone is told of it, so
+//! what `tasks/get` reads is the store's record: a finished task's result survives a restart
+//! of the server, and a task its process did not live to finish reads as `failed`.
+
+mod sqlite;
+mod store;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rmcp::model::ErrorData;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+pub use sqlite::SqliteTaskStore;
+pub use store::{StoreError, StoreFuture, TaskRecord, TaskStatus, TaskStore};
+
+use crate::context::CancellationToken;
+use crate::{AbilityError, CallOutput, ErrorCode};
+
+/// How long a task is kept after it was created, unless the builder says otherwise.
+pub(crate) const DEFAULT_TTL: Duration = Duration::from_secs(3600);
+/// How often clients are told to poll, unless the builder says otherwise.
+pub(crate) const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
+/// How often expired records are swept (at most; sweeping rides on task traffic).
+const SWEEP_EVERY_MS: u64 = 60_000;
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// `ms` as an ISO 8601 UTC time, `2026-12-01T12:00:00.123Z`.
+fn iso(ms: u64) -> String {
+    let secs = ms / 1000;
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Days to a civil date (proleptic Gregorian), after H. Hinnant's algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        ms % 1000
+    )
+}
+
+fn store_failed(error: &StoreError) -> ErrorData {
+    tracing::error!(%error, "the task store failed");
+    ErrorData::internal_error("the task store failed", None)
+}
+
+/// A task id no caller owns (unknown, expired, or another caller's): all read the same.
+fn unknown(id: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("unknown task: {}", id.chars().take(100).collect::<String>()),
+        None,
+    )
+}
+
+/// The server's tasks: the store, the tasks this process runs, and their lifetimes.
+pub(crate) struct Tasks {
+    store: Arc<dyn TaskStore>,
+    live: Mutex<HashMap<String, Arc<Live>>>,
+    ttl_ms: u64,
+    poll_interval_ms: u64,
+    last_sweep: AtomicU64,
+}
+
+impl Tasks {
+    pub(crate) fn new(store: Arc<dyn TaskStore>, ttl: Duration, poll_interval: Duration) -> Self {
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1);
+        Self {
+            store,
+            live: Mutex::new(HashMap::new()),
+            ttl_ms: ms(ttl),
+            poll_interval_ms: ms(poll_interval),
+            last_sweep: AtomicU64::new(0),
+        }
+    }
+
+    /// How long a task may run and is kept.
+    pub(crate) fn ttl(&self) -> Duration {
+        Duration::from_millis(self.ttl_ms)
+    }
+
+    /// Record a new task of `owner`, working, whose handler stops when `cancel` fires; its
+    /// runner.
+    pub(crate) async fn create(
+        &self,
+        owner: &str,
+        cancel: CancellationToken,
+    ) -> Result<Arc<Live>, ErrorData> {
+        self.sweep().await;
+        let mut id = [0u8; 16];
+        getrandom::fill(&mut id).map_err(|e| {
+            tracing::error!(error = %e, "no randomness for a task id");
+            ErrorData::internal_error("no task id could be drawn", None)
+        })?;
+        let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        let now = now_ms();
+        let record = TaskRecord {
+            id: id.clone(),
+            owner: owner.to_owned(),
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at_ms: now,
+            updated_at_ms: now,
+            ttl_ms: self.ttl_ms,
+            poll_interval_ms: self.poll_interval_ms,
+            input_requests: None,
+            result: None,
+            error: None,
+        };
+        // Recorded before anyone hears of it: `tasks/get` finds it as soon as its id is out.
+        self.store
+            .insert(record.clone())
+            .await
+            .map_err(|e| store_failed(&e))?;
+        let live = Arc::new(Live {
+            store: Arc::clone(&self.store),
+            record: tokio::sync::Mutex::new(record),
+            cancel,
+            waiting: Mutex::new(BTreeMap::new()),
+            next: AtomicUsize::new(0),
+        });
+        self.live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, Arc::clone(&live));
+        Ok(live)
+    }
+
+    /// The task `id` as `owner` may see it: unknown when missing, expired or another's.
+    async fn owned(&self, id: &str, owner: &str) -> Result<TaskRecord, ErrorData> {
+        self.sweep().await;
+        match self.store.get(id).await.map_err(|e| store_failed(&e))? {
+            Some(record) if record.owner == owner && record.expires_at_ms() >= now_ms() => {
+                Ok(record)
+            }
+            _ => Err(unknown(id)),
+        }
+    }
+
+    fn running(&self, id: &str) -> Option<Arc<Live>> {
+        self.live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned()
+    }
+
+    /// `tasks/get`: the task's record on the wire.
+    pub(crate) async fn get(&self, id: &str, owner: &str) -> Result<Value, ErrorData> {
+        Ok(detailed(&self.owned(id, owner).await?))
+    }
+
+    /// `tasks/update`: answers to the task's questions, by key. Keys it does not wait for,
+    /// and answers not shaped as their request's result, are ignored.
+    pub(crate) async fn update(
+        &self,
+        id: &str,
+        owner: &str,
+        responses: BTreeMap<String, Value>,
+    ) -> Result<(), ErrorData> {
+        self.owned(id, owner).await?;
+        if let Some(live) = self.running(id) {
+            live.answer(responses).await.map_err(|e| store_failed(&e))?;
+        }
+        Ok(())
+    }
+
+    /// `tasks/cancel`: ask the handler to stop (its context's cancellation fires); a
+    /// finished task is left as it is.
+    pub(crate) async fn cancel(&self, id: &str, owner: &str) -> Result<(), ErrorData> {
+        let mut record = self.owned(id, owner).await?;
+        if record.status.is_terminal() {
+            return Ok(());
+        }
+        match self.running(id) {
+            Some(live) => live.cancel.cancel(),
+            None => {
+                // Nothing here runs it: it is cancelled where it is recorded.
+                record.status = TaskStatus::Cancelled;
+                record.status_message = Some("cancelled by its caller".to_owned());
+                record.input_requests = None;
+                record.updated_at_ms = now_ms();
+                self.store
+                    .update(record)
+                    .await
+                    .map_err(|e| store_failed(&e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Record how the task's call ended, and forget its runner.
+    pub(crate) async fn finish(&self, live: &Live, outcome: Result<CallOutput, AbilityError>) {
+        let mut record = live.record.lock().await;
+        let cancelled = live.cancel.is_cancelled();
+        match outcome {
+            Err(e) if cancelled || e.code() == &ErrorCode::Cancelled => {
+                record.status = TaskStatus::Cancelled;
+                record.status_message = Some("cancelled by its caller".to_owned());
+            }
+            Err(e) if matches!(e.code(), ErrorCode::InternalError | ErrorCode::Timeout) => {
+                record.status = TaskStatus::Failed;
+                record.status_message = Some(e.message().to_owned());
+                record.error = Some(json!({"code": -32603, "message": e.message()}));
+            }
+            outcome => {
+                let mut result = serde_json::to_value(crate::surface::native::result(outcome))
+                    .unwrap_or_else(|_| json!({"content": [], "isError": true}));
+                result["resultType"] = json!("complete");
+                record.status = TaskStatus::Completed;
+                record.status_message = None;
+                record.result = Some(result);
+            }
+        }
+        record.input_requests = None;
+        record.updated_at_ms = now_ms();
+        let id = record.id.clone();
+        if let Err(error) = self.store.update(record.clone()).await {
+            tracing::error!(%error, task = %id, "a finished task could not be recorded");
+        }
+        drop(record);
+        self.live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id);
+    }
+
+    /// Delete expired records, at most once a minute.
+    async fn sweep(&self) {
+        let now = now_ms();
+        let last = self.last_sweep.load(Ordering::Relaxed);
+        if now.saturating_sub(last) < SWEEP_EVERY_MS
+            || self
+                .last_sweep
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        match self.store.sweep(now).await {
+            Ok(0) => {}
+            Ok(swept) => tracing::debug!(swept, "expired tasks swept"),
+            Err(error) => tracing::warn!(%error, "expired tasks could not be swept"),
+        }
+    }
+}
+
+/// Where a call that may become a task finds its task once it is one, and keeps the
+/// progress it reported before.
+#[derive(Default)]
+pub(crate) struct Slot {
+    live: std::sync::OnceLock<Arc<Live>>,
+    early: Mutex<Option<Progress>>,
+}
+
+/// A progress report: how far, of how much, and what is being done.
+type Progress = (f64, Option<f64>, Option<String>);
+
+impl Slot {
+    /// The task, once the call is one.
+    pub(crate) fn live(&self) -> Option<&Arc<Live>> {
+        self.live.get()
+    }
+
+    /// Progress reported before the call became a task: kept for the task.
+    pub(crate) fn early_progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) {
+        *self.early.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some((progress, total, message));
+    }
+
+    /// The call is the task `live` from now on; the progress it reported before is its.
+    pub(crate) async fn become_task(&self, live: Arc<Live>) {
+        let early = self
+            .early
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some((progress, total, message)) = early {
+            live.progress(progress, total, message).await;
+        }
+        let _ = self.live.set(live);
+    }
+}
+
+/// A task this process runs: its record (every change goes through it, then to the store),
+/// its cancellation and the questions it waits on.
+pub(crate) struct Live {
+    store: Arc<dyn TaskStore>,
+    record: tokio::sync::Mutex<TaskRecord>,
+    pub(crate) cancel: CancellationToken,
+    waiting: Mutex<BTreeMap<String, Question>>,
+    next: AtomicUsize,
+}
+
+struct Question {
+    method: String,
+    request: Value,
+    answer: oneshot::Sender<Value>,
+}
+
+impl Live {
+    /// The record as the create answer shows it.
+    pub(crate) async fn created(&self) -> Value {
+        let record = self.record.lock().await;
+        let mut task = summary(&record);
+        task["resultType"] = json!("task");
+        task
+    }
+
+    /// Ask the client `method` with `params` under `key` (or the next key): the task waits
+    /// in `input_required` until `tasks/update` brings the answer.
+    pub(crate) async fn ask(
+        &self,
+        key: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, AbilityError> {
+        let key = match key {
+            Some(key) => key.to_owned(),
+            None => {
+                let kind = method.split('/').next().unwrap_or(method);
+                format!("{kind}-{}", self.next.fetch_add(1, Ordering::Relaxed))
+            }
+        };
+        let (answer, answered) = oneshot::channel();
+        let request = json!({"method": method, "params": params});
+        self.waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                key,
+                Question {
+                    method: method.to_owned(),
+                    request,
+                    answer,
+                },
+            );
+        self.record_questions()
+            .await
+            .map_err(|e| AbilityError::internal(e.to_string()))?;
+        tokio::select! {
+            answer = answered => answer.map_err(|_| {
+                AbilityError::new(ErrorCode::Cancelled, "the task ended before it was answered")
+            }),
+            () = self.cancel.cancelled() => {
+                Err(AbilityError::new(ErrorCode::Cancelled, "the task was cancelled"))
+            }
+        }
+    }
+
+    /// Hand each answer to the question it answers; then record what is still asked.
+    async fn answer(&self, responses: BTreeMap<String, Value>) -> Result<(), StoreError> {
+        {
+            let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+            for (key, answer) in responses {
+                let fits = waiting
+                    .get(&key)
+                    .is_some_and(|q| crate::adapter::input::answers(&q.method, &answer));
+                if !fits {
+                    continue;
+                }
+                if let Some(question) = waiting.remove(&key) {
+                    // The handler may have stopped waiting (cancelled): nothing to hand over.
+                    let _ = question.answer.send(answer);
+                }
+            }
+        }
+        self.record_questions().await
+    }
+
+    /// Write the questions still waiting to the record: `input_required` while any is.
+    async fn record_questions(&self) -> Result<(), StoreError> {
+        let mut record = self.record.lock().await;
+        if record.status.is_terminal() {
+            return Ok(());
+        }
+        let asked: serde_json::Map<String, Value> = self
+            .waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|(key, q)| (key.clone(), q.request.clone()))
+            .collect();
+        if asked.is_empty() {
+            record.status = TaskStatus::Working;
+            record.input_requests = None;
+        } else {
+            record.status = TaskStatus::InputRequired;
+            record.input_requests = Some(Value::Object(asked));
+        }
+        record.updated_at_ms = now_ms();
+        self.store.update(record.clone()).await
+    }
+
+    /// Progress of the task: its message becomes the task's status message.
+    pub(crate) async fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) {
+        let mut record = self.record.lock().await;
+        if record.status.is_terminal() {
+            return;
+        }
+        let figure = match total {
+            Some(total) => format!("{progress}/{total}"),
+            None => format!("{progress}"),
+        };
+        record.status_message = Some(match message {
+            Some(message) => format!("{figure}: {message}"),
+            None => figure,
+        });
+        record.updated_at_ms = now_ms();
+        if let Err(error) = self.store.update(record.clone()).await {
+            tracing::warn!(%error, "a task's progress could not be recorded");
+        }
+    }
+}
+
+/// The fields every task answer has.
+fn summary(record: &TaskRecord) -> Value {
+    let mut task = json!({
+        "taskId": record.id,
+        "status": record.status.as_str(),
+        "createdAt": iso(record.created_at_ms),
+        "lastUpdatedAt": iso(record.updated_at_ms),
+        "ttlMs": record.ttl_ms,
+        "pollIntervalMs": record.poll_interval_ms,
+    });
+    if let Some(message) = &record.status_message {
+        task["statusMessage"] = json!(message);
+    }
+    task
+}
+
+/// The `tasks/get` answer: the summary, and what the status carries (questions, result or
+/// error).
+fn detailed(record: &TaskRecord) -> Value {
+    let mut task = summary(record);
+    task["resultType"] = json!("complete");
+    let (key, value) = match record.status {
+        TaskStatus::InputRequired => ("inputRequests", &record.input_requests),
+        TaskStatus::Completed => ("result", &record.result),
+        TaskStatus::Failed => ("error", &record.error),
+        TaskStatus::Working | TaskStatus::Cancelled => return task,
+    };
+    task[key] = value.clone().unwrap_or_else(|| match record.status {
+        TaskStatus::Failed => json!({"code": -32603, "message": "the task failed"}),
+        _ => json!({}),
+    });
+    task
+}
+
+#[cfg(test)]
+mod tests {
+    use super::iso;
+
+    #[test]
+    fn times_are_iso_8601_utc() {
+        assert_eq!(iso(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso(1_796_140_800_123), "2026-12-01T16:00:00.123Z");
+        assert_eq!(iso(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
+}

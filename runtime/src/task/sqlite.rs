@@ -1,0 +1,207 @@
+//! The embedded task store: one SQLite table.
+
+use std::path::Path;
+use std::sync::{Mutex, PoisonError};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+use super::store::{StoreError, StoreFuture, TaskRecord, TaskStatus, TaskStore};
+
+/// Task records in SQLite: a file, so finished tasks outlive the process, or memory.
+///
+/// Opening a file marks the tasks it holds as running (`working`, `input_required`) as
+/// `failed`: the process that ran them is gone, and a task is never left to read as running
+/// when nothing runs it.
+///
+/// ```
+/// use abilities::SqliteTaskStore;
+///
+/// let store = SqliteTaskStore::memory().unwrap();
+/// let server = abilities::Server::builder().task_store(store).build().unwrap();
+/// # drop(server);
+/// ```
+pub struct SqliteTaskStore {
+    db: Mutex<Connection>,
+}
+
+/// The message of a task its process did not live to finish.
+pub(crate) const INTERRUPTED: &str = "the server stopped while this task was running";
+
+fn failed(e: rusqlite::Error) -> StoreError {
+    StoreError(e.to_string())
+}
+
+impl SqliteTaskStore {
+    /// The store in the SQLite file at `path` (created, with its table, if missing).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let db = Connection::open(path).map_err(failed)?;
+        db.pragma_update(None, "journal_mode", "WAL")
+            .map_err(failed)?;
+        Self::with(db)
+    }
+
+    /// A store in memory, gone with the process (tests, or servers that need no restart
+    /// safety).
+    pub fn memory() -> Result<Self, StoreError> {
+        Self::with(Connection::open_in_memory().map_err(failed)?)
+    }
+
+    fn with(db: Connection) -> Result<Self, StoreError> {
+        db.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(failed)?;
+        db.execute_batch(
+            "CREATE TABLE IF NOT EXISTS abilities_tasks (
+                id TEXT PRIMARY KEY,
+                owner TEXT NOT NULL,
+                status TEXT NOT NULL,
+                status_message TEXT,
+                created_at_ms INTEGER NOT NULL,
+                updated_at_ms INTEGER NOT NULL,
+                ttl_ms INTEGER NOT NULL,
+                poll_interval_ms INTEGER NOT NULL,
+                expires_at_ms INTEGER NOT NULL,
+                input_requests TEXT,
+                result TEXT,
+                error TEXT
+            );
+            CREATE INDEX IF NOT EXISTS abilities_tasks_expiry ON abilities_tasks (expires_at_ms);",
+        )
+        .map_err(failed)?;
+        let error = serde_json::json!({"code": -32603, "message": INTERRUPTED}).to_string();
+        let interrupted = db
+            .execute(
+                "UPDATE abilities_tasks
+                 SET status = 'failed', status_message = ?1, error = ?2, input_requests = NULL,
+                     updated_at_ms = ?3
+                 WHERE status IN ('working', 'input_required')",
+                params![
+                    INTERRUPTED,
+                    error,
+                    i64::try_from(super::now_ms()).unwrap_or(i64::MAX)
+                ],
+            )
+            .map_err(failed)?;
+        if interrupted > 0 {
+            tracing::warn!(
+                interrupted,
+                "tasks left running by an earlier process are failed"
+            );
+        }
+        Ok(Self { db: Mutex::new(db) })
+    }
+
+    fn run<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
+        let db = self.db.lock().unwrap_or_else(PoisonError::into_inner);
+        f(&db).map_err(failed)
+    }
+}
+
+fn int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn text(value: Option<&Value>) -> Option<String> {
+    value.map(Value::to_string)
+}
+
+fn record(row: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRecord> {
+    let json = |i: usize| -> rusqlite::Result<Option<Value>> {
+        let text: Option<String> = row.get(i)?;
+        Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+    };
+    let status: String = row.get(2)?;
+    let ms = |i: usize| -> rusqlite::Result<u64> {
+        row.get::<_, i64>(i).map(|v| u64::try_from(v).unwrap_or(0))
+    };
+    Ok(TaskRecord {
+        id: row.get(0)?,
+        owner: row.get(1)?,
+        // A status this version does not know reads as failed, never as running.
+        status: TaskStatus::parse(&status).unwrap_or(TaskStatus::Failed),
+        status_message: row.get(3)?,
+        created_at_ms: ms(4)?,
+        updated_at_ms: ms(5)?,
+        ttl_ms: ms(6)?,
+        poll_interval_ms: ms(7)?,
+        input_requests: json(8)?,
+        result: json(9)?,
+        error: json(10)?,
+    })
+}
+
+impl TaskStore for SqliteTaskStore {
+    fn insert(&self, r: TaskRecord) -> StoreFuture<'_, ()> {
+        let done = self.run(|db| {
+            db.execute(
+                "INSERT INTO abilities_tasks (id, owner, status, status_message, created_at_ms,
+                    updated_at_ms, ttl_ms, poll_interval_ms, expires_at_ms, input_requests, result,
+                    error)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![
+                    r.id,
+                    r.owner,
+                    r.status.as_str(),
+                    r.status_message,
+                    int(r.created_at_ms),
+                    int(r.updated_at_ms),
+                    int(r.ttl_ms),
+                    int(r.poll_interval_ms),
+                    int(r.expires_at_ms()),
+                    text(r.input_requests.as_ref()),
+                    text(r.result.as_ref()),
+                    text(r.error.as_ref()),
+                ],
+            )
+            .map(drop)
+        });
+        Box::pin(async move { done })
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
+        let found = self.run(|db| {
+            db.query_row(
+                "SELECT id, owner, status, status_message, created_at_ms, updated_at_ms, ttl_ms,
+                    poll_interval_ms, input_requests, result, error
+                 FROM abilities_tasks WHERE id = ?1",
+                [id],
+                record,
+            )
+            .optional()
+        });
+        Box::pin(async move { found })
+    }
+
+    fn update(&self, r: TaskRecord) -> StoreFuture<'_, ()> {
+        let done = self.run(|db| {
+            db.execute(
+                "UPDATE abilities_tasks
+                 SET status = ?2, status_message = ?3, updated_at_ms = ?4, input_requests = ?5,
+                     result = ?6, error = ?7
+                 WHERE id = ?1",
+                params![
+                    r.id,
+                    r.status.as_str(),
+                    r.status_message,
+                    int(r.updated_at_ms),
+                    text(r.input_requests.as_ref()),
+                    text(r.result.as_ref()),
+                    text(r.error.as_ref()),
+                ],
+            )
+            .map(drop)
+        });
+        Box::pin(async move { done })
+    }
+
+    fn sweep(&self, now_ms: u64) -> StoreFuture<'_, u64> {
+        let swept = self.run(|db| {
+            db.execute(
+                "DELETE FROM abilities_tasks WHERE expires_at_ms < ?1",
+                [int(now_ms)],
+            )
+            .map(|n| n as u64)
+        });
+        Box::pin(async move { swept })
+    }
+}

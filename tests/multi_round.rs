@@ -1,0 +1,363 @@
+//! Multi-round input: one handler that asks the user twice, served on protocol 2026-07-28
+//! (the call answers `input_required` with a sealed `requestState`, and the client retries
+//! with its answers) and on 2025-11-25 (the server asks the client directly), same code.
+
+#![allow(
+    clippy::expect_used,
+    reason = "a broken fixture should fail the test loudly"
+)]
+
+mod support;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use abilities::rmcp::model::{
+    CallToolRequestParams, ClientConfig, ElicitRequestParams, ElicitResult, ErrorData,
+};
+use abilities::rmcp::service::RequestContext;
+use abilities::rmcp::{ClientHandler, RoleClient, ServiceExt};
+use abilities::{AbilityError, Context, Prompt, Server, ability};
+use serde_json::{Value, json};
+use support::{post, serve_http};
+
+fn one(property: &str) -> Value {
+    json!({"type": "object", "properties": {property: {"type": "string"}}, "required": [property]})
+}
+
+fn entered(answer: &abilities::Elicitation, property: &str) -> String {
+    answer
+        .content
+        .as_ref()
+        .and_then(|c| c[property].as_str())
+        .unwrap_or("?")
+        .to_owned()
+}
+
+/// Ask for a name, then for a color.
+#[ability(semantic = "EXECUTE")]
+async fn two_questions(ctx: &Context, greeting: String) -> Result<Value, AbilityError> {
+    let name = ctx.elicit("Your name?", one("name")).await?;
+    let color = ctx.elicit("Your favorite color?", one("color")).await?;
+    Ok(
+        json!({"text": format!("{greeting}, {}: {}", entered(&name, "name"), entered(&color, "color"))}),
+    )
+}
+
+/// Ask the model, which this test's clients never declare.
+#[ability(semantic = "EXECUTE")]
+async fn needs_sampling(ctx: &Context) -> Result<Value, AbilityError> {
+    let answer = ctx.sample_text("hello?", 10).await?;
+    Ok(json!({"answer": answer}))
+}
+
+/// A prompt that asks for its topic first.
+#[ability(semantic = "READ", prompt)]
+async fn asking_prompt(ctx: &Context) -> Result<Prompt, AbilityError> {
+    let topic = ctx
+        .ask("topic")
+        .elicit("Which topic?", one("topic"))
+        .await?;
+    Ok(Prompt::new().user(format!("Write about {}", entered(&topic, "topic"))))
+}
+
+const KEY: &[u8] = b"a shared key of at least 32 bytes!!";
+
+fn server(key: &[u8], lifetime: Duration) -> Server {
+    Server::builder()
+        .request_state_key(key)
+        .request_state_lifetime(lifetime)
+        .build()
+        .expect("valid")
+}
+
+/// A 2026-07-28 request: `_meta` names the version and the client's capabilities.
+fn request(id: u64, method: &str, mut params: Value, capabilities: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+async fn send(addr: SocketAddr, message: &Value) -> (u16, Value) {
+    let method = message["method"].as_str().unwrap_or_default().to_owned();
+    let name = message["params"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", method.as_str()),
+        ("mcp-name", name.as_str()),
+    ];
+    let response = post(addr, "/mcp", &headers, message.to_string()).await;
+    (response.status, response.message())
+}
+
+fn call(id: u64, extra: Value) -> Value {
+    let mut params = json!({"name": "two_questions", "arguments": {"greeting": "Hi"}});
+    if let (Value::Object(params), Value::Object(extra)) = (&mut params, extra) {
+        params.extend(extra);
+    }
+    request(id, "tools/call", params, json!({"elicitation": {}}))
+}
+
+fn accept(property: &str, value: &str) -> Value {
+    json!({"action": "accept", "content": {property: value}})
+}
+
+#[tokio::test]
+async fn a_handler_that_asks_twice_takes_three_rounds_on_2026_07_28() {
+    let addr = serve_http(&server(KEY, Duration::from_secs(600))).await;
+
+    let (status, first) = send(addr, &call(1, json!({}))).await;
+    assert_eq!(status, 200, "{first}");
+    let first = &first["result"];
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    assert_eq!(
+        first["inputRequests"],
+        json!({"elicitation-0": {"method": "elicitation/create", "params": {
+            "mode": "form", "message": "Your name?", "requestedSchema": one("name")
+        }}})
+    );
+    let state = first["requestState"].as_str().expect("a request state");
+
+    let (_, second) = send(
+        addr,
+        &call(
+            2,
+            json!({"inputResponses": {"elicitation-0": accept("name", "Ada")}, "requestState": state}),
+        ),
+    )
+    .await;
+    let second = &second["result"];
+    assert_eq!(second["resultType"], "input_required", "{second}");
+    let asked: Vec<&String> = second["inputRequests"]
+        .as_object()
+        .expect("questions")
+        .keys()
+        .collect();
+    assert_eq!(asked, ["elicitation-1"]);
+    assert_eq!(
+        second["inputRequests"]["elicitation-1"]["params"]["message"],
+        "Your favorite color?"
+    );
+    let state_2 = second["requestState"].as_str().expect("a new state");
+    assert_ne!(state_2, state);
+
+    // The first answer travels in the state: the retry brings only the second.
+    let (_, done) = send(
+        addr,
+        &call(
+            3,
+            json!({"inputResponses": {"elicitation-1": accept("color", "green")}, "requestState": state_2}),
+        ),
+    )
+    .await;
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    assert_eq!(
+        done["result"]["structuredContent"],
+        json!({"result": {"text": "Hi, Ada: green"}})
+    );
+}
+
+/// Answers the two questions, over a session of protocol 2025-11-25.
+#[derive(Clone)]
+struct Answering;
+
+impl ClientHandler for Answering {
+    fn get_info(&self) -> ClientConfig {
+        serde_json::from_value(json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "answering", "version": "1"}
+        }))
+        .expect("a client config")
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let asked = serde_json::to_value(&request).expect("serializes");
+        let answer = match asked["message"].as_str() {
+            Some("Your name?") => accept("name", "Grace"),
+            _ => accept("color", "blue"),
+        };
+        Ok(serde_json::from_value(answer).expect("a result"))
+    }
+}
+
+#[tokio::test]
+async fn the_same_handler_asks_the_client_directly_on_2025_11_25() {
+    let server = server(KEY, Duration::from_secs(600));
+    let client = Answering
+        .serve(support::session(&server))
+        .await
+        .expect("connects");
+    let Value::Object(args) = json!({"greeting": "Hello"}) else {
+        unreachable!()
+    };
+    let result = client
+        .call_tool(CallToolRequestParams::new("two_questions").with_arguments(args))
+        .await
+        .expect("answers");
+    let result = serde_json::to_value(result).expect("serializes");
+    assert_eq!(
+        result["structuredContent"],
+        json!({"result": {"text": "Hello, Grace: blue"}})
+    );
+}
+
+#[tokio::test]
+async fn a_tampered_expired_or_foreign_state_is_refused() {
+    let addr = serve_http(&server(KEY, Duration::from_secs(600))).await;
+    let (_, first) = send(addr, &call(1, json!({}))).await;
+    let state = first["result"]["requestState"]
+        .as_str()
+        .expect("a state")
+        .to_owned();
+    let answer = json!({"elicitation-0": accept("name", "Ada")});
+
+    let refused = |response: &Value| {
+        assert_eq!(response["error"]["code"], -32602, "{response}");
+        response["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    // One character changed in the signed part.
+    let mut tampered = state.clone().into_bytes();
+    let at = tampered.len() / 2;
+    tampered[at] = if tampered[at] == b'A' { b'B' } else { b'A' };
+    let tampered = String::from_utf8(tampered).expect("ASCII");
+    let (status, response) = send(
+        addr,
+        &call(
+            2,
+            json!({"inputResponses": answer, "requestState": tampered}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(refused(&response).contains("requestState"), "{response}");
+
+    // The same state with other arguments: bound to the request it belongs to.
+    let mut other = call(3, json!({"inputResponses": answer, "requestState": state}));
+    other["params"]["arguments"]["greeting"] = json!("Bye");
+    let (_, response) = send(addr, &other).await;
+    refused(&response);
+
+    // Another server's key.
+    let elsewhere = serve_http(&server(
+        b"another key, also 32 bytes or more",
+        Duration::from_secs(600),
+    ))
+    .await;
+    let (_, response) = send(
+        elsewhere,
+        &call(4, json!({"inputResponses": answer, "requestState": state})),
+    )
+    .await;
+    refused(&response);
+
+    // A replica with the same key resumes the call.
+    let replica = serve_http(&server(KEY, Duration::from_secs(600))).await;
+    let (_, response) = send(
+        replica,
+        &call(5, json!({"inputResponses": answer, "requestState": state})),
+    )
+    .await;
+    assert_eq!(
+        response["result"]["resultType"], "input_required",
+        "{response}"
+    );
+
+    // Past its lifetime.
+    let short = serve_http(&server(KEY, Duration::from_millis(50))).await;
+    let (_, first) = send(short, &call(6, json!({}))).await;
+    let state = first["result"]["requestState"].as_str().expect("a state");
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    let (_, response) = send(
+        short,
+        &call(7, json!({"inputResponses": answer, "requestState": state})),
+    )
+    .await;
+    assert!(refused(&response).contains("expired"), "{response}");
+}
+
+#[tokio::test]
+async fn a_short_key_fails_build() {
+    let error = Server::builder()
+        .request_state_key(b"short".as_slice())
+        .build()
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        error.as_deref().is_some_and(|e| e.contains("too short")),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_capability_the_client_did_not_declare_is_minus_32021() {
+    let addr = serve_http(&server(KEY, Duration::from_secs(600))).await;
+    let message = request(
+        1,
+        "tools/call",
+        json!({"name": "needs_sampling", "arguments": {}}),
+        json!({}),
+    );
+    let (status, response) = send(addr, &message).await;
+    assert_eq!(status, 400, "{response}");
+    assert_eq!(response["error"]["code"], -32021, "{response}");
+    assert_eq!(
+        response["error"]["data"]["requiredCapabilities"],
+        json!({"sampling": {}})
+    );
+}
+
+#[tokio::test]
+async fn prompts_ask_in_rounds_too() {
+    let addr = serve_http(&server(KEY, Duration::from_secs(600))).await;
+    let get = |id: u64, extra: Value| {
+        let mut params = json!({"name": "asking_prompt"});
+        if let (Value::Object(params), Value::Object(extra)) = (&mut params, extra) {
+            params.extend(extra);
+        }
+        request(id, "prompts/get", params, json!({"elicitation": {}}))
+    };
+    let (_, first) = send(addr, &get(1, json!({}))).await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    assert!(first["result"]["inputRequests"]["topic"].is_object());
+    let state = first["result"]["requestState"].as_str().expect("a state");
+    let (_, done) = send(
+        addr,
+        &get(
+            2,
+            json!({"inputResponses": {"topic": accept("topic", "tides")}, "requestState": state}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        done["result"]["messages"][0]["content"]["text"], "Write about tides",
+        "{done}"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_of_the_wrong_shape_is_asked_again() {
+    let addr = serve_http(&server(KEY, Duration::from_secs(600))).await;
+    let (_, response) = send(
+        addr,
+        &call(1, json!({"inputResponses": {"elicitation-0": 12345}})),
+    )
+    .await;
+    assert_eq!(
+        response["result"]["resultType"], "input_required",
+        "{response}"
+    );
+    assert!(response["result"]["inputRequests"]["elicitation-0"].is_object());
+}

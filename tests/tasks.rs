@@ -1,0 +1,383 @@
+//! Background tasks over the wire (protocol 2026-07-28, the tasks extension): created,
+//! polled to completion, cancelled, asked questions, kept from other callers, and kept
+//! through a restart of the server process (a real one: this test binary serves in a child
+//! process, which is killed with SIGKILL).
+
+#![allow(
+    clippy::expect_used,
+    reason = "a broken fixture should fail the test loudly"
+)]
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use abilities::{AbilityError, Caller, Context, Server, SqliteTaskStore, StaticTokens, ability};
+use serde_json::{Value, json};
+use support::{post, serve_http};
+
+/// Sleep `ms`, then say so; a task when the client can have one.
+#[ability(semantic = "EXECUTE", task = "optional")]
+async fn nap(ctx: &Context, ms: u64) -> Value {
+    ctx.progress(0.0, Some(1.0), Some("napping")).await;
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    json!({"slept": ms})
+}
+
+/// Ask, as a task, whether to go on.
+#[ability(semantic = "EXECUTE", task = "required")]
+async fn ask_first(ctx: &Context) -> Result<Value, AbilityError> {
+    ctx.background().await;
+    let schema = json!({"type": "object", "properties": {"go": {"type": "boolean"}}});
+    let answer = ctx.ask("go").elicit("Go on?", schema).await?;
+    Ok(json!({"answer": answer.content}))
+}
+
+const TASKS: &str = "io.modelcontextprotocol/tasks";
+
+fn message(id: u64, method: &str, mut params: Value, tasks: bool) -> Value {
+    let capabilities = if tasks {
+        json!({"elicitation": {}, "extensions": {TASKS: {}}})
+    } else {
+        json!({})
+    };
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// Send a 2026-07-28 request with its routing headers (and a bearer token); the status
+/// and the answer.
+async fn send(addr: SocketAddr, token: Option<&str>, message: &Value) -> (u16, Value) {
+    let params = &message["params"];
+    let name = ["name", "uri", "taskId"]
+        .iter()
+        .find_map(|k| params[*k].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let method = message["method"].as_str().unwrap_or_default().to_owned();
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", method.as_str()),
+        ("mcp-name", name.as_str()),
+    ];
+    if let Some(bearer) = &bearer {
+        headers.push(("authorization", bearer));
+    }
+    let response = post(addr, "/mcp", &headers, message.to_string()).await;
+    (response.status, response.message())
+}
+
+async fn start(addr: SocketAddr, token: Option<&str>, name: &str, args: Value) -> Value {
+    let call = message(
+        1,
+        "tools/call",
+        json!({"name": name, "arguments": args}),
+        true,
+    );
+    let (status, created) = send(addr, token, &call).await;
+    assert_eq!(status, 200, "{created}");
+    created["result"].clone()
+}
+
+async fn get(addr: SocketAddr, token: Option<&str>, id: &str) -> Value {
+    let (_, task) = send(
+        addr,
+        token,
+        &message(2, "tasks/get", json!({"taskId": id}), true),
+    )
+    .await;
+    task
+}
+
+/// Poll until the task's status is `status` (or it ends), for at most 10 s.
+async fn until(addr: SocketAddr, token: Option<&str>, id: &str, status: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let task = get(addr, token, id).await["result"].clone();
+        let now = task["status"].as_str().unwrap_or_default();
+        if now == status || ["completed", "failed", "cancelled"].contains(&now) {
+            return task;
+        }
+        assert!(Instant::now() < deadline, "still {now} after 10 s: {task}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn server() -> Server {
+    Server::builder().build().expect("valid")
+}
+
+#[tokio::test]
+async fn a_task_is_polled_to_completion() {
+    let addr = serve_http(&server()).await;
+    let created = start(addr, None, "nap", json!({"ms": 300})).await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    assert_eq!(created["status"], "working");
+    assert_eq!(created["ttlMs"], 3_600_000);
+    assert_eq!(created["pollIntervalMs"], 500);
+    for absent in ["result", "error", "inputRequests", "requestState", "task"] {
+        assert!(created.get(absent).is_none(), "{absent} in {created}");
+    }
+    let id = created["taskId"].as_str().expect("a task id");
+    assert_eq!(id.len(), 32);
+
+    // Found at once, and its progress is its status message.
+    let working = get(addr, None, id).await["result"].clone();
+    assert_eq!(working["status"], "working", "{working}");
+    assert_eq!(working["statusMessage"], "0/1: napping");
+
+    let done = until(addr, None, id, "completed").await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"]["structuredContent"],
+        json!({"result": {"slept": 300}})
+    );
+    assert_eq!(done["result"]["isError"], false);
+    assert!(done.get("statusMessage").is_none(), "{done}");
+}
+
+#[tokio::test]
+async fn a_task_is_cancelled_through_its_context() {
+    let addr = serve_http(&server()).await;
+    let created = start(addr, None, "nap", json!({"ms": 60_000})).await;
+    let id = created["taskId"].as_str().expect("a task id");
+    let (_, ack) = send(
+        addr,
+        None,
+        &message(3, "tasks/cancel", json!({"taskId": id}), true),
+    )
+    .await;
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    let ended = until(addr, None, id, "cancelled").await;
+    assert_eq!(ended["status"], "cancelled", "{ended}");
+    // Cancelling what has ended changes nothing.
+    let (_, again) = send(
+        addr,
+        None,
+        &message(4, "tasks/cancel", json!({"taskId": id}), true),
+    )
+    .await;
+    assert_eq!(again["result"], json!({"resultType": "complete"}));
+    assert_eq!(get(addr, None, id).await["result"]["status"], "cancelled");
+}
+
+#[tokio::test]
+async fn a_task_asks_and_tasks_update_answers() {
+    let addr = serve_http(&server()).await;
+    let created = start(addr, None, "ask_first", json!({})).await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    let id = created["taskId"].as_str().expect("a task id");
+    let waiting = until(addr, None, id, "input_required").await;
+    assert_eq!(
+        waiting["inputRequests"]["go"]["params"]["message"], "Go on?",
+        "{waiting}"
+    );
+    // A key it does not wait for, and an answer of the wrong shape, change nothing.
+    let update = |id: u64, responses: Value, task: &str| {
+        message(
+            id,
+            "tasks/update",
+            json!({"taskId": task, "inputResponses": responses}),
+            true,
+        )
+    };
+    let (_, ack) = send(
+        addr,
+        None,
+        &update(5, json!({"other": {"action": "accept"}, "go": 7}), id),
+    )
+    .await;
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    assert_eq!(
+        get(addr, None, id).await["result"]["status"],
+        "input_required"
+    );
+    let (_, _) = send(
+        addr,
+        None,
+        &update(
+            6,
+            json!({"go": {"action": "accept", "content": {"go": true}}}),
+            id,
+        ),
+    )
+    .await;
+    let done = until(addr, None, id, "completed").await;
+    assert_eq!(
+        done["result"]["structuredContent"],
+        json!({"result": {"answer": {"go": true}}}),
+        "{done}"
+    );
+}
+
+#[tokio::test]
+async fn without_the_extension_a_task_ability_runs_in_the_request_or_is_refused() {
+    let addr = serve_http(&server()).await;
+    let call = |name: &str, args: Value| {
+        message(
+            7,
+            "tools/call",
+            json!({"name": name, "arguments": args}),
+            false,
+        )
+    };
+    let (_, direct) = send(addr, None, &call("nap", json!({"ms": 1}))).await;
+    assert_eq!(direct["result"]["resultType"], "complete", "{direct}");
+    assert_eq!(
+        direct["result"]["structuredContent"],
+        json!({"result": {"slept": 1}})
+    );
+
+    let (status, refused) = send(addr, None, &call("ask_first", json!({}))).await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(refused["error"]["code"], -32021);
+    assert_eq!(
+        refused["error"]["data"]["requiredCapabilities"],
+        json!({"extensions": {TASKS: {}}})
+    );
+    let (_, discover) = send(addr, None, &message(8, "server/discover", json!({}), false)).await;
+    assert_eq!(
+        discover["result"]["capabilities"]["extensions"],
+        json!({TASKS: {}}),
+        "{discover}"
+    );
+}
+
+#[tokio::test]
+async fn another_caller_learns_nothing_of_a_task() {
+    let tokens = StaticTokens::new()
+        .with_token("alice-token", Caller::new("alice", ["x"]))
+        .with_token("bob-token", Caller::new("bob", ["x"]));
+    let server = Server::builder()
+        .authenticator(tokens)
+        .build()
+        .expect("valid");
+    let addr = serve_http(&server).await;
+    let created = start(addr, Some("alice-token"), "nap", json!({"ms": 60_000})).await;
+    let id = created["taskId"].as_str().expect("a task id");
+
+    let foreign = get(addr, Some("bob-token"), id).await;
+    let missing = get(addr, Some("bob-token"), "0123456789abcdef0123456789abcdef").await;
+    assert_eq!(foreign["error"]["code"], -32602, "{foreign}");
+    assert_eq!(
+        foreign["error"]["message"],
+        format!("unknown task: {id}"),
+        "the same answer as for a task that does not exist"
+    );
+    assert_eq!(missing["error"]["code"], -32602);
+    for method in ["tasks/cancel", "tasks/update"] {
+        let mut params = json!({"taskId": id});
+        if method == "tasks/update" {
+            params["inputResponses"] = json!({});
+        }
+        let (_, refused) = send(addr, Some("bob-token"), &message(9, method, params, true)).await;
+        assert_eq!(refused["error"]["code"], -32602, "{method}: {refused}");
+    }
+    // Bob's cancel did not reach it.
+    let own = get(addr, Some("alice-token"), id).await;
+    assert_eq!(own["result"]["status"], "working", "{own}");
+}
+
+/// This test binary, serving the test's abilities on a task store file in a child process.
+struct Served {
+    child: Child,
+    addr: SocketAddr,
+}
+
+const CHILD: &str = "ABILITIES_TASKS_CHILD_DB";
+
+fn spawn_server(db: &std::path::Path) -> Served {
+    let mut child = Command::new(std::env::current_exe().expect("the test binary"))
+        .args([
+            "--exact",
+            "a_task_outlives_its_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the child starts");
+    let stdout = child.stdout.take().expect("its stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let addr = loop {
+        let line = lines
+            .next()
+            .expect("the child prints its address")
+            .expect("a line");
+        // The harness may print its own words before ours on the same line.
+        if let Some((_, addr)) = line.split_once("LISTENING ") {
+            break addr.trim().parse().expect("an address");
+        }
+    };
+    Served { child, addr }
+}
+
+#[test]
+fn a_task_outlives_its_process() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    if let Some(db) = std::env::var_os(CHILD) {
+        // The child: serve until killed.
+        runtime.block_on(async {
+            let store = SqliteTaskStore::open(&db).expect("the task store");
+            let server = Server::builder().task_store(store).build().expect("valid");
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("a port");
+            println!("LISTENING {}", listener.local_addr().expect("an address"));
+            abilities::serve_router(listener, server.router("/mcp"))
+                .await
+                .expect("serves");
+        });
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("abilities-tasks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let db = dir.join("tasks.db");
+    runtime.block_on(async {
+        let mut first = spawn_server(&db);
+        let done = start(first.addr, None, "nap", json!({"ms": 10})).await;
+        let done = done["taskId"].as_str().expect("an id").to_owned();
+        assert_eq!(
+            until(first.addr, None, &done, "completed").await["status"],
+            "completed"
+        );
+        let running = start(first.addr, None, "nap", json!({"ms": 60_000})).await;
+        let running = running["taskId"].as_str().expect("an id").to_owned();
+        assert_eq!(
+            get(first.addr, None, &running).await["result"]["status"],
+            "working"
+        );
+        first.child.kill().expect("SIGKILL");
+        let _ = first.child.wait();
+
+        let mut second = spawn_server(&db);
+        let kept = get(second.addr, None, &done).await["result"].clone();
+        assert_eq!(kept["status"], "completed", "{kept}");
+        assert_eq!(
+            kept["result"]["structuredContent"],
+            json!({"result": {"slept": 10}})
+        );
+        let interrupted = get(second.addr, None, &running).await["result"].clone();
+        assert_eq!(interrupted["status"], "failed", "{interrupted}");
+        assert_eq!(
+            interrupted["statusMessage"],
+            "the server stopped while this task was running"
+        );
+        assert_eq!(interrupted["error"]["code"], -32603);
+        second.child.kill().expect("SIGKILL");
+        let _ = second.child.wait();
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
