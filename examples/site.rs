@@ -1,12 +1,13 @@
 // cargo run --example site -- --http 127.0.0.1:8080
 //! The seeds' WordPress walkthrough served over MCP: a flattened `my-plugin/count-posts`, post
-//! lookup and listing, creation with `dry_run`, and a deletion that needs the `posts:delete`
-//! scope, on an SQLite database created and seeded on first run.
+//! lookup and listing, creation with `dry_run`, an export that runs as a background task, and a
+//! deletion that needs the `posts:delete` scope, on an SQLite database created and seeded on
+//! first run.
 //!
 //! `cargo run --example site` serves stdio; `--http ADDR` serves streamable HTTP at `/mcp`;
 //! `--mode native|standard|meta` picks the surface (`all`: the three on separate paths);
-//! `--db PATH` picks the database file; `--token T` lets HTTP callers with
-//! `Authorization: Bearer T` delete posts.
+//! `--db PATH` picks the database file (`--tasks-db PATH` the one of background tasks, beside
+//! it by default); `--token T` lets HTTP callers with `Authorization: Bearer T` delete posts.
 
 #[path = "shared/mode.rs"]
 mod mode;
@@ -16,7 +17,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use abilities::{Caller, Server, Site, StaticTokens};
+use abilities::{Caller, Server, Site, SqliteTaskStore, StaticTokens};
 use clap::Parser;
 use site::Db;
 
@@ -35,6 +36,9 @@ struct Args {
     /// A bearer token that grants HTTP callers every scope (others are anonymous).
     #[arg(long)]
     token: Option<String>,
+    /// Where background tasks are recorded (default: beside --db, `<db>.tasks.db`).
+    #[arg(long)]
+    tasks_db: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -58,6 +62,12 @@ async fn main() -> ExitCode {
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let db = Db::open(&args.db).map_err(|e| format!("cannot open {}: {e}", args.db.display()))?;
+    let tasks_db = args
+        .tasks_db
+        .clone()
+        .unwrap_or_else(|| args.db.with_extension("tasks.db"));
+    let tasks = SqliteTaskStore::open(&tasks_db)
+        .map_err(|e| format!("cannot open {}: {e}", tasks_db.display()))?;
     let mut tokens = StaticTokens::new().allow_anonymous(Caller::anonymous());
     if let Some(token) = &args.token {
         tokens = tokens.with_token(token.clone(), Caller::trusted("token-holder"));
@@ -72,6 +82,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .instructions("A WordPress-like site: count, read, list, create and delete posts.")
         .site(Site::new("example", "https://example.com"))
         .state(db)
+        .task_store(tasks)
         .authenticator(tokens)
         .build()?;
     match args.http {

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-use abilities::{AbilityError, CollectionQuery, State, Window, ability};
+use abilities::{AbilityError, CollectionQuery, Context, State, Window, ability};
 use rusqlite::{Connection, OptionalExtension, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -320,4 +320,57 @@ fn wp_delete_post(
         0 => Err(AbilityError::not_found(format!("post {id} does not exist"))),
         _ => Ok(Deleted { deleted: true }),
     }
+}
+
+/// Every post, exported.
+#[derive(Debug, Serialize, JsonSchema)]
+struct Export {
+    /// How many posts were exported.
+    exported: u64,
+    posts: Vec<Post>,
+}
+
+/// How long an export works first, in milliseconds: 0 to 600000.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub(crate) struct DelayMs(#[schemars(range(max = 600_000))] pub(crate) u64);
+
+/// Export every post. Works `delay_ms` first, reporting progress; a background task when the
+/// client can have one.
+#[ability(
+    semantic = "EXECUTE",
+    title = "Export posts",
+    category = "posts",
+    task = "optional"
+)]
+async fn wp_export_posts(
+    ctx: &Context,
+    db: State<Db>,
+    #[param(description = "Work this long first, in milliseconds (0-600000).", default = DelayMs(0))]
+    delay_ms: DelayMs,
+) -> Result<Export, AbilityError> {
+    const STEPS: u64 = 10;
+    for step in 0..STEPS {
+        ctx.progress(step as f64, Some(STEPS as f64), Some("exporting"))
+            .await;
+        tokio::time::sleep(std::time::Duration::from_millis(delay_ms.0 / STEPS)).await;
+    }
+    let posts = {
+        let conn = db.conn()?;
+        let mut statement = conn
+            .prepare(
+                "SELECT id, post_type, title, content, status, author_id FROM posts ORDER BY id",
+            )
+            .map_err(db_error)?;
+        statement
+            .query_map([], read_post)
+            .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
+            .map_err(db_error)?
+    };
+    ctx.progress(STEPS as f64, Some(STEPS as f64), Some("exported"))
+        .await;
+    Ok(Export {
+        exported: posts.len() as u64,
+        posts,
+    })
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Interop tests with real third-party MCP clients against the `site` example, over stdio and
-# streamable HTTP on 127.0.0.1: the TypeScript SDK (which validates structuredContent against
-# outputSchema), the Python SDK in both lifecycles, and the Inspector CLI; then the official
+# streamable HTTP on 127.0.0.1: the TypeScript SDK v1 (which validates structuredContent against
+# outputSchema) and v2 (protocol 2026-07-28, pinned and negotiated, on every surface), the
+# Python SDK in both lifecycles, and the Inspector CLI; then the official
 # conformance suite against the `conformance` example, with its expected failures. Installs
 # pinned versions under target/interop. A missing tool fails the run; nothing is skipped.
 set -euo pipefail
@@ -14,11 +15,11 @@ for tool in node npm python3 cargo; do
 done
 
 mkdir -p "$work/node/run"
-if ! cmp -s "$here/package.json" "$work/node/package.json" || [ ! -d "$work/node/node_modules/@modelcontextprotocol/sdk" ]; then
+if ! cmp -s "$here/package.json" "$work/node/package.json" || [ ! -d "$work/node/node_modules/@modelcontextprotocol/client" ]; then
   cp "$here/package.json" "$work/node/package.json"
   (cd "$work/node" && npm install --no-audit --no-fund --loglevel=error)
 fi
-cp "$here/ts_client.mjs" "$here/ts_surfaces.mjs" "$here/ts_aql.mjs" "$work/node/"
+cp "$here/ts_client.mjs" "$here/ts_surfaces.mjs" "$here/ts_aql.mjs" "$here/ts2_client.mjs" "$work/node/"
 if ! "$work/venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "2.3.0")' 2>/dev/null; then
   python3 -m venv "$work/venv"
   "$work/venv/bin/pip" install --quiet --disable-pip-version-check 'mcp==2.3.0'
@@ -61,6 +62,10 @@ start site "$site" --http 127.0.0.1:0 --db "$tmp/http.db"
 url=$started_url
 start surfaces "$site" --http 127.0.0.1:0 --mode all --db "$tmp/surfaces.db"
 surfaces_base=${started_url%/mcp}
+start aql "$site" --http 127.0.0.1:0 --mode aql-single --db "$tmp/aql.db"
+aql_url=$started_url
+start crude "$site" --http 127.0.0.1:0 --mode aql-crude --db "$tmp/crude.db"
+crude_url=$started_url
 
 passed=0
 failed=0
@@ -76,6 +81,10 @@ stdio=("$site" --db "$tmp/stdio.db")
 run "ts sdk, stdio" node "$work/node/ts_client.mjs" "$expect" stdio "${stdio[@]}"
 run "ts sdk, http" node "$work/node/ts_client.mjs" "$expect" http "$url"
 run "ts sdk, meta and standard surfaces" node "$work/node/ts_surfaces.mjs" "$expect" "$surfaces_base"
+run "ts sdk v2, every surface, pinned to 2026-07-28 (and a task)" \
+  node "$work/node/ts2_client.mjs" "$expect" pin "$surfaces_base" "$aql_url" "$crude_url"
+run "ts sdk v2, every surface, version negotiation auto" \
+  node "$work/node/ts2_client.mjs" "$expect" auto "$surfaces_base" "$aql_url" "$crude_url"
 run "ts sdk, mcp-aql (todo, stdio)" node "$work/node/ts_aql.mjs" "$root/target/debug/examples/todo" --mode aql-single --db "$tmp/todo.db"
 run "python sdk (initialize), stdio" "$work/venv/bin/python" "$here/py_client.py" "$expect" legacy stdio "${stdio[@]}"
 run "python sdk (initialize), http" "$work/venv/bin/python" "$here/py_client.py" "$expect" legacy http "$url"
@@ -116,10 +125,10 @@ suite() {
 }
 run "conformance 0.1.16, every server scenario" \
   suite "conformance 0.1.16" @modelcontextprotocol/conformance --expected-failures "$here/conformance/expected-failures.yml"
-run "conformance 0.2.0-alpha.12, spec 2026-07-28" \
-  suite "conformance 0.2.0-alpha.12 (2026-07-28)" conformance-next --spec-version 2026-07-28
-run "conformance 0.2.0-alpha.12, spec 2025-11-25" \
-  suite "conformance 0.2.0-alpha.12 (2025-11-25)" conformance-next --spec-version 2025-11-25
+run "conformance 0.2.0-alpha.12, every scenario (--suite all)" \
+  suite "conformance 0.2.0-alpha.12 (all)" conformance-next --suite all
+run "conformance 0.2.0-alpha.12, what 2026-07-28 requires" \
+  suite "conformance 0.2.0-alpha.12 (2026-07-28 requirements)" conformance-next --requirements 2026-07-28
 
 echo "interop: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
