@@ -381,3 +381,18 @@ fn a_task_outlives_its_process() {
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_resource_cannot_be_a_task() {
+    let built = abilities::Ability::builder("docs", abilities::Semantic::Read)
+        .description("Docs.")
+        .resource("docs://all", None)
+        .task(abilities::TaskSupport::Optional)
+        .handler(|_ctx, _args: Value| async move { Ok(json!("docs")) })
+        .build();
+    let error = built.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        error.contains("resources and prompts answer in the request"),
+        "{error}"
+    );
+}

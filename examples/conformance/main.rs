@@ -199,29 +199,13 @@ async fn test_elicitation_sep1330_enums(ctx: &Context) -> Result<Contents, Abili
     ))]))
 }
 
-/// A string the client also sends in the `Mcp-Param-Region` header (`x-mcp-header`), which
-/// the server checks against the body before the call.
-#[derive(serde::Deserialize)]
-struct Region(String);
-
-impl schemars::JsonSchema for Region {
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Region".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({"type": "string", "x-mcp-header": "Region"})
-    }
-}
-
-/// Echoes a parameter the client mirrors in a header.
+/// Echoes a parameter the client mirrors in the `Mcp-Param-Region` header (`x-mcp-header`),
+/// which the server checks against the body before the call.
 #[ability(semantic = "READ")]
-fn test_custom_header(#[param(description = "The region.")] region: Region) -> Contents {
-    Contents::new([Content::text(format!("region={}", region.0))])
+fn test_custom_header(
+    #[param(description = "The region.", header = "Region")] region: String,
+) -> Contents {
+    Contents::new([Content::text(format!("region={region}"))])
 }
 
 /// A static text resource.

@@ -63,9 +63,10 @@ pub(crate) const DANGERS: &[&str] = &[
 pub(crate) const TASKS: &[&str] = &["forbidden", "optional", "required"];
 
 /// The keys `#[param]` accepts.
-pub(crate) const PARAM_KEYS: &[&str] = &[DESCRIPTION, DEFAULT, COMPLETE];
+pub(crate) const PARAM_KEYS: &[&str] = &[DESCRIPTION, DEFAULT, COMPLETE, HEADER];
 const DEFAULT: &str = "default";
 const COMPLETE: &str = "complete";
+const HEADER: &str = "header";
 
 /// The five semantics, as written in the attribute.
 pub(crate) const SEMANTICS: &[&str] = &["CREATE", "READ", "UPDATE", "DELETE", "EXECUTE"];
@@ -110,6 +111,8 @@ pub(crate) struct ParamArgs {
     pub(crate) default: Option<Expr>,
     /// `complete = path::to::fn`: completes the argument's values.
     pub(crate) complete: Option<syn::Path>,
+    /// `header = "Region"`: the client mirrors the value in the `Mcp-Param-Region` header.
+    pub(crate) header: Option<LitStr>,
 }
 
 /// Collects errors so every mistake is reported in one compile.
@@ -327,6 +330,23 @@ pub(crate) fn parse_param_attr(attr: &syn::Attribute, args: &mut ParamArgs, erro
                 "description = \"The post id.\"",
                 errors,
             )?,
+            // header = "Region"
+            HEADER => {
+                if let Some(lit) = string_value(&meta, HEADER, "header = \"Region\"", errors)? {
+                    let name = lit.value();
+                    if name.is_empty()
+                        || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                    {
+                        errors.spanned(
+                            &lit,
+                            format!(
+                                "invalid header name \"{name}\": letters, digits and `-`, like \"Region\" (sent as `Mcp-Param-Region`)"
+                            ),
+                        );
+                    }
+                    set(&mut args.header, lit, &meta, errors);
+                }
+            }
             // default = <expression of the parameter's type>
             DEFAULT => {
                 let expr: Expr = meta.value()?.parse()?;

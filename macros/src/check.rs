@@ -66,6 +66,16 @@ pub(crate) fn check(args: &AbilityArgs, sig: &Signature, item: &ItemFn, errors: 
 /// can tell, which the generated code asserts.
 fn check_flatten(args: &AbilityArgs, sig: &Signature, item: &ItemFn, errors: &mut Errors) {
     let Some(flatten) = args.flatten else { return };
+    for param in &sig.params {
+        if let crate::sig::ParamKind::Owned(param_args, _) = &param.kind
+            && let Some(header) = &param_args.header
+        {
+            errors.spanned(
+                header,
+                "`header` mirrors a named parameter in a header; a `flatten` value has no name: remove `flatten` or `header`",
+            );
+        }
+    }
     if !sig.params.iter().any(|p| p.kind.is_owned()) {
         errors.push(syn::Error::new(
             flatten,

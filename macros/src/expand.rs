@@ -180,11 +180,13 @@ fn generate(
                 default_fns(&p, ident, ty, param_args.default.as_ref(), &mut support);
             let description = option_str(param_args.description.as_ref());
             let complete = completer(&p, param_args.complete.as_ref());
+            let header = option_str(param_args.header.as_ref());
             let param = param_of(ty);
             properties.push(quote!(#p::PropertyDef {
                 name: #name,
                 schema: #param::schema as fn(&mut #p::schemars::SchemaGenerator) -> ::core::option::Option<#p::schemars::Schema>,
                 description: #description,
+                header: #header,
                 default: #default,
                 complete: #complete,
             }));

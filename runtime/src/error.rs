@@ -382,6 +382,17 @@ pub enum RegistryError {
         /// What is missing (`description`, `handler`).
         missing: &'static str,
     },
+    /// An ability built at run time combines what cannot go together (a resource or prompt
+    /// that would run as a background task).
+    #[error("ability `{name}` ({at}): {problem}")]
+    Conflict {
+        /// The ability's name.
+        name: String,
+        /// Where it was built.
+        at: String,
+        /// What does not go together.
+        problem: &'static str,
+    },
     /// Two resource abilities share a URI (or URI template).
     #[error("abilities {first} and {second} both serve the resource `{uri}`")]
     DuplicateResource {

@@ -43,6 +43,9 @@ pub(crate) fn object_schema(properties: &[PropertyDef]) -> Map<String, Value> {
         if let Some(description) = property.description {
             schema.insert("description".to_owned(), Value::from(description));
         }
+        if let Some(header) = property.header {
+            schema.insert("x-mcp-header".to_owned(), Value::from(header));
+        }
         match property.default {
             Some(default) => {
                 schema.insert("default".to_owned(), default());

@@ -198,6 +198,13 @@ impl AbilityBuilder {
             at: at.clone(),
             missing: what,
         };
+        if self.task != TaskSupport::Forbidden && self.kind != AbilityKind::Tool {
+            return Err(RegistryError::Conflict {
+                name: self.name.to_string(),
+                at,
+                problem: "a task runs a tool in the background: resources and prompts answer in the request",
+            });
+        }
         let description = self
             .description
             .clone()

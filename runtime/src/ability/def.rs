@@ -43,6 +43,8 @@ pub struct PropertyDef {
     pub schema: fn(&mut SchemaGenerator) -> Option<Schema>,
     /// From `#[param(description = ...)]`.
     pub description: Option<&'static str>,
+    /// From `#[param(header = ...)]`: the property's `x-mcp-header`.
+    pub header: Option<&'static str>,
     /// From `#[param(default = ...)]`.
     pub default: Option<fn() -> Value>,
     /// From `#[param(complete = ...)]`.

@@ -205,3 +205,83 @@ impl TaskStore for SqliteTaskStore {
         Box::pin(async move { swept })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::expect_used,
+        reason = "a broken fixture should fail the test loudly"
+    )]
+
+    use super::*;
+
+    fn record(id: &str, status: TaskStatus, created_at_ms: u64) -> TaskRecord {
+        TaskRecord {
+            id: id.to_owned(),
+            owner: "ada".to_owned(),
+            status,
+            status_message: None,
+            created_at_ms,
+            updated_at_ms: created_at_ms,
+            ttl_ms: 1000,
+            poll_interval_ms: 100,
+            input_requests: None,
+            result: None,
+            error: None,
+        }
+    }
+
+    fn block<T>(future: StoreFuture<'_, T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime")
+            .block_on(future)
+            .expect("the store answers")
+    }
+
+    #[test]
+    fn records_round_trip_and_expired_ones_are_swept() {
+        let store = SqliteTaskStore::memory().expect("a store");
+        let mut done = record("done", TaskStatus::Completed, 10_000);
+        done.result = Some(serde_json::json!({"content": [], "isError": false}));
+        block(store.insert(done.clone()));
+        block(store.insert(record("old", TaskStatus::Completed, 1_000)));
+        assert_eq!(block(store.get("done")), Some(done.clone()));
+        // `old` expired at 2 000, `done` lives until 11 000.
+        assert_eq!(block(store.sweep(5_000)), 1);
+        assert_eq!(block(store.get("old")), None);
+        assert_eq!(block(store.get("done")), Some(done));
+    }
+
+    #[test]
+    fn opening_a_file_fails_the_tasks_it_left_running() {
+        let dir = std::env::temp_dir().join(format!("abilities-store-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a directory");
+        let path = dir.join("tasks.db");
+        let now = super::super::now_ms();
+        {
+            let store = SqliteTaskStore::open(&path).expect("a store");
+            block(store.insert(record("running", TaskStatus::Working, now)));
+            let mut asking = record("asking", TaskStatus::InputRequired, now);
+            asking.input_requests =
+                Some(serde_json::json!({"go": {"method": "elicitation/create"}}));
+            block(store.insert(asking));
+            block(store.insert(record("done", TaskStatus::Completed, now)));
+        }
+        let store = SqliteTaskStore::open(&path).expect("reopened");
+        for id in ["running", "asking"] {
+            let found = block(store.get(id)).expect("still there");
+            assert_eq!(found.status, TaskStatus::Failed, "{id}");
+            assert_eq!(found.status_message.as_deref(), Some(INTERRUPTED));
+            assert_eq!(found.input_requests, None);
+            assert_eq!(
+                found.error,
+                Some(serde_json::json!({"code": -32603, "message": INTERRUPTED}))
+            );
+        }
+        let done = block(store.get("done")).expect("still there");
+        assert_eq!(done.status, TaskStatus::Completed);
+        drop(store);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
