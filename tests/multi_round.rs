@@ -61,10 +61,25 @@ async fn asking_prompt(ctx: &Context) -> Result<Prompt, AbilityError> {
     Ok(Prompt::new().user(format!("Write about {}", entered(&topic, "topic"))))
 }
 
+/// Counts its runs, and asks about the count: the question changes from run to run.
+#[ability(semantic = "DELETE")]
+async fn moving_question(
+    ctx: &Context,
+    runs: abilities::State<std::sync::atomic::AtomicUsize>,
+) -> Result<Value, AbilityError> {
+    let run = runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    let answer = ctx
+        .ask("confirm")
+        .elicit(&format!("Delete {run} posts?"), one("ok"))
+        .await?;
+    Ok(json!({"deleted": run, "answer": answer.content}))
+}
+
 const KEY: &[u8] = b"a shared key of at least 32 bytes!!";
 
 fn server(key: &[u8], lifetime: Duration) -> Server {
     Server::builder()
+        .state(std::sync::atomic::AtomicUsize::new(0))
         .request_state_key(key)
         .request_state_lifetime(lifetime)
         .build()
@@ -360,4 +375,36 @@ async fn an_answer_of_the_wrong_shape_is_asked_again() {
         "{response}"
     );
     assert!(response["result"]["inputRequests"]["elicitation-0"].is_object());
+}
+
+#[tokio::test]
+async fn an_answer_is_never_handed_to_a_question_that_changed() {
+    let addr = serve_http(&server(KEY, Duration::from_secs(600))).await;
+    let call = |id: u64, extra: Value| {
+        let mut params = json!({"name": "moving_question", "arguments": {}});
+        if let (Value::Object(params), Value::Object(extra)) = (&mut params, extra) {
+            params.extend(extra);
+        }
+        request(id, "tools/call", params, json!({"elicitation": {}}))
+    };
+    let (_, first) = send(addr, &call(1, json!({}))).await;
+    assert_eq!(
+        first["result"]["inputRequests"]["confirm"]["params"]["message"],
+        "Delete 1 posts?"
+    );
+    let state = first["result"]["requestState"].as_str().expect("a state");
+    // The answer was to "Delete 1 posts?"; the run it reaches asks "Delete 2 posts?".
+    let (_, second) = send(
+        addr,
+        &call(
+            2,
+            json!({"inputResponses": {"confirm": accept("ok", "yes")}, "requestState": state}),
+        ),
+    )
+    .await;
+    assert_eq!(second["result"]["resultType"], "input_required", "{second}");
+    assert_eq!(
+        second["result"]["inputRequests"]["confirm"]["params"]["message"],
+        "Delete 2 posts?"
+    );
 }

@@ -36,6 +36,31 @@ async fn ask_first(ctx: &Context) -> Result<Value, AbilityError> {
     Ok(json!({"answer": answer.content}))
 }
 
+/// Asks, gives up waiting after 100 ms, then works on.
+#[ability(semantic = "EXECUTE", task = "required")]
+async fn impatient(ctx: &Context) -> Value {
+    ctx.background().await;
+    let schema = json!({"type": "object", "properties": {"go": {"type": "boolean"}}});
+    let asked = ctx.ask("go").elicit("Go on?", schema);
+    let answered = tokio::time::timeout(Duration::from_millis(100), asked)
+        .await
+        .is_ok();
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    json!({"answered": answered})
+}
+
+/// Asks under the same key twice.
+#[ability(semantic = "EXECUTE", task = "required")]
+async fn asks_twice(ctx: &Context) -> Result<Value, AbilityError> {
+    ctx.background().await;
+    let schema = json!({"type": "object", "properties": {"go": {"type": "boolean"}}});
+    let (first, second) = tokio::try_join!(
+        ctx.ask("go").elicit("Go?", schema.clone()),
+        ctx.ask("go").elicit("Really go?", schema),
+    )?;
+    Ok(json!({"first": first.content, "second": second.content}))
+}
+
 const TASKS: &str = "io.modelcontextprotocol/tasks";
 
 fn message(id: u64, method: &str, mut params: Value, tasks: bool) -> Value {
@@ -394,5 +419,84 @@ fn a_resource_cannot_be_a_task() {
     assert!(
         error.contains("resources and prompts answer in the request"),
         "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_question_the_handler_stopped_waiting_for_is_no_longer_asked() {
+    let addr = serve_http(&server()).await;
+    let created = start(addr, None, "impatient", json!({})).await;
+    let id = created["taskId"].as_str().expect("a task id");
+    let asked = until(addr, None, id, "input_required").await;
+    assert_eq!(asked["status"], "input_required", "{asked}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let task = get(addr, None, id).await["result"].clone();
+        if task["status"] == "working" {
+            assert!(task.get("inputRequests").is_none(), "{task}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "still asking: {task}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let _ = send(
+        addr,
+        None,
+        &message(9, "tasks/cancel", json!({"taskId": id}), true),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_key_names_one_question_for_a_tasks_lifetime() {
+    let addr = serve_http(&server()).await;
+    let created = start(addr, None, "asks_twice", json!({})).await;
+    let id = created["taskId"].as_str().expect("a task id");
+    let ended = until(addr, None, id, "failed").await;
+    assert_eq!(ended["status"], "failed", "{ended}");
+    assert!(
+        ended["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("key `go` before")),
+        "{ended}"
+    );
+}
+
+#[tokio::test]
+async fn a_caller_may_run_only_so_many_tasks() {
+    let server = Server::builder()
+        .max_tasks_per_caller(1)
+        .build()
+        .expect("valid");
+    let addr = serve_http(&server).await;
+    let first = start(addr, None, "nap", json!({"ms": 60_000})).await;
+    assert_eq!(first["resultType"], "task", "{first}");
+    let call = message(
+        1,
+        "tools/call",
+        json!({"name": "nap", "arguments": {"ms": 10}}),
+        true,
+    );
+    let (_, refused) = send(addr, None, &call).await;
+    assert_eq!(refused["error"]["code"], -32000, "{refused}");
+    assert_eq!(
+        refused["error"]["data"],
+        json!({"code": "TOO_MANY_TASKS", "limit": 1})
+    );
+    let id = first["taskId"].as_str().expect("an id");
+    let _ = send(
+        addr,
+        None,
+        &message(2, "tasks/cancel", json!({"taskId": id}), true),
+    )
+    .await;
+    assert_eq!(
+        until(addr, None, id, "cancelled").await["status"],
+        "cancelled"
+    );
+    let again = start(addr, None, "nap", json!({"ms": 60_000})).await;
+    assert_eq!(
+        again["resultType"], "task",
+        "room again once it ended: {again}"
     );
 }

@@ -12,7 +12,10 @@ use std::time::Duration;
 pub use tokio_util::sync::CancellationToken;
 
 use crate::extract::{FromContext, Requirement};
+
+mod ask;
 use crate::{AbilityError, ErrorCode, Site};
+pub use ask::{Ask, Root};
 
 /// Who is calling: a principal and the scopes it holds.
 ///
@@ -208,17 +211,6 @@ pub struct Elicitation {
     /// The answer, shaped by the requested schema, when accepted.
     #[serde(default)]
     pub content: Option<serde_json::Value>,
-}
-
-/// A root the client shares with the server ([`Context::list_roots`]): a directory or a
-/// project, by URI.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
-pub struct Root {
-    /// Where it is, e.g. `file:///home/ada/project`.
-    pub uri: String,
-    /// Its display name, if the client gave one.
-    #[serde(default)]
-    pub name: Option<String>,
 }
 
 /// The future a [`ClientChannel`] method returns.
@@ -510,7 +502,7 @@ impl Context {
         }
     }
 
-    fn client_for(&self, capability: &str) -> Result<&dyn ClientChannel, AbilityError> {
+    pub(super) fn client_for(&self, capability: &str) -> Result<&dyn ClientChannel, AbilityError> {
         self.client.as_ref().map(|c| &*c.0).ok_or_else(|| {
             AbilityError::new(
                 ErrorCode::ClientCapabilityMissing,
@@ -574,82 +566,6 @@ impl Context {
     /// The application state of type `T`, if registered.
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.state.get::<T>()
-    }
-}
-
-/// Questions to the client under one key ([`Context::ask`]).
-#[derive(Clone, Copy, Debug)]
-pub struct Ask<'a> {
-    ctx: &'a Context,
-    key: Option<&'a str>,
-}
-
-impl Ask<'_> {
-    /// [`Context::elicit`] under this key.
-    pub async fn elicit(
-        self,
-        message: &str,
-        requested_schema: serde_json::Value,
-    ) -> Result<Elicitation, AbilityError> {
-        let client = self.ctx.client_for("elicitation")?;
-        let params = serde_json::json!({"mode": "form", "message": message, "requestedSchema": requested_schema});
-        let result = client.elicit(self.key, params).await?;
-        serde_json::from_value(result).map_err(|e| {
-            AbilityError::new(
-                ErrorCode::ExecutionFailed,
-                format!("the client's elicitation answer is malformed: {e}"),
-            )
-        })
-    }
-
-    /// [`Context::sample`] under this key.
-    pub async fn sample(
-        self,
-        params: serde_json::Value,
-    ) -> Result<serde_json::Value, AbilityError> {
-        self.ctx
-            .client_for("sampling")?
-            .sample(self.key, params)
-            .await
-    }
-
-    /// [`Context::sample_text`] under this key.
-    pub async fn sample_text(self, prompt: &str, max_tokens: u32) -> Result<String, AbilityError> {
-        let result = self
-            .sample(serde_json::json!({
-                "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
-                "maxTokens": max_tokens
-            }))
-            .await?;
-        let content = &result["content"];
-        let text = if content.is_array() {
-            &content[0]["text"]
-        } else {
-            &content["text"]
-        };
-        text.as_str().map(str::to_owned).ok_or_else(|| {
-            AbilityError::new(
-                ErrorCode::ExecutionFailed,
-                "the client's model answered without text",
-            )
-        })
-    }
-
-    /// [`Context::list_roots`] under this key.
-    pub async fn list_roots(self) -> Result<Vec<Root>, AbilityError> {
-        #[derive(serde::Deserialize)]
-        struct Roots {
-            roots: Vec<Root>,
-        }
-        let result = self.ctx.client_for("roots")?.list_roots(self.key).await?;
-        serde_json::from_value::<Roots>(result)
-            .map(|r| r.roots)
-            .map_err(|e| {
-                AbilityError::new(
-                    ErrorCode::ExecutionFailed,
-                    format!("the client's roots answer is malformed: {e}"),
-                )
-            })
     }
 }
 

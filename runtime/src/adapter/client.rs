@@ -7,18 +7,18 @@
 )]
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use rmcp::RoleServer;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams, LoggingLevel,
-    LoggingMessageNotificationParam, NumberOrString, ProgressNotificationParam,
+    LoggingMessageNotificationParam, NumberOrString, ProgressNotificationParam, ProtocolVersion,
 };
 use rmcp::service::RequestContext;
 use serde_json::Value;
 
-use super::input::Rounds;
+use super::input::{Question, Rounds};
 use crate::context::{ClientFuture, ClientRequestFuture};
 use crate::task::{Live, Slot};
 use crate::{AbilityError, ClientChannel, ErrorCode, LogLevel};
@@ -38,6 +38,8 @@ pub(super) struct RequestClient {
     /// Once the call runs on as a background task, its task: questions wait for
     /// `tasks/update`, progress becomes the task's status message.
     task: Option<Arc<Slot>>,
+    /// How many questions without a key of their own were asked: the next one's number.
+    asked: AtomicUsize,
 }
 
 impl RequestClient {
@@ -54,6 +56,7 @@ impl RequestClient {
             version: OnceLock::new(),
             rounds,
             task,
+            asked: AtomicUsize::new(0),
         }
     }
 
@@ -82,17 +85,34 @@ impl RequestClient {
             }
             return Err(Self::missing(capability));
         }
-        if let Some(task) = self.task() {
-            return task.ask(key, method, value).await;
+        if self.task().is_none() && self.rounds.is_none() {
+            // A protocol version with requests to the client: ask it.
+            let request = params::<P>(method, value)?;
+            let result = send(&self.request.peer, request)
+                .await
+                .map_err(|e| client_error(method, &e))?;
+            return serde_json::to_value(result).map_err(|e| AbilityError::internal(e.to_string()));
         }
-        if let Some(rounds) = &self.rounds {
-            return rounds.ask(key, method, value);
+        // Else a question of this round, or of the task the call became: keyed in asking
+        // order, one count for both, so keys never repeat.
+        {
+            let key = match key {
+                Some(key) => key.to_owned(),
+                None => {
+                    let kind = method.split('/').next().unwrap_or(method);
+                    format!("{kind}-{}", self.asked.fetch_add(1, Ordering::Relaxed))
+                }
+            };
+            let question = Question::new(method, value)?;
+            if let Some(task) = self.task() {
+                return task.ask(key, question).await;
+            }
+            match (self.task(), &self.rounds) {
+                (Some(task), _) => task.ask(key, question).await,
+                (None, Some(rounds)) => rounds.ask(key, question),
+                (None, None) => Err(AbilityError::internal("no way to ask the client")),
+            }
         }
-        let request = params::<P>(method, value)?;
-        let result = send(&self.request.peer, request)
-            .await
-            .map_err(|e| client_error(method, &e))?;
-        serde_json::to_value(result).map_err(|e| AbilityError::internal(e.to_string()))
     }
 
     fn capabilities(&self) -> Option<ClientCapabilities> {
@@ -115,9 +135,20 @@ impl RequestClient {
 /// Whether `request` is of a protocol version without sessions, initialization or requests
 /// to the client (2026-07-28 on).
 pub(super) fn is_stateless(request: &RequestContext<RoleServer>) -> bool {
-    request
-        .protocol_version()
-        .is_some_and(|version| !version.has_initialize())
+    // Read in place (versions are dates, so they compare as text): this runs on every call.
+    let first = ProtocolVersion::V_2026_07_28;
+    match request
+        .meta
+        .0
+        .get("io.modelcontextprotocol/protocolVersion")
+    {
+        Some(Value::String(version)) => version.as_str() >= first.as_str(),
+        Some(_) => false,
+        None => request
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.protocol_version.as_str() >= first.as_str()),
+    }
 }
 
 /// Typed params from JSON, or the reason they are not valid.
@@ -241,6 +272,10 @@ impl ClientChannel for RequestClient {
 
     fn log(&self, level: LogLevel, logger: Option<String>, data: Value) -> ClientFuture<'_> {
         Box::pin(async move {
+            // A task has no stream to log to: its request has been answered.
+            if self.task().is_some() {
+                return;
+            }
             // On protocol 2026-07-28 a request that sets no `logLevel` gets no log messages.
             let least = if self.multi_round() {
                 match self.request.meta.log_level() {

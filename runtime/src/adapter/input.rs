@@ -4,25 +4,31 @@
 //! questions and a sealed `requestState`; the client retries with `inputResponses`, and the
 //! handler runs again from the start, this time finding its answers.
 //!
-//! Questions are keyed by the order the handler asks them (`elicitation-0`, `sampling-1`...),
-//! so a handler that asks the same questions in the same order on every run gets each answer
-//! where it asked. Answers of earlier rounds travel in the state, sealed with the server's key
-//! (HMAC-SHA256), bound to the caller and to the request (method, name, arguments) and valid
-//! for a lifetime: a tampered, expired or foreign state is refused.
+//! Questions are keyed by the handler ([`Context::ask`](crate::Context::ask)) or by the order
+//! it asks them (`elicitation-0`, `sampling-1`...), so a handler that asks the same questions
+//! in the same order on every run gets each answer where it asked. Answers of earlier rounds
+//! travel in the state, each with a digest of the question it answers, sealed with the
+//! server's key (HMAC-SHA256), bound to the caller and to the request (method, name,
+//! arguments) and valid for a lifetime: a tampered, expired or foreign state is refused, and
+//! an answer is never handed to a question other than the one it answered.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use rmcp::RoleServer;
 use rmcp::model::{
     ErrorData, InputRequest, InputRequests, InputRequiredResult, InputResponses, RequestStateCodec,
     SealOptions,
 };
+use rmcp::service::RequestContext;
+use serde::Deserialize as _;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::{AbilityError, ErrorCode};
+use super::McpHandler;
+use crate::server::Inner;
+use crate::{AbilityError, Context, ErrorCode};
 
 /// How long a `requestState` stays valid when the builder sets nothing.
 pub(crate) const DEFAULT_STATE_LIFETIME: Duration = Duration::from_secs(600);
@@ -37,37 +43,42 @@ impl StateSeal {
     /// A seal with `key` (at least 32 bytes; checked by the builder) or, without one, a random
     /// key of this process.
     pub(crate) fn new(key: Option<&[u8]>, lifetime: Duration) -> Result<Self, String> {
-        let codec = match key {
-            Some(key) => RequestStateCodec::try_new(key.to_vec()).map_err(|e| e.to_string())?,
+        let key = match key {
+            Some(key) => key.to_vec(),
             None => {
-                let mut key = [0u8; 32];
+                let mut key = vec![0u8; 32];
                 getrandom::fill(&mut key).map_err(|e| format!("no randomness for a key: {e}"))?;
-                RequestStateCodec::try_new(key.to_vec()).map_err(|e| e.to_string())?
+                key
             }
         };
+        let codec = RequestStateCodec::try_new(key).map_err(|e| e.to_string())?;
         Ok(Self { codec, lifetime })
     }
 }
 
 /// What a request is, for binding its state: who sent it, the method, what it names and
-/// its arguments.
+/// its arguments, each part length-prefixed.
 pub(crate) struct Binding(Vec<u8>);
 
 impl Binding {
-    pub(crate) fn new(principal: &str, method: &str, name: &str, arguments: &Value) -> Self {
-        let mut hash = Sha256::new();
-        hash_canonical(&mut hash, arguments);
-        let mut data = Vec::with_capacity(principal.len() + method.len() + name.len() + 35);
+    fn new(principal: &str, method: &str, name: &str, arguments: &Value) -> Self {
+        let mut data = Vec::with_capacity(principal.len() + method.len() + name.len() + 56);
         for part in [principal.as_bytes(), method.as_bytes(), name.as_bytes()] {
+            data.extend_from_slice(&(part.len() as u64).to_be_bytes());
             data.extend_from_slice(part);
-            data.push(0);
         }
-        data.extend_from_slice(&hash.finalize());
+        data.extend_from_slice(&digest(arguments));
         Self(data)
     }
 }
 
-/// Hash `value` independently of its objects' key order.
+/// SHA-256 of `value`, independent of its objects' key order.
+fn digest(value: &Value) -> [u8; 32] {
+    let mut hash = Sha256::new();
+    hash_canonical(&mut hash, value);
+    hash.finalize().into()
+}
+
 fn hash_canonical(hash: &mut Sha256, value: &Value) {
     match value {
         Value::Object(map) => {
@@ -75,9 +86,10 @@ fn hash_canonical(hash: &mut Sha256, value: &Value) {
             keys.sort();
             hash.update(b"{");
             for key in keys {
-                hash_canonical(hash, &Value::String(key.clone()));
+                hash.update(Value::String(key.clone()).to_string().as_bytes());
                 hash.update(b":");
                 hash_canonical(hash, &map[key]);
+                hash.update(b",");
             }
             hash.update(b"}");
         }
@@ -93,31 +105,70 @@ fn hash_canonical(hash: &mut Sha256, value: &Value) {
     }
 }
 
-/// The sealed payload: every answer the client gave in earlier rounds, and the keys of the
-/// questions the last round asked (the only answers a retry may bring).
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Sealed {
-    answers: BTreeMap<String, Value>,
-    asked: Vec<String>,
+/// A question to the client, checked to be one the protocol allows: its method, the request
+/// as the wire shows it, and a digest of that request.
+pub(crate) struct Question {
+    method: String,
+    pub(crate) request: Value,
+    digest: String,
 }
 
-/// Whether `answer` has the shape of `method`'s result.
-pub(crate) fn answers(method: &str, answer: &Value) -> bool {
-    match method {
-        "elicitation/create" => answer["action"].is_string(),
-        "sampling/createMessage" => answer["content"].is_object() || answer["content"].is_array(),
-        "roots/list" => answer["roots"].is_array(),
-        _ => answer.is_object(),
+impl Question {
+    /// `method` (`elicitation/create`, `sampling/createMessage`, `roots/list`) with `params`.
+    pub(crate) fn new(method: &str, params: Value) -> Result<Self, AbilityError> {
+        let request = serde_json::json!({"method": method, "params": params});
+        if let Err(e) = InputRequest::deserialize(&request) {
+            return Err(AbilityError::internal(format!(
+                "invalid {method} request: {e}"
+            )));
+        }
+        let digest = digest(&request)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        Ok(Self {
+            method: method.to_owned(),
+            request,
+            digest,
+        })
     }
+
+    /// Whether `answer` has the shape of this question's result.
+    pub(crate) fn answered_by(&self, answer: &Value) -> bool {
+        match self.method.as_str() {
+            "elicitation/create" => answer["action"].is_string(),
+            "sampling/createMessage" => {
+                answer["content"].is_object() || answer["content"].is_array()
+            }
+            "roots/list" => answer["roots"].is_array(),
+            _ => answer.is_object(),
+        }
+    }
+}
+
+/// An answer, with the digest of the question it answers (none for a first round's answers,
+/// which came without a state).
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+struct Answer {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    question: Option<String>,
+    value: Value,
+}
+
+/// The sealed payload: every answer the client gave in earlier rounds, and the questions the
+/// last round asked (the only ones a retry may answer), by key, as digests.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Sealed {
+    answers: BTreeMap<String, Answer>,
+    asked: BTreeMap<String, String>,
 }
 
 /// One call's rounds: the answers it has and the questions it asked without one.
 pub(crate) struct Rounds {
-    answers: BTreeMap<String, Value>,
-    asked: Mutex<InputRequests>,
+    answers: BTreeMap<String, Answer>,
+    asked: Mutex<BTreeMap<String, Question>>,
     /// The capabilities the handler needed and the client did not declare.
     missing: Mutex<Vec<&'static str>>,
-    next: AtomicUsize,
 }
 
 impl Rounds {
@@ -125,14 +176,27 @@ impl Rounds {
     /// and those this retry brings to the questions the state says were asked (others are
     /// ignored). Without a state, the answers are to the call's first questions. A state
     /// that does not verify is refused with `-32602`.
-    pub(crate) fn open(
+    fn open(
         seal: &StateSeal,
         binding: &Binding,
         state: Option<&str>,
         responses: Option<InputResponses>,
     ) -> Result<Self, ErrorData> {
+        let responses = responses.unwrap_or_default();
         let Some(state) = state else {
-            return Ok(Self::new(responses.unwrap_or_default()));
+            let answers = responses
+                .into_iter()
+                .map(|(key, value)| {
+                    (
+                        key,
+                        Answer {
+                            question: None,
+                            value,
+                        },
+                    )
+                })
+                .collect();
+            return Ok(Self::new(answers));
         };
         let sealed: Sealed = seal.codec.open_json_with(state, &binding.0).map_err(|e| {
             tracing::debug!(error = %e, "a requestState was refused");
@@ -142,52 +206,40 @@ impl Rounds {
             )
         })?;
         let mut answers = sealed.answers;
-        let mut responses = responses.unwrap_or_default();
-        for key in sealed.asked {
-            if let Some(answer) = responses.remove(&key) {
-                answers.insert(key, answer);
+        let mut responses = responses;
+        for (key, question) in sealed.asked {
+            if let Some(value) = responses.remove(&key) {
+                let question = Some(question);
+                answers.insert(key, Answer { question, value });
             }
         }
         Ok(Self::new(answers))
     }
 
-    fn new(answers: BTreeMap<String, Value>) -> Self {
+    fn new(answers: BTreeMap<String, Answer>) -> Self {
         Self {
             answers,
-            asked: Mutex::new(InputRequests::new()),
+            asked: Mutex::new(BTreeMap::new()),
             missing: Mutex::new(Vec::new()),
-            next: AtomicUsize::new(0),
         }
     }
 
-    /// Ask `method` (`elicitation/create`, `sampling/createMessage`, `roots/list`) with
-    /// `params`, under `key` or the next key in asking order: the client's answer when this round has it, else the question is kept for
-    /// the `input_required` answer and the handler stops with `INPUT_REQUIRED`.
-    pub(crate) fn ask(
-        &self,
-        key: Option<&str>,
-        method: &str,
-        params: Value,
-    ) -> Result<Value, AbilityError> {
-        let key = match key {
-            Some(key) => key.to_owned(),
-            None => {
-                let kind = method.split('/').next().unwrap_or(method);
-                format!("{kind}-{}", self.next.fetch_add(1, Ordering::Relaxed))
-            }
-        };
-        // An answer not shaped as the method's result is no answer: the question is asked
-        // again.
-        if let Some(answer) = self.answers.get(&key).filter(|a| answers(method, a)) {
-            return Ok(answer.clone());
+    /// Ask `question` under `key`: the client's answer when this round has one to that very
+    /// question, shaped as its result; else the question is kept for the `input_required`
+    /// answer and the handler stops with `INPUT_REQUIRED`.
+    pub(crate) fn ask(&self, key: String, question: Question) -> Result<Value, AbilityError> {
+        let answer = self.answers.get(&key).filter(|a| {
+            a.question.as_ref().is_none_or(|d| *d == question.digest)
+                && question.answered_by(&a.value)
+        });
+        if let Some(answer) = answer {
+            return Ok(answer.value.clone());
         }
-        let request = serde_json::json!({"method": method, "params": params});
-        let request: InputRequest = serde_json::from_value(request)
-            .map_err(|e| AbilityError::internal(format!("invalid {method} request: {e}")))?;
+        let method = question.method.clone();
         self.asked
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(key, request);
+            .insert(key, question);
         Err(AbilityError::new(
             ErrorCode::InputRequired,
             format!("waiting for the client's answer to {method}"),
@@ -205,7 +257,7 @@ impl Rounds {
 
     /// The answer to a call that failed after needing capabilities the client did not
     /// declare: `-32021` naming them (`requiredCapabilities: {"sampling": {}}`).
-    pub(crate) fn missing_capabilities(&self) -> Option<ErrorData> {
+    fn missing_capabilities(&self) -> Option<ErrorData> {
         let missing = self.missing.lock().unwrap_or_else(PoisonError::into_inner);
         if missing.is_empty() {
             return None;
@@ -219,7 +271,7 @@ impl Rounds {
     }
 
     /// The `input_required` answer, when the handler asked what this round could not answer.
-    pub(crate) fn input_required(
+    fn input_required(
         &self,
         seal: &StateSeal,
         binding: &Binding,
@@ -230,7 +282,10 @@ impl Rounds {
         }
         let sealed = Sealed {
             answers: self.answers.clone(),
-            asked: asked.keys().cloned().collect(),
+            asked: asked
+                .iter()
+                .map(|(key, q)| (key.clone(), q.digest.clone()))
+                .collect(),
         };
         let options = SealOptions::new()
             .associated_data(&binding.0)
@@ -239,6 +294,92 @@ impl Rounds {
             tracing::error!(error = %e, "a requestState could not be sealed");
             ErrorData::internal_error("the request state could not be sealed", None)
         })?;
-        Ok(Some(InputRequiredResult::new(Some(asked), Some(state))))
+        let mut requests = InputRequests::new();
+        for (key, question) in asked {
+            match InputRequest::deserialize(question.request) {
+                Ok(request) => {
+                    requests.insert(key, request);
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "a checked question did not convert");
+                    return Err(ErrorData::internal_error(
+                        "a question did not convert",
+                        None,
+                    ));
+                }
+            }
+        }
+        Ok(Some(InputRequiredResult::new(Some(requests), Some(state))))
+    }
+}
+
+/// Where a call that runs on as a background task finds its task, once it is one.
+pub(super) type Detach = Arc<crate::task::Slot>;
+
+/// What a request that may ask for input is, to bind its rounds to.
+pub(super) struct Asked<'a> {
+    pub(super) method: &'a str,
+    pub(super) name: &'a str,
+    pub(super) arguments: &'a Value,
+    pub(super) state: Option<&'a str>,
+    pub(super) responses: Option<InputResponses>,
+}
+
+/// A multi-round call's rounds and what they are bound to.
+pub(super) struct Pending {
+    rounds: Arc<Rounds>,
+    binding: Binding,
+}
+
+impl Pending {
+    /// What a multi-round call answers instead of its own result: `input_required` when the
+    /// handler asked what this round could not answer; `-32021` when it `failed` after
+    /// needing a capability the client did not declare.
+    pub(super) fn answer(
+        pending: Option<&Pending>,
+        inner: &Inner,
+        failed: bool,
+    ) -> Result<Option<InputRequiredResult>, ErrorData> {
+        let Some(p) = pending else {
+            return Ok(None);
+        };
+        if let Some(input) = p.rounds.input_required(&inner.seal, &p.binding)? {
+            return Ok(Some(input));
+        }
+        match p.rounds.missing_capabilities() {
+            Some(missing) if failed => Err(missing),
+            _ => Ok(None),
+        }
+    }
+}
+
+impl McpHandler {
+    /// The context of a call that may ask the client for input: on protocol versions
+    /// without server-to-client requests (2026-07-28), with its rounds, whose state must
+    /// verify.
+    pub(super) fn asking_context(
+        &self,
+        request: RequestContext<RoleServer>,
+        asked: Asked<'_>,
+        task: Option<Detach>,
+    ) -> Result<(Context, Option<Pending>), ErrorData> {
+        let caller = self.caller(&request);
+        if !super::client::is_stateless(&request) {
+            return Ok((self.context_as(caller, request, None, task), None));
+        }
+        let binding = Binding::new(
+            caller.principal(),
+            asked.method,
+            asked.name,
+            asked.arguments,
+        );
+        let rounds = Arc::new(Rounds::open(
+            &self.inner.seal,
+            &binding,
+            asked.state,
+            asked.responses,
+        )?);
+        let context = self.context_as(caller, request, Some(Arc::clone(&rounds)), task);
+        Ok((context, Some(Pending { rounds, binding })))
     }
 }

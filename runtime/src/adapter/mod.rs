@@ -17,10 +17,10 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ErrorData,
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequiredResult,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerConfig,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
     UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
@@ -35,7 +35,7 @@ use crate::server::{Inner, Listener, Lists, Snapshot};
 use crate::surface::catalog;
 use crate::{Caller, Context, LogLevel};
 use client::{RequestClient, from_rmcp_level};
-use input::{Binding, Rounds};
+use input::{Asked, Detach, Pending, Rounds};
 
 /// The `rmcp` [`ServerHandler`] of a [`Server`]: native tools over its registry. One per
 /// session: it holds the session's log level.
@@ -128,7 +128,7 @@ fn default_log_level() -> Arc<AtomicU8> {
 }
 
 impl McpHandler {
-    fn caller(&self, request: &RequestContext<RoleServer>) -> Caller {
+    pub(super) fn caller(&self, request: &RequestContext<RoleServer>) -> Caller {
         match &self.caller {
             Some(caller) => caller.clone(),
             None => request
@@ -145,7 +145,7 @@ impl McpHandler {
         self.context_as(caller, request, None, None)
     }
 
-    fn context_as(
+    pub(super) fn context_as(
         &self,
         caller: Caller,
         request: RequestContext<RoleServer>,
@@ -167,75 +167,6 @@ impl McpHandler {
             self.inner.timeout,
             client,
         )
-    }
-
-    /// The context of a call that may ask the client for input: on protocol versions
-    /// without server-to-client requests (2026-07-28), with its rounds (see [`input`]),
-    /// whose state must verify.
-    fn asking_context(
-        &self,
-        request: RequestContext<RoleServer>,
-        asked: Asked<'_>,
-        task: Option<Detach>,
-    ) -> Result<(Context, Option<Question>), ErrorData> {
-        let caller = self.caller(&request);
-        if !client::is_stateless(&request) {
-            return Ok((self.context_as(caller, request, None, task), None));
-        }
-        let binding = Binding::new(
-            caller.principal(),
-            asked.method,
-            asked.name,
-            asked.arguments,
-        );
-        let rounds = Arc::new(Rounds::open(
-            &self.inner.seal,
-            &binding,
-            asked.state,
-            asked.responses,
-        )?);
-        let context = self.context_as(caller, request, Some(Arc::clone(&rounds)), task);
-        Ok((context, Some(Question { rounds, binding })))
-    }
-}
-
-/// Where a call that runs on as a background task finds its task, once it is one.
-type Detach = Arc<crate::task::Slot>;
-
-/// What a request that may ask for input is, to bind its rounds to.
-struct Asked<'a> {
-    method: &'a str,
-    name: &'a str,
-    arguments: &'a Value,
-    state: Option<&'a str>,
-    responses: Option<rmcp::model::InputResponses>,
-}
-
-/// A multi-round call's rounds and what they are bound to.
-struct Question {
-    rounds: Arc<Rounds>,
-    binding: Binding,
-}
-
-impl Question {
-    /// What a multi-round call answers instead of its own result: `input_required` when the
-    /// handler asked what this round could not answer; `-32021` when it `failed` after
-    /// needing a capability the client did not declare.
-    fn answer(
-        question: Option<&Question>,
-        inner: &Inner,
-        failed: bool,
-    ) -> Result<Option<InputRequiredResult>, ErrorData> {
-        let Some(q) = question else {
-            return Ok(None);
-        };
-        if let Some(input) = q.rounds.input_required(&inner.seal, &q.binding)? {
-            return Ok(Some(input));
-        }
-        match q.rounds.missing_capabilities() {
-            Some(missing) if failed => Err(missing),
-            _ => Ok(None),
-        }
     }
 }
 
@@ -319,7 +250,8 @@ impl ServerHandler for McpHandler {
             .task_ability(&snapshot.registry, &request.name)
         {
             if tasks::declared(&context) {
-                return self.call_as_task(ability, request, args, context).await;
+                // Boxed: the common path's future stays small.
+                return Box::pin(self.call_as_task(ability, request, args, context)).await;
             }
             if ability.task_support() == crate::TaskSupport::Required {
                 return Err(tasks::required());
@@ -341,7 +273,7 @@ impl ServerHandler for McpHandler {
             .call(&snapshot.registry, ctx, self.session, &request.name, args)
             .await;
         let failed = result.as_ref().map_or(true, |r| r.is_error == Some(true));
-        match Question::answer(question.as_ref(), &self.inner, failed)? {
+        match Pending::answer(question.as_ref(), &self.inner, failed)? {
             Some(input) => Ok(input.into()),
             None => result.map(Into::into),
         }
@@ -440,7 +372,7 @@ impl ServerHandler for McpHandler {
             .catalog
             .read(&snapshot.registry, ctx, &request.uri)
             .await;
-        if let Some(input) = Question::answer(question.as_ref(), &self.inner, contents.is_err())? {
+        if let Some(input) = Pending::answer(question.as_ref(), &self.inner, contents.is_err())? {
             return Ok(input.into());
         }
         let result: ReadResourceResult = from_json(contents.map_err(|e| e.to_rpc())?)?;
@@ -571,7 +503,7 @@ impl ServerHandler for McpHandler {
             .catalog
             .get_prompt(&snapshot.registry, ctx, &request.name, request.arguments)
             .await;
-        if let Some(input) = Question::answer(question.as_ref(), &self.inner, prompt.is_err())? {
+        if let Some(input) = Pending::answer(question.as_ref(), &self.inner, prompt.is_err())? {
             return Ok(input.into());
         }
         let result: GetPromptResult = from_json(prompt.map_err(|e| e.to_rpc())?)?;

@@ -7,6 +7,7 @@
 //! background, where its questions wait for `tasks/update`.
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::task::Poll;
 
@@ -18,10 +19,12 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
-use super::{Asked, McpHandler, Question, from_json};
+use super::input::{Asked, Pending};
+use super::{McpHandler, from_json};
 use crate::context::CancellationToken;
 use crate::surface::native;
-use crate::{Ability, pipeline};
+use crate::{Ability, AbilityError, pipeline};
+use futures_util::FutureExt;
 
 /// Whether the request's client declared the tasks extension.
 pub(super) fn declared(context: &RequestContext<RoleServer>) -> bool {
@@ -68,7 +71,7 @@ impl McpHandler {
         let mut call = Box::pin(async move { pipeline::run(&ability, ctx, args, &[]).await });
         let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
         let failed = matches!(first, Poll::Ready(Err(_)));
-        if let Some(input) = Question::answer(question.as_ref(), &self.inner, failed)? {
+        if let Some(input) = Pending::answer(question.as_ref(), &self.inner, failed)? {
             return Ok(input.into());
         }
         if let Poll::Ready(outcome) = first {
@@ -80,7 +83,16 @@ impl McpHandler {
         let created = live.created().await;
         let inner = Arc::clone(&self.inner);
         tokio::spawn(async move {
-            let outcome = call.await;
+            // The handler's own panics are its call's INTERNAL_ERROR already; whatever else
+            // fails on the way still settles the task.
+            let outcome = AssertUnwindSafe(call)
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|_| {
+                    Err(AbilityError::internal(
+                        "the task's call failed inside the server",
+                    ))
+                });
             inner.tasks.finish(&live, outcome).await;
         });
         let created: CreateTaskResult = from_json(created)?;

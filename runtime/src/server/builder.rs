@@ -16,7 +16,7 @@ use crate::adapter::input::{self, StateSeal};
 use crate::auth::{Authenticator, StaticTokens};
 use crate::surface::Surface;
 use crate::surface::catalog::Catalog;
-use crate::task::{self, SqliteTaskStore, TaskStore, Tasks};
+use crate::task::{SqliteTaskStore, TaskConfig, TaskStore, Tasks};
 use crate::{Ability, Caller, Registry, ResourceNotifier, Site, StateMap};
 
 /// Limits and options of the streamable HTTP transport.
@@ -78,8 +78,7 @@ pub struct ServerBuilder {
     request_state_key: Option<Vec<u8>>,
     request_state_lifetime: Duration,
     task_store: Option<Arc<dyn TaskStore>>,
-    task_ttl: Duration,
-    task_poll_interval: Duration,
+    tasks: TaskConfig,
 }
 
 impl ServerBuilder {
@@ -102,8 +101,7 @@ impl ServerBuilder {
             request_state_key: None,
             request_state_lifetime: input::DEFAULT_STATE_LIFETIME,
             task_store: None,
-            task_ttl: task::DEFAULT_TTL,
-            task_poll_interval: task::DEFAULT_POLL_INTERVAL,
+            tasks: TaskConfig::default(),
         }
     }
 
@@ -261,14 +259,24 @@ impl ServerBuilder {
     }
 
     /// How long a task is kept after it was created (default: one hour); then it is gone.
+    /// It is also the task's time limit, in place of [`timeout`](Self::timeout): past it
+    /// the handler stops and the task fails.
     pub fn task_ttl(mut self, ttl: Duration) -> Self {
-        self.task_ttl = ttl;
+        self.tasks.ttl = ttl;
         self
     }
 
-    /// How often clients are told to poll a task (default: 500 ms).
+    /// How often clients are told to poll a task (default: 500 ms); progress is recorded at
+    /// most this often.
     pub fn task_poll_interval(mut self, interval: Duration) -> Self {
-        self.task_poll_interval = interval;
+        self.tasks.poll_interval = interval;
+        self
+    }
+
+    /// How many tasks one caller (principal) may have running at once (default: 100); past
+    /// it, a call that would start one is refused (`-32000`, `data.code: TOO_MANY_TASKS`).
+    pub fn max_tasks_per_caller(mut self, tasks: usize) -> Self {
+        self.tasks.per_caller = tasks;
         self
     }
 
@@ -288,7 +296,7 @@ impl ServerBuilder {
             Some(store) => store,
             None => Arc::new(SqliteTaskStore::memory()?),
         };
-        let tasks = Tasks::new(task_store, self.task_ttl, self.task_poll_interval);
+        let tasks = Tasks::new(task_store, &self.tasks);
         let surface = Arc::new(self.surface.clone());
         let mut surfaces = vec![self.surface];
         let mut mounts = Vec::with_capacity(self.mounts.len());

@@ -133,6 +133,8 @@ pub(crate) struct View {
     pub(crate) ranks: Vec<String>,
     index: HashMap<String, (Entry, usize)>,
     aql: Option<aql::Table>,
+    /// Some native tool may run as a background task (calls look no further when none can).
+    tasks: bool,
 }
 
 impl View {
@@ -188,12 +190,17 @@ impl View {
             .enumerate()
             .map(|(position, (tool, entry))| (tool.name.to_string(), (entry.clone(), position)))
             .collect();
+        let tasks = matches!(surface, Surface::Native)
+            && registry
+                .iter()
+                .any(|a| a.task_support() != crate::TaskSupport::Forbidden);
         Ok(Self {
             surface,
             tools: entries.into_iter().map(|(tool, _)| tool).collect(),
             ranks,
             index,
             aql: aql_table,
+            tasks,
         })
     }
 
@@ -210,7 +217,7 @@ impl View {
         registry: &Registry,
         name: &str,
     ) -> Option<std::sync::Arc<crate::Ability>> {
-        if !matches!(self.surface, Surface::Native) {
+        if !self.tasks {
             return None;
         }
         match self.index.get(name) {

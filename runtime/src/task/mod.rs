@@ -10,8 +10,8 @@
 mod sqlite;
 mod store;
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -22,6 +22,7 @@ use tokio::sync::oneshot;
 pub use sqlite::SqliteTaskStore;
 pub use store::{StoreError, StoreFuture, TaskRecord, TaskStatus, TaskStore};
 
+use crate::adapter::input::Question;
 use crate::context::CancellationToken;
 use crate::{AbilityError, CallOutput, ErrorCode};
 
@@ -29,6 +30,8 @@ use crate::{AbilityError, CallOutput, ErrorCode};
 pub(crate) const DEFAULT_TTL: Duration = Duration::from_secs(3600);
 /// How often clients are told to poll, unless the builder says otherwise.
 pub(crate) const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
+/// How many tasks one caller may have running at once, unless the builder says otherwise.
+pub(crate) const DEFAULT_PER_CALLER: usize = 100;
 /// How often expired records are swept (at most; sweeping rides on task traffic).
 const SWEEP_EVERY_MS: u64 = 60_000;
 
@@ -82,17 +85,37 @@ pub(crate) struct Tasks {
     live: Mutex<HashMap<String, Arc<Live>>>,
     ttl_ms: u64,
     poll_interval_ms: u64,
+    /// How many tasks one caller may have running at once.
+    per_caller: usize,
     last_sweep: AtomicU64,
 }
 
+/// How the builder configures tasks.
+pub(crate) struct TaskConfig {
+    pub(crate) ttl: Duration,
+    pub(crate) poll_interval: Duration,
+    pub(crate) per_caller: usize,
+}
+
+impl Default for TaskConfig {
+    fn default() -> Self {
+        Self {
+            ttl: DEFAULT_TTL,
+            poll_interval: DEFAULT_POLL_INTERVAL,
+            per_caller: DEFAULT_PER_CALLER,
+        }
+    }
+}
+
 impl Tasks {
-    pub(crate) fn new(store: Arc<dyn TaskStore>, ttl: Duration, poll_interval: Duration) -> Self {
+    pub(crate) fn new(store: Arc<dyn TaskStore>, config: &TaskConfig) -> Self {
         let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1);
         Self {
             store,
             live: Mutex::new(HashMap::new()),
-            ttl_ms: ms(ttl),
-            poll_interval_ms: ms(poll_interval),
+            ttl_ms: ms(config.ttl),
+            poll_interval_ms: ms(config.poll_interval),
+            per_caller: config.per_caller,
             last_sweep: AtomicU64::new(0),
         }
     }
@@ -110,6 +133,22 @@ impl Tasks {
         cancel: CancellationToken,
     ) -> Result<Arc<Live>, ErrorData> {
         self.sweep().await;
+        let running = self
+            .live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .filter(|live| live.owner == owner)
+            .count();
+        if running >= self.per_caller {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode(-32000),
+                format!(
+                    "{running} tasks of this caller are running, the most it may have: wait for one to end, or cancel one"
+                ),
+                Some(json!({"code": "TOO_MANY_TASKS", "limit": self.per_caller})),
+            ));
+        }
         let mut id = [0u8; 16];
         getrandom::fill(&mut id).map_err(|e| {
             tracing::error!(error = %e, "no randomness for a task id");
@@ -136,11 +175,13 @@ impl Tasks {
             .await
             .map_err(|e| store_failed(&e))?;
         let live = Arc::new(Live {
+            owner: owner.to_owned(),
             store: Arc::clone(&self.store),
             record: tokio::sync::Mutex::new(record),
             cancel,
             waiting: Mutex::new(BTreeMap::new()),
-            next: AtomicUsize::new(0),
+            used: Mutex::new(HashSet::new()),
+            last_progress: AtomicU64::new(0),
         });
         self.live
             .lock()
@@ -188,26 +229,13 @@ impl Tasks {
         Ok(())
     }
 
-    /// `tasks/cancel`: ask the handler to stop (its context's cancellation fires); a
-    /// finished task is left as it is.
+    /// `tasks/cancel`: ask the handler to stop (its context's cancellation fires; the task
+    /// settles as `cancelled` when it does). A finished task is left as it is. Cancelling is
+    /// cooperative, so the answer is the same either way: an acknowledgement.
     pub(crate) async fn cancel(&self, id: &str, owner: &str) -> Result<(), ErrorData> {
-        let mut record = self.owned(id, owner).await?;
-        if record.status.is_terminal() {
-            return Ok(());
-        }
-        match self.running(id) {
-            Some(live) => live.cancel.cancel(),
-            None => {
-                // Nothing here runs it: it is cancelled where it is recorded.
-                record.status = TaskStatus::Cancelled;
-                record.status_message = Some("cancelled by its caller".to_owned());
-                record.input_requests = None;
-                record.updated_at_ms = now_ms();
-                self.store
-                    .update(record)
-                    .await
-                    .map_err(|e| store_failed(&e))?;
-            }
+        self.owned(id, owner).await?;
+        if let Some(live) = self.running(id) {
+            live.cancel.cancel();
         }
         Ok(())
     }
@@ -313,16 +341,20 @@ impl Slot {
 /// A task this process runs: its record (every change goes through it, then to the store),
 /// its cancellation and the questions it waits on.
 pub(crate) struct Live {
+    owner: String,
     store: Arc<dyn TaskStore>,
     record: tokio::sync::Mutex<TaskRecord>,
     pub(crate) cancel: CancellationToken,
-    waiting: Mutex<BTreeMap<String, Question>>,
-    next: AtomicUsize,
+    waiting: Mutex<BTreeMap<String, Waiting>>,
+    /// Every key the task asked under: a key names one question for the task's lifetime.
+    used: Mutex<HashSet<String>>,
+    /// When progress was last written to the store.
+    last_progress: AtomicU64,
 }
 
-struct Question {
-    method: String,
-    request: Value,
+/// A question the task waits on, and where its answer goes.
+struct Waiting {
+    question: Question,
     answer: oneshot::Sender<Value>,
 }
 
@@ -335,34 +367,31 @@ impl Live {
         task
     }
 
-    /// Ask the client `method` with `params` under `key` (or the next key): the task waits
-    /// in `input_required` until `tasks/update` brings the answer.
+    /// Ask `question` under `key`: the task waits in `input_required` until `tasks/update`
+    /// brings the answer. A key asked before in this task is refused.
     pub(crate) async fn ask(
-        &self,
-        key: Option<&str>,
-        method: &str,
-        params: Value,
+        self: &Arc<Self>,
+        key: String,
+        question: Question,
     ) -> Result<Value, AbilityError> {
-        let key = match key {
-            Some(key) => key.to_owned(),
-            None => {
-                let kind = method.split('/').next().unwrap_or(method);
-                format!("{kind}-{}", self.next.fetch_add(1, Ordering::Relaxed))
-            }
-        };
+        if !self
+            .used
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key.clone())
+        {
+            return Err(AbilityError::internal(format!(
+                "the task asked under the key `{key}` before: a key names one question"
+            )));
+        }
         let (answer, answered) = oneshot::channel();
-        let request = json!({"method": method, "params": params});
         self.waiting
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(
-                key,
-                Question {
-                    method: method.to_owned(),
-                    request,
-                    answer,
-                },
-            );
+            .insert(key.clone(), Waiting { question, answer });
+        // However the wait ends (answered, cancelled, or the handler stops waiting), the
+        // question is no longer asked.
+        let _asking = Asking { live: self, key };
         self.record_questions()
             .await
             .map_err(|e| AbilityError::internal(e.to_string()))?;
@@ -383,7 +412,7 @@ impl Live {
             for (key, answer) in responses {
                 let fits = waiting
                     .get(&key)
-                    .is_some_and(|q| crate::adapter::input::answers(&q.method, &answer));
+                    .is_some_and(|w| w.question.answered_by(&answer));
                 if !fits {
                     continue;
                 }
@@ -407,7 +436,7 @@ impl Live {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
-            .map(|(key, q)| (key.clone(), q.request.clone()))
+            .map(|(key, w)| (key.clone(), w.question.request.clone()))
             .collect();
         if asked.is_empty() {
             record.status = TaskStatus::Working;
@@ -427,7 +456,14 @@ impl Live {
         total: Option<f64>,
         message: Option<String>,
     ) {
+        // At most one write per poll interval: pollers see no more often than that.
+        let now = now_ms();
+        let last = self.last_progress.load(Ordering::Relaxed);
         let mut record = self.record.lock().await;
+        if last != 0 && now.saturating_sub(last) < record.poll_interval_ms {
+            return;
+        }
+        self.last_progress.store(now, Ordering::Relaxed);
         if record.status.is_terminal() {
             return;
         }
@@ -442,6 +478,35 @@ impl Live {
         record.updated_at_ms = now_ms();
         if let Err(error) = self.store.update(record.clone()).await {
             tracing::warn!(%error, "a task's progress could not be recorded");
+        }
+    }
+}
+
+/// A question the task is asking: when the wait ends, however it ends, it is no longer
+/// asked, and the record says so.
+struct Asking<'a> {
+    live: &'a Arc<Live>,
+    key: String,
+}
+
+impl Drop for Asking<'_> {
+    fn drop(&mut self) {
+        let removed = self
+            .live
+            .waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.key)
+            .is_some();
+        // Answered questions were removed by the answer, which recorded it; a question the
+        // handler stopped waiting for is recorded gone here.
+        if removed && let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let live = Arc::clone(self.live);
+            runtime.spawn(async move {
+                if let Err(error) = live.record_questions().await {
+                    tracing::warn!(%error, "a task's questions could not be recorded");
+                }
+            });
         }
     }
 }
@@ -467,16 +532,23 @@ fn summary(record: &TaskRecord) -> Value {
 fn detailed(record: &TaskRecord) -> Value {
     let mut task = summary(record);
     task["resultType"] = json!("complete");
-    let (key, value) = match record.status {
-        TaskStatus::InputRequired => ("inputRequests", &record.input_requests),
-        TaskStatus::Completed => ("result", &record.result),
-        TaskStatus::Failed => ("error", &record.error),
-        TaskStatus::Working | TaskStatus::Cancelled => return task,
-    };
-    task[key] = value.clone().unwrap_or_else(|| match record.status {
-        TaskStatus::Failed => json!({"code": -32603, "message": "the task failed"}),
-        _ => json!({}),
-    });
+    match (
+        record.status,
+        &record.input_requests,
+        &record.result,
+        &record.error,
+    ) {
+        (TaskStatus::InputRequired, Some(asked), _, _) => task["inputRequests"] = asked.clone(),
+        (TaskStatus::Completed, _, Some(result), _) => task["result"] = result.clone(),
+        (TaskStatus::Failed, _, _, Some(error)) => task["error"] = error.clone(),
+        (TaskStatus::Working | TaskStatus::Cancelled, ..) => {}
+        // A record missing what its status carries (a store that lost it): never shown as
+        // what it is not.
+        _ => {
+            task["status"] = json!(TaskStatus::Failed.as_str());
+            task["error"] = json!({"code": -32603, "message": "the task's record is incomplete"});
+        }
+    }
     task
 }
 

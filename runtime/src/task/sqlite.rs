@@ -1,7 +1,7 @@
 //! The embedded task store: one SQLite table.
 
 use std::path::Path;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
@@ -22,7 +22,7 @@ use super::store::{StoreError, StoreFuture, TaskRecord, TaskStatus, TaskStore};
 /// # drop(server);
 /// ```
 pub struct SqliteTaskStore {
-    db: Mutex<Connection>,
+    db: Arc<Mutex<Connection>>,
 }
 
 /// The message of a task its process did not live to finish.
@@ -88,12 +88,25 @@ impl SqliteTaskStore {
                 "tasks left running by an earlier process are failed"
             );
         }
-        Ok(Self { db: Mutex::new(db) })
+        Ok(Self {
+            db: Arc::new(Mutex::new(db)),
+        })
     }
 
-    fn run<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
-        let db = self.db.lock().unwrap_or_else(PoisonError::into_inner);
-        f(&db).map_err(failed)
+    /// Run `f` on the connection, off the async runtime's threads (SQLite blocks).
+    fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> StoreFuture<'static, T> {
+        let db = Arc::clone(&self.db);
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                let db = db.lock().unwrap_or_else(PoisonError::into_inner);
+                f(&db).map_err(failed)
+            })
+            .await
+            .map_err(|e| StoreError(format!("the store's thread failed: {e}")))?
+        })
     }
 }
 
@@ -132,7 +145,7 @@ fn record(row: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRecord> {
 
 impl TaskStore for SqliteTaskStore {
     fn insert(&self, r: TaskRecord) -> StoreFuture<'_, ()> {
-        let done = self.run(|db| {
+        self.run(move |db| {
             db.execute(
                 "INSERT INTO abilities_tasks (id, owner, status, status_message, created_at_ms,
                     updated_at_ms, ttl_ms, poll_interval_ms, expires_at_ms, input_requests, result,
@@ -154,12 +167,12 @@ impl TaskStore for SqliteTaskStore {
                 ],
             )
             .map(drop)
-        });
-        Box::pin(async move { done })
+        })
     }
 
     fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
-        let found = self.run(|db| {
+        let id = id.to_owned();
+        self.run(move |db| {
             db.query_row(
                 "SELECT id, owner, status, status_message, created_at_ms, updated_at_ms, ttl_ms,
                     poll_interval_ms, input_requests, result, error
@@ -168,12 +181,11 @@ impl TaskStore for SqliteTaskStore {
                 record,
             )
             .optional()
-        });
-        Box::pin(async move { found })
+        })
     }
 
     fn update(&self, r: TaskRecord) -> StoreFuture<'_, ()> {
-        let done = self.run(|db| {
+        self.run(move |db| {
             db.execute(
                 "UPDATE abilities_tasks
                  SET status = ?2, status_message = ?3, updated_at_ms = ?4, input_requests = ?5,
@@ -190,19 +202,17 @@ impl TaskStore for SqliteTaskStore {
                 ],
             )
             .map(drop)
-        });
-        Box::pin(async move { done })
+        })
     }
 
     fn sweep(&self, now_ms: u64) -> StoreFuture<'_, u64> {
-        let swept = self.run(|db| {
+        self.run(move |db| {
             db.execute(
                 "DELETE FROM abilities_tasks WHERE expires_at_ms < ?1",
                 [int(now_ms)],
             )
             .map(|n| n as u64)
-        });
-        Box::pin(async move { swept })
+        })
     }
 }
 
