@@ -6,6 +6,7 @@
 mod ability;
 mod adapter;
 mod auth;
+mod clock;
 mod content;
 mod context;
 mod error;

@@ -325,6 +325,23 @@ pub(super) struct Asked<'a> {
     pub(super) responses: Option<InputResponses>,
 }
 
+impl<'a> Asked<'a> {
+    /// A `tools/call` with these arguments, its answers taken from the request.
+    pub(super) fn tool_call(
+        request: &'a mut rmcp::model::CallToolRequestParams,
+        arguments: &'a Value,
+    ) -> Self {
+        let responses = request.input_responses.take();
+        Self {
+            method: "tools/call",
+            name: &request.name,
+            arguments,
+            state: request.request_state.as_deref(),
+            responses,
+        }
+    }
+}
+
 /// A multi-round call's rounds and what they are bound to.
 pub(super) struct Pending {
     rounds: Arc<Rounds>,

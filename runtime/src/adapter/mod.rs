@@ -257,17 +257,8 @@ impl ServerHandler for McpHandler {
                 return Err(tasks::required());
             }
         }
-        let (ctx, question) = self.asking_context(
-            context,
-            Asked {
-                method: "tools/call",
-                name: &request.name,
-                arguments: &args,
-                state: request.request_state.as_deref(),
-                responses: request.input_responses,
-            },
-            None,
-        )?;
+        let (ctx, question) =
+            self.asking_context(context, Asked::tool_call(&mut request, &args), None)?;
         let result = snapshot
             .view(self.slot)
             .call(&snapshot.registry, ctx, self.session, &request.name, args)

@@ -45,7 +45,7 @@ impl McpHandler {
     pub(super) async fn call_as_task(
         &self,
         ability: Arc<Ability>,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         args: Value,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
@@ -53,13 +53,7 @@ impl McpHandler {
         let detach = super::Detach::default();
         let (ctx, question) = self.asking_context(
             context,
-            Asked {
-                method: "tools/call",
-                name: &request.name,
-                arguments: &args,
-                state: request.request_state.as_deref(),
-                responses: request.input_responses,
-            },
+            Asked::tool_call(&mut request, &args),
             Some(Arc::clone(&detach)),
         )?;
         // The task's own cancellation and lifetime, not the request's: the request ends

@@ -13,7 +13,7 @@ mod store;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use rmcp::model::ErrorData;
 use serde_json::{Value, json};
@@ -23,6 +23,7 @@ pub use sqlite::SqliteTaskStore;
 pub use store::{StoreError, StoreFuture, TaskRecord, TaskStatus, TaskStore};
 
 use crate::adapter::input::Question;
+pub(crate) use crate::clock::now_ms;
 use crate::context::CancellationToken;
 use crate::{AbilityError, CallOutput, ErrorCode};
 
@@ -35,35 +36,9 @@ pub(crate) const DEFAULT_PER_CALLER: usize = 100;
 /// How often expired records are swept (at most; sweeping rides on task traffic).
 const SWEEP_EVERY_MS: u64 = 60_000;
 
-/// Milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-/// `ms` as an ISO 8601 UTC time, `2026-12-01T12:00:00.123Z`.
+/// `ms` as ISO 8601 UTC time, `2026-12-01T12:00:00.123Z`.
 fn iso(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rem = secs % 86_400;
-    // Days to a civil date (proleptic Gregorian), after H. Hinnant's algorithm.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms % 1000
-    )
+    crate::clock::utc(ms, true)
 }
 
 fn store_failed(error: &StoreError) -> ErrorData {
@@ -550,16 +525,4 @@ fn detailed(record: &TaskRecord) -> Value {
         }
     }
     task
-}
-
-#[cfg(test)]
-mod tests {
-    use super::iso;
-
-    #[test]
-    fn times_are_iso_8601_utc() {
-        assert_eq!(iso(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(iso(1_796_140_800_123), "2026-12-01T16:00:00.123Z");
-        assert_eq!(iso(951_782_400_000), "2000-02-29T00:00:00.000Z");
-    }
 }
