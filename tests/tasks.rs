@@ -500,3 +500,92 @@ async fn a_caller_may_run_only_so_many_tasks() {
         "room again once it ended: {again}"
     );
 }
+
+/// The `_meta` of a 2026-07-28 request from a client with the tasks extension.
+fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}},
+    })
+}
+
+#[tokio::test]
+async fn a_listen_stream_hears_of_the_tasks_it_follows() {
+    let server = server();
+    let mut lines = support::Lines::start(&server);
+    let discovered = lines
+        .request(0, "server/discover", json!({"_meta": meta()}))
+        .await;
+    assert!(
+        discovered["result"]["supportedVersions"].is_array(),
+        "{discovered}"
+    );
+    let created = lines
+        .request(
+            1,
+            "tools/call",
+            json!({"name": "nap", "arguments": {"ms": 300}, "_meta": meta()}),
+        )
+        .await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .expect("a task id")
+        .to_owned();
+    let other = lines
+        .request(
+            2,
+            "tools/call",
+            json!({"name": "nap", "arguments": {"ms": 10}, "_meta": meta()}),
+        )
+        .await;
+    let other = other["result"]["taskId"]
+        .as_str()
+        .expect("a task id")
+        .to_owned();
+
+    lines
+        .send(
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "subscriptions/listen", "params": {
+                "notifications": {"taskIds": [id, "0123456789abcdef0123456789abcdef"]},
+                "_meta": meta()
+            }})
+            .to_string(),
+        )
+        .await;
+    let ack = lines.next().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    let mut statuses = Vec::new();
+    loop {
+        let message = lines.next().await;
+        assert_eq!(message["method"], "notifications/tasks", "{message}");
+        let params = &message["params"];
+        assert_eq!(
+            params["taskId"],
+            id.as_str(),
+            "only the task followed: {message}"
+        );
+        assert_eq!(
+            params["_meta"]["io.modelcontextprotocol/subscriptionId"], 3,
+            "{message}"
+        );
+        assert!(params.get("resultType").is_none(), "{message}");
+        let status = params["status"].as_str().unwrap_or_default().to_owned();
+        statuses.push(status.clone());
+        if status == "completed" {
+            assert_eq!(
+                params["result"]["structuredContent"],
+                json!({"result": {"slept": 300}})
+            );
+            break;
+        }
+    }
+    assert_eq!(
+        statuses.first().map(String::as_str),
+        Some("working"),
+        "{statuses:?}"
+    );
+    assert_ne!(id, other);
+}

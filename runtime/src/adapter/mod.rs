@@ -424,6 +424,18 @@ impl ServerHandler for McpHandler {
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let key = next_session();
+        let (tasks, mut changes) = tokio::sync::mpsc::unbounded_channel();
+        if let Some(ids) = tasks::listened(context.request_context()) {
+            if !tasks::declared(context.request_context()) {
+                return Err(tasks::required());
+            }
+            let owner = self.caller(context.request_context());
+            self.inner
+                .tasks
+                .watch(&ids.0, owner.principal(), key, &tasks)
+                .await;
+        }
+        drop(tasks);
         let uris: Vec<String> = context
             .accepted()
             .resource_subscriptions
@@ -451,7 +463,13 @@ impl ServerHandler for McpHandler {
             key,
             uris: &uris,
         };
-        context.cancelled().await;
+        // Until the stream ends: the followed tasks' changes, as `notifications/tasks`.
+        loop {
+            tokio::select! {
+                () = context.cancelled() => break,
+                Some(task) = changes.recv() => tasks::notify(context.request_context(), task).await,
+            }
+        }
         Ok(())
     }
 
@@ -553,6 +571,7 @@ impl Drop for Forget<'_> {
             self.inner.notifier.unsubscribe(uri, self.key);
         }
         self.inner.listeners.remove(self.key);
+        self.inner.tasks.forget(self.key);
     }
 }
 

@@ -14,7 +14,8 @@ use std::task::Poll;
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, CreateTaskResult, ErrorData,
-    TASKS_EXTENSION_ID,
+    GetMeta, ServerNotification, TASKS_EXTENSION_ID, TaskStatusNotification,
+    TaskStatusNotificationParams,
 };
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
@@ -23,6 +24,7 @@ use super::input::{Asked, Pending};
 use super::{McpHandler, from_json};
 use crate::context::CancellationToken;
 use crate::surface::native;
+use crate::task::ListenTasks;
 use crate::{Ability, AbilityError, pipeline};
 use futures_util::FutureExt;
 
@@ -39,6 +41,40 @@ pub(super) fn required() -> ErrorData {
     let needed: ClientCapabilities =
         serde_json::from_value(json!({"extensions": {TASKS_EXTENSION_ID: {}}})).unwrap_or_default();
     ErrorData::missing_required_client_capability(needed)
+}
+
+/// The task ids a `subscriptions/listen` request follows, as its transport read them.
+pub(super) fn listened(context: &RequestContext<RoleServer>) -> Option<ListenTasks> {
+    context
+        .extensions
+        .get::<ListenTasks>()
+        .or_else(|| {
+            context
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<ListenTasks>())
+        })
+        .cloned()
+}
+
+/// Send a followed task's change to its stream: `notifications/tasks`, marked with the
+/// stream's subscription id.
+pub(super) async fn notify(context: &RequestContext<RoleServer>, task: Value) {
+    let params: TaskStatusNotificationParams = match serde_json::from_value(task) {
+        Ok(params) => params,
+        Err(error) => {
+            tracing::error!(%error, "a task notification did not convert");
+            return;
+        }
+    };
+    let mut notification =
+        ServerNotification::TaskStatusNotification(TaskStatusNotification::new(params));
+    notification
+        .get_meta_mut()
+        .set_subscription_id(context.id.clone());
+    if let Err(error) = context.peer.send_notification(notification).await {
+        tracing::debug!(%error, "a task notification was not sent");
+    }
 }
 
 impl McpHandler {

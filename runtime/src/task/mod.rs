@@ -9,6 +9,7 @@
 
 mod sqlite;
 mod store;
+mod watch;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,10 +18,12 @@ use std::time::Duration;
 
 use rmcp::model::ErrorData;
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 pub use sqlite::SqliteTaskStore;
 pub use store::{StoreError, StoreFuture, TaskRecord, TaskStatus, TaskStore};
+pub(crate) use watch::ListenTasks;
+use watch::Watchers;
 
 use crate::adapter::input::Question;
 pub(crate) use crate::clock::now_ms;
@@ -57,6 +60,7 @@ fn unknown(id: &str) -> ErrorData {
 /// The server's tasks: the store, the tasks this process runs, and their lifetimes.
 pub(crate) struct Tasks {
     store: Arc<dyn TaskStore>,
+    watchers: Arc<Watchers>,
     live: Mutex<HashMap<String, Arc<Live>>>,
     ttl_ms: u64,
     poll_interval_ms: u64,
@@ -87,6 +91,7 @@ impl Tasks {
         let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1);
         Self {
             store,
+            watchers: Arc::default(),
             live: Mutex::new(HashMap::new()),
             ttl_ms: ms(config.ttl),
             poll_interval_ms: ms(config.poll_interval),
@@ -152,6 +157,7 @@ impl Tasks {
         let live = Arc::new(Live {
             owner: owner.to_owned(),
             store: Arc::clone(&self.store),
+            watchers: Arc::clone(&self.watchers),
             record: tokio::sync::Mutex::new(record),
             cancel,
             waiting: Mutex::new(BTreeMap::new()),
@@ -182,6 +188,32 @@ impl Tasks {
             .unwrap_or_else(PoisonError::into_inner)
             .get(id)
             .cloned()
+    }
+
+    /// Follow the tasks `ids` of `owner` (others, and unknown ones, are left out, saying
+    /// nothing): their current state, then every change, goes to `stream` until
+    /// [`forget`](Self::forget) of `key`.
+    pub(crate) async fn watch(
+        &self,
+        ids: &[String],
+        owner: &str,
+        key: u64,
+        stream: &mpsc::UnboundedSender<Value>,
+    ) {
+        for id in ids {
+            let Ok(record) = self.owned(id, owner).await else {
+                continue;
+            };
+            self.watchers.add(id, key, stream.clone());
+            // Read again once registered: no change falls between the two.
+            let record = self.owned(id, owner).await.unwrap_or(record);
+            let _ = stream.send(watch::notification(&record));
+        }
+    }
+
+    /// Stop following tasks for the stream `key`.
+    pub(crate) fn forget(&self, key: u64) {
+        self.watchers.forget(key);
     }
 
     /// `tasks/get`: the task's record on the wire.
@@ -244,6 +276,7 @@ impl Tasks {
         if let Err(error) = self.store.update(record.clone()).await {
             tracing::error!(%error, task = %id, "a finished task could not be recorded");
         }
+        self.watchers.notify(&record);
         drop(record);
         self.live
             .lock()
@@ -318,6 +351,7 @@ impl Slot {
 pub(crate) struct Live {
     owner: String,
     store: Arc<dyn TaskStore>,
+    watchers: Arc<Watchers>,
     record: tokio::sync::Mutex<TaskRecord>,
     pub(crate) cancel: CancellationToken,
     waiting: Mutex<BTreeMap<String, Waiting>>,
@@ -421,7 +455,9 @@ impl Live {
             record.input_requests = Some(Value::Object(asked));
         }
         record.updated_at_ms = now_ms();
-        self.store.update(record.clone()).await
+        self.store.update(record.clone()).await?;
+        self.watchers.notify(&record);
+        Ok(())
     }
 
     /// Progress of the task: its message becomes the task's status message.
@@ -451,8 +487,9 @@ impl Live {
             None => figure,
         });
         record.updated_at_ms = now_ms();
-        if let Err(error) = self.store.update(record.clone()).await {
-            tracing::warn!(%error, "a task's progress could not be recorded");
+        match self.store.update(record.clone()).await {
+            Ok(()) => self.watchers.notify(&record),
+            Err(error) => tracing::warn!(%error, "a task's progress could not be recorded"),
         }
     }
 }

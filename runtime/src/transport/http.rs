@@ -23,7 +23,7 @@ use tower_service::Service;
 use crate::adapter::McpHandler;
 use crate::auth::AuthError;
 use crate::server::Inner;
-use crate::transport::{answer_id, check_cursor, check_message, error_line};
+use crate::transport::{answer_id, check_cursor, check_message, error_line, listened_tasks};
 use crate::{Server, ServerError};
 
 impl Server {
@@ -169,6 +169,9 @@ async fn gate(inner: &Inner, mcp: &Mcp, request: Request) -> Response {
     };
     if let Err((id, why)) = check_cursor(&bytes) {
         return rpc_error(StatusCode::OK, &id, -32602, why);
+    }
+    if let Some(tasks) = listened_tasks(&bytes) {
+        parts.extensions.insert(tasks);
     }
     // rmcp parses the body; only when it refuses it (415) is the body examined again, to
     // answer with the JSON-RPC error its kind calls for instead of a plain-text status.

@@ -84,6 +84,17 @@ pub(crate) fn check_cursor(bytes: &[u8]) -> Result<(), (Value, String)> {
     }
 }
 
+/// The task ids a `subscriptions/listen` message follows (`notifications.taskIds`), which rmcp's
+/// filter type drops; only bodies that mention `"taskIds"` are parsed again.
+pub(crate) fn listened_tasks(bytes: &[u8]) -> Option<crate::task::ListenTasks> {
+    const NEEDLE: &[u8] = b"\"taskIds\"";
+    if !bytes.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
+        return None;
+    }
+    let message = serde_json::from_slice::<Value>(bytes).ok()?;
+    crate::task::ListenTasks::of(&message)
+}
+
 pub(crate) fn error_line(id: &Value, code: i32, message: String) -> Vec<u8> {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
         .to_string()

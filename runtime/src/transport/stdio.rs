@@ -8,13 +8,14 @@
 use std::sync::Arc;
 
 use rmcp::RoleServer;
+use rmcp::model::{ClientRequest, JsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, ServiceExt, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{Mutex, mpsc};
 
-use super::{answer_id, check_cursor, check_message, error_line};
+use super::{answer_id, check_cursor, check_message, error_line, listened_tasks};
 use crate::{Server, ServerError};
 
 /// The longest line accepted; a longer one is answered with an error and skipped.
@@ -157,8 +158,17 @@ where
                     continue;
                 }
                 match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
-                    Ok(message) => match check_cursor(text) {
-                        Ok(()) => return Some(message),
+                    Ok(mut message) => match check_cursor(text) {
+                        Ok(()) => {
+                            if let (Some(tasks), JsonRpcMessage::Request(request)) =
+                                (listened_tasks(text), &mut message)
+                                && let ClientRequest::SubscriptionsListenRequest(listen) =
+                                    &mut request.request
+                            {
+                                listen.extensions.insert(tasks);
+                            }
+                            return Some(message);
+                        }
                         Err((id, why)) => Some(error_line(&id, -32602, why)),
                     },
                     Err(e) => reject(text, &e),
