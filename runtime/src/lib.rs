@@ -9,6 +9,7 @@ mod auth;
 mod clock;
 mod content;
 mod context;
+mod digest;
 mod error;
 mod extract;
 mod normalize;

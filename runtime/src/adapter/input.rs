@@ -24,7 +24,6 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use serde::Deserialize as _;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::McpHandler;
 use crate::server::Inner;
@@ -67,41 +66,8 @@ impl Binding {
             data.extend_from_slice(&(part.len() as u64).to_be_bytes());
             data.extend_from_slice(part);
         }
-        data.extend_from_slice(&digest(arguments));
+        data.extend_from_slice(&crate::digest::canonical(arguments));
         Self(data)
-    }
-}
-
-/// SHA-256 of `value`, independent of its objects' key order.
-fn digest(value: &Value) -> [u8; 32] {
-    let mut hash = Sha256::new();
-    hash_canonical(&mut hash, value);
-    hash.finalize().into()
-}
-
-fn hash_canonical(hash: &mut Sha256, value: &Value) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            hash.update(b"{");
-            for key in keys {
-                hash.update(Value::String(key.clone()).to_string().as_bytes());
-                hash.update(b":");
-                hash_canonical(hash, &map[key]);
-                hash.update(b",");
-            }
-            hash.update(b"}");
-        }
-        Value::Array(items) => {
-            hash.update(b"[");
-            for item in items {
-                hash_canonical(hash, item);
-                hash.update(b",");
-            }
-            hash.update(b"]");
-        }
-        scalar => hash.update(scalar.to_string().as_bytes()),
     }
 }
 
@@ -122,7 +88,7 @@ impl Question {
                 "invalid {method} request: {e}"
             )));
         }
-        let digest = digest(&request)
+        let digest = crate::digest::canonical(&request)
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();

@@ -7,7 +7,6 @@ use std::time::{Duration, Instant, SystemTime};
 
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::{AbilityError, ErrorCode};
 
@@ -142,24 +141,7 @@ impl Tokens {
 
 /// SHA-256 of the canonical JSON of `params` (keys sorted at every level).
 fn digest(params: &Map<String, Value>) -> [u8; 32] {
-    let canonical = canonical(&Value::Object(params.clone()));
-    Sha256::digest(canonical.to_string().as_bytes()).into()
-}
-
-fn canonical(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), canonical(&map[k])))
-                    .collect(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
-        other => other.clone(),
-    }
+    crate::digest::canonical_object(params)
 }
 
 /// `2026-11-30T07:45:00Z` for a time.

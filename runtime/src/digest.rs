@@ -1,0 +1,72 @@
+//! SHA-256 of JSON independent of its objects' key order: what binds a confirmation token
+//! or a multi-round state to the parameters it was made for.
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+/// SHA-256 of `value`, its objects' keys taken in sorted order at every level.
+pub(crate) fn canonical(value: &Value) -> [u8; 32] {
+    let mut hash = Sha256::new();
+    update(&mut hash, value);
+    hash.finalize().into()
+}
+
+/// [`canonical`] of an object.
+pub(crate) fn canonical_object(map: &Map<String, Value>) -> [u8; 32] {
+    let mut hash = Sha256::new();
+    object(&mut hash, map);
+    hash.finalize().into()
+}
+
+fn update(hash: &mut Sha256, value: &Value) {
+    match value {
+        Value::Object(map) => object(hash, map),
+        Value::Array(items) => {
+            hash.update(b"[");
+            for item in items {
+                update(hash, item);
+                hash.update(b",");
+            }
+            hash.update(b"]");
+        }
+        scalar => hash.update(scalar.to_string().as_bytes()),
+    }
+}
+
+fn object(hash: &mut Sha256, map: &Map<String, Value>) {
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort();
+    hash.update(b"{");
+    for key in keys {
+        // Keys as JSON strings: quoted and escaped, so no key can pass for another.
+        hash.update(Value::String(key.clone()).to_string().as_bytes());
+        hash.update(b":");
+        update(hash, &map[key]);
+        hash.update(b",");
+    }
+    hash.update(b"}");
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{canonical, canonical_object};
+
+    #[test]
+    fn key_order_does_not_count_but_everything_else_does() {
+        let a: serde_json::Value =
+            serde_json::from_str(r#"{"b": [1, {"y": 2, "x": 1}], "a": "z"}"#).unwrap_or_default();
+        let b = json!({"a": "z", "b": [1, {"x": 1, "y": 2}]});
+        assert_eq!(canonical(&a), canonical(&b));
+        assert_ne!(
+            canonical(&b),
+            canonical(&json!({"a": "z", "b": [{"x": 1, "y": 2}, 1]}))
+        );
+        assert_ne!(canonical(&json!({"a": "1"})), canonical(&json!({"a": 1})));
+        let serde_json::Value::Object(map) = b.clone() else {
+            unreachable!()
+        };
+        assert_eq!(canonical_object(&map), canonical(&b));
+    }
+}
