@@ -859,12 +859,7 @@ struct Confirming {
 
 impl ClientHandler for Confirming {
     fn get_info(&self) -> ClientConfig {
-        serde_json::from_value(json!({
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"elicitation": {}},
-            "clientInfo": {"name": "confirming", "version": "1"}
-        }))
-        .expect("a client config")
+        support::client_config("confirming", json!({"elicitation": {}}))
     }
 
     async fn create_elicitation(

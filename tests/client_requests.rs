@@ -10,6 +10,8 @@
     reason = "rmcp marks sampling deprecated (SEP-2577); clients still offer it"
 )]
 
+mod support;
+
 use abilities::rmcp::model::{
     CallToolRequestParams, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ErrorData,
@@ -50,12 +52,7 @@ impl ClientHandler for Answering {
         } else {
             json!({})
         };
-        serde_json::from_value(json!({
-            "protocolVersion": "2025-11-25",
-            "capabilities": capabilities,
-            "clientInfo": {"name": "answering", "version": "1"}
-        }))
-        .expect("a client config")
+        support::client_config("answering", capabilities)
     }
 
     async fn create_elicitation(

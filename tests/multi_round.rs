@@ -183,12 +183,7 @@ struct Answering;
 
 impl ClientHandler for Answering {
     fn get_info(&self) -> ClientConfig {
-        serde_json::from_value(json!({
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"elicitation": {}},
-            "clientInfo": {"name": "answering", "version": "1"}
-        }))
-        .expect("a client config")
+        support::client_config("answering", json!({"elicitation": {}}))
     }
 
     async fn create_elicitation(

@@ -277,6 +277,17 @@ pub async fn http_session_at(addr: SocketAddr, path: &str) -> String {
     session
 }
 
+/// The configuration of a test client of protocol 2025-11-25 named `name`, declaring
+/// `capabilities`.
+pub fn client_config(name: &str, capabilities: Value) -> abilities::rmcp::model::ClientConfig {
+    serde_json::from_value(json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": capabilities,
+        "clientInfo": {"name": name, "version": "1"}
+    }))
+    .expect("a client config")
+}
+
 /// Serve `server`'s handler (callers from the transport) on an in-memory pipe and return
 /// the client end, for an rmcp client of the test's own.
 pub fn session(server: &Server) -> DuplexStream {

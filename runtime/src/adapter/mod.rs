@@ -375,9 +375,6 @@ impl ServerHandler for McpHandler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        if client::is_stateless(&context) {
-            return Err(removed("resources/subscribe"));
-        }
         let inner = &self.inner;
         if !resolves(&inner.snapshot(), &request.uri) {
             return Err(unknown_resource(&request.uri));
@@ -392,11 +389,8 @@ impl ServerHandler for McpHandler {
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
-        context: RequestContext<RoleServer>,
+        _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        if client::is_stateless(&context) {
-            return Err(removed("resources/unsubscribe"));
-        }
         self.inner.notifier.unsubscribe(&request.uri, self.session);
         Ok(())
     }
@@ -495,7 +489,11 @@ impl ServerHandler for McpHandler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let arguments = request.arguments.clone().map_or(Value::Null, Value::Object);
+        // The arguments bind a multi-round state: copied only on a protocol that has one.
+        let arguments = match &request.arguments {
+            Some(arguments) if client::is_stateless(&context) => Value::Object(arguments.clone()),
+            _ => Value::Null,
+        };
         let (ctx, question) = self.asking_context(
             context,
             Asked {
@@ -541,7 +539,9 @@ impl ServerHandler for McpHandler {
 }
 
 /// Methods protocol 2026-07-28 removed (no initialization, no sessions): a request of that
-/// version naming one is answered "method not found", as for any unknown method.
+/// version naming one is answered "method not found", as for any unknown method. rmcp does
+/// so itself for well-formed `ping` and `resources/(un)subscribe`; these reach the adapter
+/// when their params do not parse, and `logging/setLevel` is refused by its handler.
 const REMOVED: [&str; 5] = [
     "initialize",
     "ping",
