@@ -17,7 +17,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use abilities::{Caller, Server, Site, SqliteTaskStore, StaticTokens};
+use abilities::{Caller, Server, Site, SqliteStore, StaticTokens};
 use clap::Parser;
 use site::Db;
 
@@ -66,7 +66,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .tasks_db
         .clone()
         .unwrap_or_else(|| args.db.with_extension("tasks.db"));
-    let tasks = SqliteTaskStore::open(&tasks_db)
+    let tasks = SqliteStore::open(&tasks_db)
         .map_err(|e| format!("cannot open {}: {e}", tasks_db.display()))?;
     let mut tokens = StaticTokens::new().allow_anonymous(Caller::anonymous());
     if let Some(token) = &args.token {
@@ -82,7 +82,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .instructions("A WordPress-like site: count, read, list, create and delete posts.")
         .site(Site::new("example", "https://example.com"))
         .state(db)
-        .task_store(tasks)
+        .store(tasks)
         .authenticator(tokens)
         .build()?;
     match args.http {

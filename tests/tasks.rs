@@ -15,7 +15,7 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use abilities::{AbilityError, Caller, Context, Server, SqliteTaskStore, StaticTokens, ability};
+use abilities::{AbilityError, Caller, Context, Server, SqliteStore, StaticTokens, ability};
 use serde_json::{Value, json};
 use support::{post, serve_http};
 
@@ -355,8 +355,8 @@ fn a_task_outlives_its_process() {
     if let Some(db) = std::env::var_os(CHILD) {
         // The child: serve until killed.
         runtime.block_on(async {
-            let store = SqliteTaskStore::open(&db).expect("the task store");
-            let server = Server::builder().task_store(store).build().expect("valid");
+            let store = SqliteStore::open(&db).expect("the task store");
+            let server = Server::builder().store(store).build().expect("valid");
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
                 .await
                 .expect("a port");

@@ -60,10 +60,11 @@ impl StaticTokens {
         self
     }
 
-    /// Let requests without a token in, as `caller`.
+    /// Let requests without a token in, as `caller` (marked
+    /// [anonymous](Caller::is_anonymous)).
     #[must_use]
     pub fn allow_anonymous(mut self, caller: Caller) -> Self {
-        self.anonymous = Some(caller);
+        self.anonymous = Some(caller.into_anonymous());
         self
     }
 

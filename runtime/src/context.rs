@@ -28,6 +28,8 @@ pub struct Caller(Arc<CallerInner>);
 struct CallerInner {
     principal: String,
     scopes: Scopes,
+    /// Let in without credentials: many clients may share the principal.
+    anonymous: bool,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -46,6 +48,7 @@ impl Caller {
         Self(Arc::new(CallerInner {
             principal: principal.into(),
             scopes: Scopes::Only(scopes),
+            anonymous: false,
         }))
     }
 
@@ -54,15 +57,41 @@ impl Caller {
         Self(Arc::new(CallerInner {
             principal: principal.into(),
             scopes: Scopes::All,
+            anonymous: false,
         }))
     }
 
     /// A caller with no scopes at all.
     pub fn anonymous() -> Self {
         // One shared value: every unauthenticated request has this caller.
-        static ANONYMOUS: std::sync::LazyLock<Caller> =
-            std::sync::LazyLock::new(|| Caller::new("anonymous", std::iter::empty::<String>()));
+        static ANONYMOUS: std::sync::LazyLock<Caller> = std::sync::LazyLock::new(|| {
+            Caller::new("anonymous", std::iter::empty::<String>()).into_anonymous()
+        });
         ANONYMOUS.clone()
+    }
+
+    /// This caller, marked as let in without credentials (see
+    /// [`is_anonymous`](Self::is_anonymous)).
+    pub(crate) fn into_anonymous(self) -> Self {
+        if self.0.anonymous {
+            return self;
+        }
+        Self(Arc::new(CallerInner {
+            principal: self.0.principal.clone(),
+            scopes: match &self.0.scopes {
+                Scopes::All => Scopes::All,
+                Scopes::Only(scopes) => Scopes::Only(scopes.clone()),
+            },
+            anonymous: true,
+        }))
+    }
+
+    /// Whether the caller was let in without credentials ([`Caller::anonymous`], or the
+    /// caller an authenticator lets anonymous requests in as): its principal names no one
+    /// in particular, so what is bound to a caller (confirmation tokens, idempotency keys)
+    /// is bound to its session or client instead.
+    pub fn is_anonymous(&self) -> bool {
+        self.0.anonymous
     }
 
     /// The principal's name.

@@ -11,6 +11,23 @@ pub(crate) fn canonical(value: &Value) -> [u8; 32] {
     hash.finalize().into()
 }
 
+/// HMAC-SHA256 of `parts` (each length-prefixed) under `key`; `None` only if the MAC refused
+/// the key, which HMAC never does.
+pub(crate) fn keyed(key: &[u8], parts: &[&[u8]]) -> Option<[u8; 32]> {
+    use hmac::{KeyInit as _, Mac as _};
+    let mut mac = hmac::Hmac::<Sha256>::new_from_slice(key).ok()?;
+    for part in parts {
+        mac.update(&(part.len() as u64).to_be_bytes());
+        mac.update(part);
+    }
+    Some(mac.finalize().into_bytes().into())
+}
+
+/// Whether `a` and `b` are equal, in time that does not depend on where they differ.
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 /// [`canonical`] of an object.
 pub(crate) fn canonical_object(map: &Map<String, Value>) -> [u8; 32] {
     let mut hash = Sha256::new();

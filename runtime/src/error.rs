@@ -64,6 +64,14 @@ pub enum ErrorCode {
     /// The handler asked the client something this round has no answer to (protocol
     /// 2026-07-28): the call answers `input_required` and runs again with the answer.
     InputRequired,
+    /// The caller holds as many of something as it may (confirmation tokens outstanding):
+    /// spend or let some expire first.
+    LimitExceeded,
+    /// An idempotency key was used before for another operation or other arguments.
+    IdempotencyConflict,
+    /// A call with this idempotency key started and has not finished: it still runs, or
+    /// its server stopped before it could say whether it took effect.
+    IdempotencyInProgress,
     /// A code defined by the application, in upper snake case.
     Custom(Cow<'static, str>),
 }
@@ -97,12 +105,15 @@ impl ErrorCode {
             Self::ClientCapabilityMissing => "CLIENT_CAPABILITY_MISSING",
             Self::InputRequired => "INPUT_REQUIRED",
             Self::InternalError => "INTERNAL_ERROR",
+            Self::LimitExceeded => "LIMIT_EXCEEDED",
+            Self::IdempotencyConflict => "IDEMPOTENCY_CONFLICT",
+            Self::IdempotencyInProgress => "IDEMPOTENCY_IN_PROGRESS",
             Self::Custom(code) => code,
         }
     }
 
     /// Every framework code, for [`canonical`](Self::canonical).
-    const FRAMEWORK: [ErrorCode; 25] = [
+    const FRAMEWORK: [ErrorCode; 28] = [
         Self::ValidationMissingParam,
         Self::ValidationInvalidType,
         Self::ValidationInvalidValue,
@@ -128,6 +139,9 @@ impl ErrorCode {
         Self::ClientCapabilityMissing,
         Self::InternalError,
         Self::InputRequired,
+        Self::LimitExceeded,
+        Self::IdempotencyConflict,
+        Self::IdempotencyInProgress,
     ];
 
     /// A `Custom` code that spells a framework code is that code, so an application's

@@ -12,6 +12,7 @@ mod context;
 mod digest;
 mod error;
 mod extract;
+mod ledger;
 mod normalize;
 mod pipeline;
 mod prompt;
@@ -21,6 +22,7 @@ mod rpc;
 mod schema;
 mod server;
 mod site;
+mod store;
 mod surface;
 mod task;
 mod transport;
@@ -43,18 +45,24 @@ pub use context::{
 };
 pub use error::{AbilityError, ErrorCode, RegistryError};
 pub use extract::{FromContext, FromContextRef, Requirement};
+pub use ledger::IDEMPOTENCY_META_KEY;
 pub use pipeline::CallOutput;
 pub use prompt::{Prompt, PromptMessage, Role};
 pub use registry::{Iter, Registry};
 pub use resource::ResourceNotifier;
 pub use server::{Abilities, Server, ServerBuilder, ServerError};
 pub use site::{CONTRACT_VERSION, Site};
+#[cfg(feature = "postgres")]
+pub use store::PostgresStore;
+pub use store::{
+    Claim, Claimed, Spend, SqliteStore, Store, StoreError, StoreFuture, TaskRecord, TaskStatus,
+    TokenRecord, Updates,
+};
 pub use surface::aql::{
     Aql, AqlLimits, AqlMode, CollectionQuery, ComputedField, Condition, FilterOp, SortKey, Window,
     merge_input, operation_name,
 };
 pub use surface::{MetaNames, Surface};
-pub use task::{SqliteTaskStore, StoreError, StoreFuture, TaskRecord, TaskStatus, TaskStore};
 pub use transport::client::TestClient;
 pub use transport::http::serve_router;
 

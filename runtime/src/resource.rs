@@ -153,9 +153,14 @@ pub(crate) fn contents(uri: &str, mime_type: Option<&str>, output: CallOutput) -
 ///     notifier.updated("site://motto").await;
 /// }
 /// ```
+///
+/// With a store shared by replicas (`PostgresStore`), an update is also published to the
+/// other replicas, whose subscribers hear it too.
 #[derive(Clone, Default)]
 pub struct ResourceNotifier {
     subscribers: Arc<Mutex<HashMap<String, Vec<Subscriber>>>>,
+    /// Where updates go to reach other replicas, for stores that carry them.
+    store: Option<Arc<dyn crate::store::Store>>,
 }
 
 #[derive(Clone)]
@@ -175,9 +180,54 @@ impl Subscriber {
 }
 
 impl ResourceNotifier {
-    /// Tell every subscriber of `uri` that it changed. Subscribers whose session is gone
-    /// are dropped. Returns how many were notified.
+    /// The notifier of a server whose store is `store`: when it carries updates between
+    /// replicas, this one publishes to them and hands theirs to its own subscribers (on the
+    /// runtime the server is built on).
+    pub(crate) fn shared(store: &Arc<dyn crate::store::Store>) -> Self {
+        let mut notifier = Self::default();
+        let Some(mut updates) = store.updates() else {
+            return notifier;
+        };
+        notifier.store = Some(Arc::clone(store));
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!("built outside a Tokio runtime: other replicas' updates go unheard");
+            return notifier;
+        };
+        let local = Self {
+            subscribers: Arc::clone(&notifier.subscribers),
+            store: None,
+        };
+        runtime.spawn(async move {
+            loop {
+                match updates.recv().await {
+                    Ok(uri) => {
+                        local.deliver(&uri).await;
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, "resource updates from other replicas were missed");
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+        notifier
+    }
+
+    /// Tell every subscriber of `uri` that it changed, here and (with a shared store) on
+    /// the other replicas. Subscribers whose session is gone are dropped. Returns how many
+    /// were notified here.
     pub async fn updated(&self, uri: &str) -> usize {
+        let sent = self.deliver(uri).await;
+        if let Some(store) = &self.store
+            && let Err(error) = store.publish(uri).await
+        {
+            tracing::error!(%error, uri, "a resource update could not reach the other replicas");
+        }
+        sent
+    }
+
+    /// Tell this process's subscribers of `uri` that it changed.
+    async fn deliver(&self, uri: &str) -> usize {
         let subscribers = self.lock().get(uri).cloned().unwrap_or_default();
         let mut gone = Vec::new();
         let mut sent = 0;

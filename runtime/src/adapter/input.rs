@@ -36,6 +36,9 @@ pub(crate) const DEFAULT_STATE_LIFETIME: Duration = Duration::from_secs(600);
 pub(crate) struct StateSeal {
     codec: RequestStateCodec,
     lifetime: Duration,
+    /// The key confirmation tokens are signed with: derived from the same key, for another
+    /// purpose, so replicas sharing the key verify each other's tokens.
+    pub(crate) token_key: [u8; 32],
 }
 
 impl StateSeal {
@@ -50,8 +53,14 @@ impl StateSeal {
                 key
             }
         };
+        let token_key = crate::digest::keyed(&key, &[b"abilities/confirmation-token"])
+            .ok_or_else(|| "the key cannot key HMAC-SHA256".to_owned())?;
         let codec = RequestStateCodec::try_new(key).map_err(|e| e.to_string())?;
-        Ok(Self { codec, lifetime })
+        Ok(Self {
+            codec,
+            lifetime,
+            token_key,
+        })
     }
 }
 

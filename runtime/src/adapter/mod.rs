@@ -8,6 +8,7 @@
 )]
 
 mod client;
+mod idempotent;
 pub(crate) mod input;
 mod page;
 mod tasks;
@@ -30,6 +31,7 @@ use serde_json::{Value, json};
 use crate::rpc::ToRpc;
 
 use crate::Server;
+use crate::ledger::{Holder, Session};
 use crate::resource::Subscriber;
 use crate::server::{Inner, Listener, Lists, Snapshot};
 use crate::surface::catalog;
@@ -128,6 +130,21 @@ fn default_log_level() -> Arc<AtomicU8> {
 }
 
 impl McpHandler {
+    /// Who holds the tokens and idempotency keys of `request`: its caller, or for an
+    /// anonymous caller its session (when the transport keeps one) or its client.
+    pub(super) fn holder(&self, request: &RequestContext<RoleServer>) -> Holder<'_> {
+        let caller = self.caller(request);
+        let session = if self.caller.is_some() {
+            Session::Local(self.session)
+        } else if self.inner.http.stateful && !client::is_stateless(request) {
+            Session::Http(self.session)
+        } else {
+            Session::None
+        };
+        let client = request.meta.0.get("io.modelcontextprotocol/clientInfo");
+        Holder::new(&self.inner, &caller, session, client)
+    }
+
     pub(super) fn caller(&self, request: &RequestContext<RoleServer>) -> Caller {
         match &self.caller {
             Some(caller) => caller.clone(),
@@ -240,33 +257,12 @@ impl ServerHandler for McpHandler {
 
     async fn call_tool(
         &self,
-        mut request: CallToolRequestParams,
+        request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let args = request.arguments.take().map_or(Value::Null, Value::Object);
-        let snapshot = self.inner.snapshot();
-        if let Some(ability) = snapshot
-            .view(self.slot)
-            .task_ability(&snapshot.registry, &request.name)
-        {
-            if tasks::declared(&context) {
-                // Boxed: the common path's future stays small.
-                return Box::pin(self.call_as_task(ability, request, args, context)).await;
-            }
-            if ability.task_support() == crate::TaskSupport::Required {
-                return Err(tasks::required());
-            }
-        }
-        let (ctx, question) =
-            self.asking_context(context, Asked::tool_call(&mut request, &args), None)?;
-        let result = snapshot
-            .view(self.slot)
-            .call(&snapshot.registry, ctx, self.session, &request.name, args)
-            .await;
-        let failed = result.as_ref().map_or(true, |r| r.is_error == Some(true));
-        match Pending::answer(question.as_ref(), &self.inner, failed)? {
-            Some(input) => Ok(input.into()),
-            None => result.map(Into::into),
+        match context.meta.0.get(crate::IDEMPOTENCY_META_KEY).cloned() {
+            None => self.call_tool_once(request, context).await,
+            Some(key) => Box::pin(self.call_idempotent(key, request, context)).await,
         }
     }
 

@@ -14,9 +14,10 @@ use serde_json::json;
 use super::{Inner, Listeners, Server, ServerError, Snapshot};
 use crate::adapter::input::{self, StateSeal};
 use crate::auth::{Authenticator, StaticTokens};
+use crate::store::{SqliteStore, Store};
 use crate::surface::Surface;
 use crate::surface::catalog::Catalog;
-use crate::task::{SqliteTaskStore, TaskConfig, TaskStore, Tasks};
+use crate::task::{TaskConfig, Tasks};
 use crate::{Ability, Caller, Registry, ResourceNotifier, Site, StateMap};
 
 /// Limits and options of the streamable HTTP transport.
@@ -77,8 +78,10 @@ pub struct ServerBuilder {
     page_size: usize,
     request_state_key: Option<Vec<u8>>,
     request_state_lifetime: Duration,
-    task_store: Option<Arc<dyn TaskStore>>,
+    store: Option<Arc<dyn Store>>,
     tasks: TaskConfig,
+    tokens_per_caller: u32,
+    idempotency_window: Duration,
 }
 
 impl ServerBuilder {
@@ -100,8 +103,10 @@ impl ServerBuilder {
             page_size: 100,
             request_state_key: None,
             request_state_lifetime: input::DEFAULT_STATE_LIFETIME,
-            task_store: None,
+            store: None,
             tasks: TaskConfig::default(),
+            tokens_per_caller: crate::ledger::DEFAULT_TOKENS_PER_HOLDER,
+            idempotency_window: crate::ledger::DEFAULT_IDEMPOTENCY_WINDOW,
         }
     }
 
@@ -250,11 +255,30 @@ impl ServerBuilder {
         self
     }
 
-    /// Where background tasks are recorded (default: [`SqliteTaskStore::memory`], gone
-    /// with the process). Give a [`SqliteTaskStore::open`] file so finished tasks outlive a
-    /// restart.
-    pub fn task_store(mut self, store: impl TaskStore) -> Self {
-        self.task_store = Some(Arc::new(store));
+    /// Where what outlives a request is kept: background tasks, the confirmation ledger and
+    /// idempotency records (default: [`SqliteStore::memory`], gone with the process). Give a
+    /// [`SqliteStore::open`] file so they outlive a restart, or a `PostgresStore` (feature
+    /// `postgres`) shared by every replica, which also carries resource updates between
+    /// them.
+    pub fn store(mut self, store: impl Store) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// How many unspent MCP-AQL confirmation tokens one caller may hold (default: 100); past
+    /// it, asking for another is refused with `LIMIT_EXCEEDED` until some are spent or
+    /// expire. Each caller has its own allowance: one caller's requests never invalidate
+    /// another's tokens.
+    pub fn max_tokens_per_caller(mut self, limit: u32) -> Self {
+        self.tokens_per_caller = limit;
+        self
+    }
+
+    /// How long an idempotency key is remembered (default: 24 hours): within it, a call
+    /// carrying the same key (see [`IDEMPOTENCY_META_KEY`](crate::IDEMPOTENCY_META_KEY))
+    /// from the same caller gets the first call's outcome instead of running again.
+    pub fn idempotency_window(mut self, window: Duration) -> Self {
+        self.idempotency_window = window;
         self
     }
 
@@ -292,11 +316,16 @@ impl ServerBuilder {
             self.request_state_lifetime,
         )
         .map_err(ServerError::RequestStateKey)?;
-        let task_store = match self.task_store {
+        let store = match self.store {
             Some(store) => store,
-            None => Arc::new(SqliteTaskStore::memory()?),
+            None => Arc::new(SqliteStore::memory()?),
         };
-        let tasks = Tasks::new(task_store, &self.tasks);
+        let tasks = Tasks::new(Arc::clone(&store), &self.tasks);
+        let ledger = crate::ledger::Ledger::new(
+            Arc::clone(&store),
+            self.tokens_per_caller,
+            self.idempotency_window,
+        )?;
         let surface = Arc::new(self.surface.clone());
         let mut surfaces = vec![self.surface];
         let mut mounts = Vec::with_capacity(self.mounts.len());
@@ -304,10 +333,10 @@ impl ServerBuilder {
             mounts.push((path, surfaces.len(), Arc::new(mounted.clone())));
             surfaces.push(mounted);
         }
-        let notifier = ResourceNotifier::default();
+        let notifier = ResourceNotifier::shared(&store);
         let mut state = self.state;
         state.insert(notifier.clone());
-        let snapshot = Snapshot::new(registry, &surfaces, &state, None)?;
+        let snapshot = Snapshot::new(registry, &surfaces, &state)?;
         let authenticator = self
             .authenticator
             .unwrap_or_else(|| Arc::new(StaticTokens::new().allow_anonymous(Caller::anonymous())));
@@ -331,6 +360,7 @@ impl ServerBuilder {
                 page_size: self.page_size,
                 seal,
                 tasks,
+                ledger,
             }),
         })
     }

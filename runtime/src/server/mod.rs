@@ -78,9 +78,9 @@ pub enum ServerError {
     /// The key for multi-round input state is unusable (shorter than 32 bytes).
     #[error("request state key: {0}")]
     RequestStateKey(String),
-    /// The task store could not be opened.
+    /// The store could not be opened.
     #[error(transparent)]
-    TaskStore(#[from] crate::task::StoreError),
+    Store(#[from] crate::store::StoreError),
     /// [`Abilities::remove`] found no ability of that name.
     #[error("no ability named `{0}` is served")]
     UnknownAbility(String),
@@ -122,23 +122,17 @@ pub(crate) struct Snapshot {
 }
 
 impl Snapshot {
-    /// The snapshot of `registry` on `surfaces`; `previous` is the one it replaces, whose
-    /// views hand over what outlives a change.
+    /// The snapshot of `registry` on `surfaces`.
     fn new(
         registry: Registry,
         surfaces: &[Surface],
         state: &StateMap,
-        previous: Option<&Snapshot>,
     ) -> Result<Self, ServerError> {
         check_reserved(&registry)?;
         check_requirements(&registry, state)?;
         let views = surfaces
             .iter()
-            .enumerate()
-            .map(|(slot, surface)| {
-                let before = previous.and_then(|p| p.views.get(slot)).map(|v| &**v);
-                View::after(before, surface.clone(), &registry).map(Arc::new)
-            })
+            .map(|surface| View::new(surface.clone(), &registry).map(Arc::new))
             .collect::<Result<Vec<_>, _>>()?;
         let catalog = Arc::new(Catalog::new(&registry));
         let capabilities = builder::capabilities(&catalog, &registry);
@@ -206,6 +200,8 @@ pub(crate) struct Inner {
     pub(crate) seal: StateSeal,
     /// Background tasks and where they are recorded.
     pub(crate) tasks: crate::task::Tasks,
+    /// Confirmation tokens and idempotency keys, in the store.
+    pub(crate) ledger: crate::ledger::Ledger,
 }
 
 impl Inner {
@@ -225,12 +221,7 @@ impl Inner {
         let Some((registry, out)) = change(&current.registry)? else {
             return Ok(None);
         };
-        let next = Arc::new(Snapshot::new(
-            registry,
-            &surfaces,
-            &self.state,
-            Some(&current),
-        )?);
+        let next = Arc::new(Snapshot::new(registry, &surfaces, &self.state)?);
         *self
             .snapshot
             .write()

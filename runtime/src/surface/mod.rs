@@ -8,6 +8,7 @@ use rmcp::model::{CallToolResult, ErrorData, Tool};
 use serde_json::Value;
 
 use crate::error::Lookup;
+use crate::ledger::Holder;
 use crate::pipeline::{self, Stage};
 use crate::rpc::ToRpc;
 
@@ -138,17 +139,9 @@ pub(crate) struct View {
 }
 
 impl View {
+    /// The view of `surface` over `registry`. Nothing passes from the view it replaces:
+    /// what outlives a change (confirmation tokens) is in the server's store.
     pub(crate) fn new(surface: Surface, registry: &Registry) -> Result<Self, SurfaceError> {
-        Self::after(None, surface, registry)
-    }
-
-    /// The view of `surface` over `registry` that replaces `previous` (a live change): what
-    /// outlives a change, the MCP-AQL confirmation tokens, is carried over.
-    pub(crate) fn after(
-        previous: Option<&View>,
-        surface: Surface,
-        registry: &Registry,
-    ) -> Result<Self, SurfaceError> {
         let mut entries: Vec<(Tool, Entry)> = Vec::new();
         // Native tools rank by ability name, which stays put as abilities come and go; the
         // few tools of the other surfaces rank by position.
@@ -171,11 +164,7 @@ impl View {
                 entries.push((meta::execute_tool(&names.execute), Entry::Execute));
             }
             Surface::Aql(config) => {
-                let confirmations = previous
-                    .and_then(|view| view.aql.as_ref())
-                    .map(|table| std::sync::Arc::clone(&table.confirmations))
-                    .unwrap_or_default();
-                let table = aql::Table::new(config.clone(), registry, confirmations)?;
+                let table = aql::Table::new(config.clone(), registry)?;
                 for (tool, endpoint) in table.tools() {
                     entries.push((tool, Entry::Aql(endpoint)));
                 }
@@ -233,7 +222,7 @@ impl View {
         &self,
         registry: &Registry,
         ctx: Context,
-        session: u64,
+        holder: &Holder<'_>,
         name: &str,
         args: Value,
     ) -> Result<CallToolResult, ErrorData> {
@@ -265,7 +254,7 @@ impl View {
             Entry::Execute => Ok(Box::pin(meta::execute(registry, ctx, args)).await),
             Entry::Aql(endpoint) => match &self.aql {
                 Some(table) => {
-                    Ok(Box::pin(aql::call(table, registry, endpoint, ctx, session, args)).await)
+                    Ok(Box::pin(aql::call(table, registry, endpoint, ctx, holder, args)).await)
                 }
                 None => self.finish(Err(AbilityError::internal(
                     "the tool table is inconsistent",

@@ -3,12 +3,10 @@
 //! extension, answers at once with a task; the handler runs on, and its caller polls
 //! `tasks/get`, answers its questions with `tasks/update` and may `tasks/cancel` it.
 //!
-//! Every change of a task is written to its [`TaskStore`] before anyone is told of it, so
+//! Every change of a task is written to its [`Store`] before anyone is told of it, so
 //! what `tasks/get` reads is the store's record: a finished task's result survives a restart
 //! of the server, and a task its process did not live to finish reads as `failed`.
 
-mod sqlite;
-mod store;
 mod watch;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -20,8 +18,7 @@ use rmcp::model::ErrorData;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-pub use sqlite::SqliteTaskStore;
-pub use store::{StoreError, StoreFuture, TaskRecord, TaskStatus, TaskStore};
+pub(crate) use crate::store::{Store, StoreError, TaskRecord, TaskStatus};
 pub(crate) use watch::ListenTasks;
 use watch::Watchers;
 
@@ -59,7 +56,7 @@ fn unknown(id: &str) -> ErrorData {
 
 /// The server's tasks: the store, the tasks this process runs, and their lifetimes.
 pub(crate) struct Tasks {
-    store: Arc<dyn TaskStore>,
+    store: Arc<dyn Store>,
     watchers: Arc<Watchers>,
     live: Mutex<HashMap<String, Arc<Live>>>,
     ttl_ms: u64,
@@ -87,7 +84,7 @@ impl Default for TaskConfig {
 }
 
 impl Tasks {
-    pub(crate) fn new(store: Arc<dyn TaskStore>, config: &TaskConfig) -> Self {
+    pub(crate) fn new(store: Arc<dyn Store>, config: &TaskConfig) -> Self {
         let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1);
         Self {
             store,
@@ -151,7 +148,7 @@ impl Tasks {
         };
         // Recorded before anyone hears of it: `tasks/get` finds it as soon as its id is out.
         self.store
-            .insert(record.clone())
+            .insert_task(record.clone())
             .await
             .map_err(|e| store_failed(&e))?;
         let live = Arc::new(Live {
@@ -174,7 +171,7 @@ impl Tasks {
     /// The task `id` as `owner` may see it: unknown when missing, expired or another's.
     async fn owned(&self, id: &str, owner: &str) -> Result<TaskRecord, ErrorData> {
         self.sweep().await;
-        match self.store.get(id).await.map_err(|e| store_failed(&e))? {
+        match self.store.task(id).await.map_err(|e| store_failed(&e))? {
             Some(record) if record.owner == owner && record.expires_at_ms() >= now_ms() => {
                 Ok(record)
             }
@@ -273,7 +270,7 @@ impl Tasks {
         record.input_requests = None;
         record.updated_at_ms = now_ms();
         let id = record.id.clone();
-        if let Err(error) = self.store.update(record.clone()).await {
+        if let Err(error) = self.store.update_task(record.clone()).await {
             tracing::error!(%error, task = %id, "a finished task could not be recorded");
         }
         self.watchers.notify(&record);
@@ -350,7 +347,7 @@ impl Slot {
 /// its cancellation and the questions it waits on.
 pub(crate) struct Live {
     owner: String,
-    store: Arc<dyn TaskStore>,
+    store: Arc<dyn Store>,
     watchers: Arc<Watchers>,
     record: tokio::sync::Mutex<TaskRecord>,
     pub(crate) cancel: CancellationToken,
@@ -455,7 +452,7 @@ impl Live {
             record.input_requests = Some(Value::Object(asked));
         }
         record.updated_at_ms = now_ms();
-        self.store.update(record.clone()).await?;
+        self.store.update_task(record.clone()).await?;
         self.watchers.notify(&record);
         Ok(())
     }
@@ -487,7 +484,7 @@ impl Live {
             None => figure,
         });
         record.updated_at_ms = now_ms();
-        match self.store.update(record.clone()).await {
+        match self.store.update_task(record.clone()).await {
             Ok(()) => self.watchers.notify(&record),
             Err(error) => tracing::warn!(%error, "a task's progress could not be recorded"),
         }

@@ -9,6 +9,7 @@ use super::confirm::Issued;
 use super::introspect::introspect;
 use super::stages::{Gate, Params, Query};
 use super::{Endpoint, Operation, Severity, Table, recoverable, relations, warning};
+use crate::ledger::{Holder, Idempotent};
 use crate::pipeline::{self, Stage};
 use crate::{AbilityError, Context, ErrorCode, Registry, Semantic};
 
@@ -21,16 +22,16 @@ pub(crate) async fn call(
     registry: &Registry,
     endpoint: &Endpoint,
     ctx: Context,
-    session: u64,
+    holder: &Holder<'_>,
     args: Value,
 ) -> CallToolResult {
     let answer = match check_payload(table, &args) {
         Err(error) => Answer::Failed(error, None),
         Ok(()) => match args.get("operations") {
             Some(operations) => {
-                batch(table, registry, endpoint, &ctx, session, &args, operations).await
+                batch(table, registry, endpoint, &ctx, holder, &args, operations).await
             }
-            None => single(table, registry, endpoint, &ctx, session, &args).await,
+            None => single(table, registry, endpoint, &ctx, holder, &args).await,
         },
     };
     respond(table, answer)
@@ -206,7 +207,7 @@ async fn single(
     registry: &Registry,
     endpoint: &Endpoint,
     ctx: &Context,
-    session: u64,
+    holder: &Holder<'_>,
     args: &Value,
 ) -> Answer {
     let Some(request) = args.as_object() else {
@@ -218,7 +219,7 @@ async fn single(
             None,
         );
     };
-    match operation(table, registry, endpoint, ctx, session, request).await {
+    match operation(table, registry, endpoint, ctx, holder, request).await {
         Ok((data, warnings)) => Answer::Done(data, warnings),
         Err((error, issued)) => Answer::Failed(error, issued),
     }
@@ -227,14 +228,110 @@ async fn single(
 /// A refused operation: the error, and the token issued when it needs confirmation.
 type Refusal = (AbilityError, Option<Issued>);
 
-/// Run one `{operation, params}` request through `endpoint`: route it to its ability, then
-/// through the pipeline with MCP-AQL's stages.
+/// Run one `{operation, params}` request through `endpoint`. With `params._idempotency_key`
+/// it runs at most once per caller and key: a retry gets the first outcome, a retry with
+/// other parameters is refused. A refusal that asks for confirmation (or turns a token
+/// down) frees the key, so the confirmed retry runs.
 pub(super) async fn operation(
     table: &Table,
     registry: &Registry,
     endpoint: &Endpoint,
     ctx: &Context,
-    session: u64,
+    holder: &Holder<'_>,
+    request: &Map<String, Value>,
+) -> Result<(Value, Vec<Value>), Refusal> {
+    let key = request
+        .get("params")
+        .and_then(|p| p.get("_idempotency_key"))
+        .cloned();
+    let Some(key) = key else {
+        return operation_once(table, registry, endpoint, ctx, holder, request).await;
+    };
+    let name = request.get("operation").cloned().unwrap_or(Value::Null);
+    let mut sent = request
+        .get("params")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    sent.retain(|k, _| !k.starts_with('_'));
+    let what = json!(["mcp-aql", name, Value::Object(sent)]);
+    let claim = match Idempotent::claim(holder, &key, "mcp-aql", &what).await {
+        Ok(Idempotent::Run(claim)) => claim,
+        Ok(Idempotent::Replay(outcome)) => return replayed(outcome),
+        Err(error) => return Err((error, None)),
+    };
+    let outcome = Box::pin(operation_once(
+        table, registry, endpoint, ctx, holder, request,
+    ))
+    .await;
+    match &outcome {
+        Ok((data, warnings)) => {
+            let record = json!({"data": data, "warnings": warnings});
+            Idempotent::settle(&claim, holder, &record).await;
+        }
+        Err((error, _)) if frees_key(error.code()) => Idempotent::release(&claim, holder).await,
+        Err((error, _)) => {
+            let mut failed = json!({"code": error.code().as_str(), "message": error.message()});
+            if let Some(details) = error.details() {
+                failed["details"] = details.clone();
+            }
+            Idempotent::settle(&claim, holder, &json!({"error": failed})).await;
+        }
+    }
+    outcome
+}
+
+/// Refusals that leave nothing to remember: the caller is meant to retry, confirmed.
+fn frees_key(code: &ErrorCode) -> bool {
+    matches!(
+        code,
+        ErrorCode::ConfirmationRequired
+            | ErrorCode::TokenInvalid
+            | ErrorCode::TokenExpired
+            | ErrorCode::TokenAlreadyUsed
+            | ErrorCode::TokenScopeMismatch
+            | ErrorCode::LimitExceeded
+    )
+}
+
+/// A recorded outcome, as the first call answered it.
+#[allow(clippy::result_large_err, reason = "the refusal of `operation`, returned as is")]
+fn replayed(outcome: Value) -> Result<(Value, Vec<Value>), Refusal> {
+    if let Some(error) = outcome.get("error") {
+        let text = |k: &str| {
+            error
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        let mut failed = AbilityError::new(
+            ErrorCode::Custom(text("code").into()).canonical(),
+            text("message"),
+        );
+        if let Some(details) = error.get("details") {
+            failed = failed.with_details(details.clone());
+        }
+        return Err((failed, None));
+    }
+    let warnings = match outcome.get("warnings") {
+        Some(Value::Array(warnings)) => warnings.clone(),
+        _ => Vec::new(),
+    };
+    Ok((
+        outcome.get("data").cloned().unwrap_or(Value::Null),
+        warnings,
+    ))
+}
+
+/// Run one `{operation, params}` request through `endpoint`: route it to its ability, then
+/// through the pipeline with MCP-AQL's stages.
+async fn operation_once(
+    table: &Table,
+    registry: &Registry,
+    endpoint: &Endpoint,
+    ctx: &Context,
+    holder: &Holder<'_>,
     request: &Map<String, Value>,
 ) -> Result<(Value, Vec<Value>), Refusal> {
     let refused = |error: AbilityError| (error, None);
@@ -298,7 +395,7 @@ pub(super) async fn operation(
     let gate = op.danger.needs_confirmation().then(|| Gate {
         table,
         op,
-        session,
+        holder,
         sent: params.clone(),
         token,
         issued: OnceLock::new(),
@@ -344,7 +441,7 @@ pub(super) async fn operation(
                     table,
                     registry,
                     ctx,
-                    session,
+                    holder,
                     relation,
                     &mut data,
                     &mut warnings,
@@ -487,7 +584,7 @@ async fn batch(
     registry: &Registry,
     endpoint: &Endpoint,
     ctx: &Context,
-    session: u64,
+    holder: &Holder<'_>,
     args: &Value,
     operations: &Value,
 ) -> Answer {
@@ -536,7 +633,7 @@ async fn batch(
     for (index, item) in items.iter().enumerate() {
         let name = item.get("operation").cloned().unwrap_or(Value::Null);
         let outcome = match item.as_object() {
-            Some(request) => operation(table, registry, endpoint, ctx, session, request).await,
+            Some(request) => operation(table, registry, endpoint, ctx, holder, request).await,
             None => Err((
                 AbilityError::new(
                     ErrorCode::ValidationInvalidType,

@@ -1,32 +1,24 @@
-//! Confirmation tokens: single use, bound to a session, an operation and a SHA-256 of its
-//! canonical parameters, expiring after a time limit.
+//! Confirmation tokens: signed, so any replica sharing the key verifies them; bound to their
+//! holder; recorded in the store's ledger with the operation and a SHA-256 of the canonical
+//! parameters they confirm, and spendable once there; expiring after a time limit.
+//!
+//! A token is `conf_` and 54 URL-safe characters: a 128-bit id, the expiry (milliseconds
+//! since the epoch) and the first 128 bits of an HMAC-SHA256 over both and the holder.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
+use crate::ledger::{Holder, hex, store_failed};
+use crate::store::{Spend, TokenRecord};
 use crate::{AbilityError, ErrorCode};
 
 /// Tolerance added to the expiry for clocks that disagree.
-const SKEW: Duration = Duration::from_secs(30);
-/// Live tokens kept at most; the oldest go first.
-const MAX_TOKENS: usize = 10_000;
-
-#[derive(Debug)]
-struct Token {
-    session: u64,
-    operation: String,
-    params: [u8; 32],
-    expires: Instant,
-    used: bool,
-}
-
-/// The tokens issued by one surface.
-#[derive(Debug, Default)]
-pub(crate) struct Tokens(Mutex<HashMap<String, Token>>);
+const SKEW_MS: u64 = 30_000;
+/// What every token starts with.
+const PREFIX: &str = "conf_";
+const TAG: usize = 16;
 
 /// A token handed to the caller.
 pub(crate) struct Issued {
@@ -36,106 +28,143 @@ pub(crate) struct Issued {
     pub(crate) message: String,
 }
 
-impl Tokens {
-    /// Issue a token for `operation` with `params`, valid for `ttl` in `session`; `message` is
-    /// what the user is asked.
-    pub(crate) fn issue(
-        &self,
-        session: u64,
-        operation: &str,
-        params: &Map<String, Value>,
-        ttl: Duration,
-        message: String,
-    ) -> Result<Issued, AbilityError> {
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).map_err(|e| {
-            tracing::error!(error = %e, "no randomness for a confirmation token");
-            AbilityError::internal("a confirmation token could not be issued")
-        })?;
-        let token = format!(
-            "conf_{}",
+/// The signature of token `id` expiring at `exp` for `holder`.
+fn tag(holder: &Holder<'_>, id: &[u8], exp: u64) -> Option<[u8; 32]> {
+    let key = &holder.inner.seal.token_key;
+    crate::digest::keyed(key, &[id, &exp.to_be_bytes(), holder.id.as_bytes()])
+}
+
+/// Issue `holder` a token for `operation` with `params`, valid for `ttl`; `message` is what
+/// the user is asked. A holder with as many unspent tokens as the server allows is refused
+/// (`LIMIT_EXCEEDED`) until some are spent or expire; no other holder's tokens are touched.
+pub(crate) async fn issue(
+    holder: &Holder<'_>,
+    operation: &str,
+    params: &Map<String, Value>,
+    ttl: Duration,
+    message: String,
+) -> Result<Issued, AbilityError> {
+    let cannot = || AbilityError::internal("a confirmation token could not be issued");
+    let mut id = [0u8; 16];
+    getrandom::fill(&mut id).map_err(|e| {
+        tracing::error!(error = %e, "no randomness for a confirmation token");
+        cannot()
+    })?;
+    let now = crate::clock::now_ms();
+    let exp = now.saturating_add(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
+    let tag = tag(holder, &id, exp).ok_or_else(cannot)?;
+    let ledger = holder.ledger();
+    let record = TokenRecord {
+        id: hex(&id),
+        holder: holder.id.clone(),
+        operation: operation.to_owned(),
+        params: hex(&digest(params)),
+        issued_at_ms: now,
+        expires_at_ms: exp.saturating_add(SKEW_MS),
+    };
+    let recorded = ledger
+        .store
+        .issue_token(&record, ledger.tokens_per_holder)
+        .await
+        .map_err(|e| store_failed(&e))?;
+    if !recorded {
+        return Err(AbilityError::new(
+            ErrorCode::LimitExceeded,
+            format!(
+                "You hold {} unspent confirmation tokens, as many as this server allows: \
+                 confirm or let some expire first",
+                ledger.tokens_per_holder
+            ),
+        )
+        .with_details(json!({"limit": ledger.tokens_per_holder, "of": "confirmation tokens"})));
+    }
+    let mut bytes = Vec::with_capacity(16 + 8 + TAG);
+    bytes.extend_from_slice(&id);
+    bytes.extend_from_slice(&exp.to_be_bytes());
+    bytes.extend_from_slice(&tag[..TAG]);
+    Ok(Issued {
+        token: format!(
+            "{PREFIX}{}",
             base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-        );
-        let now = Instant::now();
-        let mut tokens = self.lock();
-        tokens.retain(|_, t| t.expires + SKEW > now && !t.used);
-        if tokens.len() >= MAX_TOKENS
-            && let Some(oldest) = tokens
-                .iter()
-                .min_by_key(|(_, t)| t.expires)
-                .map(|(k, _)| k.clone())
-        {
-            tokens.remove(&oldest);
-        }
-        tokens.insert(
-            token.clone(),
-            Token {
-                session,
-                operation: operation.to_owned(),
-                params: digest(params),
-                expires: now + ttl,
-                used: false,
-            },
-        );
-        Ok(Issued {
-            token,
-            expires_at: rfc3339(SystemTime::now() + ttl),
-            message,
+        ),
+        expires_at: rfc3339(SystemTime::UNIX_EPOCH + Duration::from_millis(exp)),
+        message,
+    })
+}
+
+/// Spend `token` on `operation` with `params`: each failed check has its own code. The
+/// token is spent in the ledger before the operation runs, so of two replicas redeeming it
+/// at once one succeeds.
+pub(crate) async fn redeem(
+    holder: &Holder<'_>,
+    token: &str,
+    operation: &str,
+    params: &Map<String, Value>,
+) -> Result<(), AbilityError> {
+    let shown: String = token.chars().take(80).collect();
+    let with_token = |code: ErrorCode, message: String| {
+        AbilityError::new(code, message).with_details(json!({ "token": shown }))
+    };
+    let invalid = || {
+        with_token(
+            ErrorCode::TokenInvalid,
+            format!("Confirmation token '{shown}' is not valid here"),
+        )
+    };
+    let bytes = token
+        .strip_prefix(PREFIX)
+        .and_then(|b| {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(b)
+                .ok()
         })
+        .filter(|b| b.len() == 16 + 8 + TAG)
+        .ok_or_else(invalid)?;
+    let (id, rest) = bytes.split_at(16);
+    let (exp, sent_tag) = rest.split_at(8);
+    let exp = u64::from_be_bytes(exp.try_into().map_err(|_| invalid())?);
+    let expected = tag(holder, id, exp).ok_or_else(invalid)?;
+    if !crate::digest::same(&expected[..TAG], sent_tag) {
+        return Err(invalid());
     }
-
-    /// Spend `token` on `operation` with `params`: each failed check has its own code. The
-    /// token is marked used before the operation runs.
-    pub(crate) fn redeem(
-        &self,
-        session: u64,
-        token: &str,
-        operation: &str,
-        params: &Map<String, Value>,
-    ) -> Result<(), AbilityError> {
-        let shown: String = token.chars().take(80).collect();
-        let mut tokens = self.lock();
-        let Some(record) = tokens.get_mut(token).filter(|t| t.session == session) else {
-            return Err(AbilityError::new(
-                ErrorCode::TokenInvalid,
-                format!("Confirmation token '{shown}' is not valid here"),
-            )
-            .with_details(json!({ "token": shown })));
-        };
-        if record.used {
-            return Err(AbilityError::new(
-                ErrorCode::TokenAlreadyUsed,
-                format!("Confirmation token '{shown}' was already used"),
-            )
-            .with_details(json!({ "token": shown })));
-        }
-        if Instant::now() > record.expires + SKEW {
-            return Err(AbilityError::new(
-                ErrorCode::TokenExpired,
-                format!("Confirmation token '{shown}' expired; ask again"),
-            )
-            .with_details(json!({ "token": shown })));
-        }
-        if record.operation != operation || record.params != digest(params) {
-            return Err(AbilityError::new(
-                ErrorCode::TokenScopeMismatch,
-                format!(
-                    "Confirmation token '{shown}' confirms '{}' with other parameters",
-                    record.operation
-                ),
-            )
-            .with_details(json!({
-                "token": shown,
-                "token_operation": record.operation,
-                "requested_operation": operation
-            })));
-        }
-        record.used = true;
-        Ok(())
+    if crate::clock::now_ms() > exp.saturating_add(SKEW_MS) {
+        return Err(with_token(
+            ErrorCode::TokenExpired,
+            format!("Confirmation token '{shown}' expired; ask again"),
+        ));
     }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Token>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    let record = TokenRecord {
+        id: hex(id),
+        holder: holder.id.clone(),
+        operation: operation.to_owned(),
+        params: hex(&digest(params)),
+        issued_at_ms: 0,
+        expires_at_ms: exp,
+    };
+    let spent = holder
+        .ledger()
+        .store
+        .spend_token(&record)
+        .await
+        .map_err(|e| store_failed(&e))?;
+    match spent {
+        Spend::Spent => Ok(()),
+        Spend::AlreadyUsed => Err(with_token(
+            ErrorCode::TokenAlreadyUsed,
+            format!("Confirmation token '{shown}' was already used"),
+        )),
+        Spend::OtherScope {
+            operation: confirms,
+        } => Err(AbilityError::new(
+            ErrorCode::TokenScopeMismatch,
+            format!("Confirmation token '{shown}' confirms '{confirms}' with other parameters"),
+        )
+        .with_details(json!({
+            "token": shown,
+            "token_operation": confirms,
+            "requested_operation": operation
+        }))),
+        Spend::Unknown => Err(invalid()),
     }
 }
 
@@ -153,60 +182,6 @@ pub(crate) fn rfc3339(time: SystemTime) -> String {
 mod tests {
     use super::*;
     use std::time::UNIX_EPOCH;
-
-    fn params(value: Value) -> Map<String, Value> {
-        match value {
-            Value::Object(map) => map,
-            _ => Map::new(),
-        }
-    }
-
-    #[test]
-    fn tokens_are_single_use_and_bound() {
-        let tokens = Tokens::default();
-        let p = params(json!({"id": 3, "opts": {"b": 1, "a": 2}}));
-        let same = params(json!({"opts": {"a": 2, "b": 1}, "id": 3}));
-        let issued = tokens
-            .issue(1, "delete_todo", &p, Duration::from_secs(60), String::new())
-            .unwrap();
-        assert!(issued.token.starts_with("conf_") && issued.token.len() == 48);
-        let code = |r: Result<(), AbilityError>| r.unwrap_err().code().as_str().to_owned();
-        assert_eq!(
-            code(tokens.redeem(2, &issued.token, "delete_todo", &p)),
-            "TOKEN_INVALID"
-        );
-        assert_eq!(
-            code(tokens.redeem(1, &issued.token, "delete_todo", &params(json!({"id": 4})))),
-            "TOKEN_SCOPE_MISMATCH"
-        );
-        assert!(
-            tokens
-                .redeem(1, &issued.token, "delete_todo", &same)
-                .is_ok()
-        );
-        assert_eq!(
-            code(tokens.redeem(1, &issued.token, "delete_todo", &p)),
-            "TOKEN_ALREADY_USED"
-        );
-        assert_eq!(
-            code(tokens.redeem(1, "conf_nope", "delete_todo", &p)),
-            "TOKEN_INVALID"
-        );
-    }
-
-    #[test]
-    fn expired_tokens_are_refused() {
-        let tokens = Tokens::default();
-        let p = Map::new();
-        let issued = tokens
-            .issue(1, "op", &p, Duration::ZERO, String::new())
-            .unwrap();
-        if let Some(t) = tokens.lock().get_mut(&issued.token) {
-            t.expires = Instant::now().checked_sub(SKEW * 2).unwrap_or(t.expires);
-        }
-        let error = tokens.redeem(1, &issued.token, "op", &p).unwrap_err();
-        assert_eq!(error.code().as_str(), "TOKEN_EXPIRED");
-    }
 
     #[test]
     fn dates_are_rfc3339() {

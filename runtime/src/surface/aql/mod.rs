@@ -168,17 +168,10 @@ pub(crate) struct Table {
     pub(crate) operations: Vec<Operation>,
     by_name: HashMap<String, usize>,
     pub(crate) families: Vec<String>,
-    /// Shared with the tables that replace this one when abilities change, so a token
-    /// issued before a change is still redeemed after it.
-    pub(crate) confirmations: Arc<confirm::Tokens>,
 }
 
 impl Table {
-    pub(crate) fn new(
-        config: Aql,
-        registry: &Registry,
-        confirmations: Arc<confirm::Tokens>,
-    ) -> Result<Self, SurfaceError> {
+    pub(crate) fn new(config: Aql, registry: &Registry) -> Result<Self, SurfaceError> {
         let mut operations: Vec<Operation> = Vec::new();
         let mut by_name: HashMap<String, usize> = HashMap::new();
         by_name.insert("introspect".to_owned(), usize::MAX);
@@ -237,7 +230,6 @@ impl Table {
             operations,
             by_name,
             families,
-            confirmations,
         })
     }
 

@@ -9,9 +9,10 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value, json};
 
-use super::confirm::Issued;
+use super::confirm::{self, Issued};
 use super::query::{self, State};
 use super::{Operation, Table};
+use crate::ledger::Holder;
 use crate::pipeline::{Call, CallOutput, Place, Stage, StageFuture};
 use crate::{AbilityError, Context, ElicitAction, ErrorCode};
 
@@ -78,7 +79,7 @@ impl Stage for Query<'_> {
 pub(super) struct Gate<'t> {
     pub(super) table: &'t Table,
     pub(super) op: &'t Operation,
-    pub(super) session: u64,
+    pub(super) holder: &'t Holder<'t>,
     /// The parameters as sent (without `_` keys): what a token is bound to.
     pub(super) sent: Map<String, Value>,
     pub(super) token: Option<String>,
@@ -102,9 +103,7 @@ impl Stage for Gate<'_> {
 async fn confirm(gate: &Gate<'_>, ctx: &Context) -> Result<(), AbilityError> {
     let (table, op, params) = (gate.table, gate.op, &gate.sent);
     if let Some(token) = &gate.token {
-        return table
-            .confirmations
-            .redeem(gate.session, token, &op.name, params);
+        return confirm::redeem(gate.holder, token, &op.name, params).await;
     }
     let message = format!(
         "Confirm {} operation '{}' with {}",
@@ -137,13 +136,14 @@ async fn confirm(gate: &Gate<'_>, ctx: &Context) -> Result<(), AbilityError> {
             Err(_) => {}
         }
     }
-    let issued = table.confirmations.issue(
-        gate.session,
+    let issued = confirm::issue(
+        gate.holder,
         &op.name,
         params,
         table.config.confirm_ttl,
         message.clone(),
-    )?;
+    )
+    .await?;
     let _ = gate.issued.set(issued);
     Err(AbilityError::new(
         ErrorCode::ConfirmationRequired,

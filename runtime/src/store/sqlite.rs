@@ -1,4 +1,4 @@
-//! The embedded task store: one SQLite table.
+//! The embedded store: SQLite tables for tasks, confirmation tokens and idempotency records.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -6,22 +6,25 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
-use super::store::{StoreError, StoreFuture, TaskRecord, TaskStatus, TaskStore};
+use super::{
+    Claim, Claimed, Spend, Store, StoreError, StoreFuture, TaskRecord, TaskStatus, TokenRecord,
+};
 
-/// Task records in SQLite: a file, so finished tasks outlive the process, or memory.
+/// The embedded [`Store`]: SQLite, in a file (so finished tasks and spent tokens outlive the
+/// process) or in memory. One process uses it; replicas share a `PostgresStore`.
 ///
 /// Opening a file marks the tasks it holds as running (`working`, `input_required`) as
 /// `failed`: the process that ran them is gone, and a task is never left to read as running
 /// when nothing runs it.
 ///
 /// ```
-/// use abilities::SqliteTaskStore;
+/// use abilities::SqliteStore;
 ///
-/// let store = SqliteTaskStore::memory().unwrap();
-/// let server = abilities::Server::builder().task_store(store).build().unwrap();
+/// let store = SqliteStore::memory().unwrap();
+/// let server = abilities::Server::builder().store(store).build().unwrap();
 /// # drop(server);
 /// ```
-pub struct SqliteTaskStore {
+pub struct SqliteStore {
     db: Arc<Mutex<Connection>>,
 }
 
@@ -32,7 +35,7 @@ fn failed(e: rusqlite::Error) -> StoreError {
     StoreError(e.to_string())
 }
 
-impl SqliteTaskStore {
+impl SqliteStore {
     /// The store in the SQLite file at `path` (created, with its table, if missing).
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         let db = Connection::open(path).map_err(failed)?;
@@ -65,7 +68,26 @@ impl SqliteTaskStore {
                 result TEXT,
                 error TEXT
             );
-            CREATE INDEX IF NOT EXISTS abilities_tasks_expiry ON abilities_tasks (expires_at_ms);",
+            CREATE INDEX IF NOT EXISTS abilities_tasks_expiry ON abilities_tasks (expires_at_ms);
+            CREATE TABLE IF NOT EXISTS abilities_tokens (
+                id TEXT PRIMARY KEY,
+                holder TEXT NOT NULL,
+                operation TEXT NOT NULL,
+                params TEXT NOT NULL,
+                issued_at_ms INTEGER NOT NULL,
+                expires_at_ms INTEGER NOT NULL,
+                spent INTEGER NOT NULL DEFAULT 0
+            );
+            CREATE INDEX IF NOT EXISTS abilities_tokens_holder ON abilities_tokens (holder, expires_at_ms);
+            CREATE TABLE IF NOT EXISTS abilities_idempotency (
+                holder TEXT NOT NULL,
+                key TEXT NOT NULL,
+                digest TEXT NOT NULL,
+                started_at_ms INTEGER NOT NULL,
+                expires_at_ms INTEGER NOT NULL,
+                outcome TEXT,
+                PRIMARY KEY (holder, key)
+            );",
         )
         .map_err(failed)?;
         let error = serde_json::json!({"code": -32603, "message": INTERRUPTED}).to_string();
@@ -78,7 +100,7 @@ impl SqliteTaskStore {
                 params![
                     INTERRUPTED,
                     error,
-                    i64::try_from(super::now_ms()).unwrap_or(i64::MAX)
+                    i64::try_from(crate::clock::now_ms()).unwrap_or(i64::MAX)
                 ],
             )
             .map_err(failed)?;
@@ -96,13 +118,13 @@ impl SqliteTaskStore {
     /// Run `f` on the connection, off the async runtime's threads (SQLite blocks).
     fn run<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> StoreFuture<'static, T> {
         let db = Arc::clone(&self.db);
         Box::pin(async move {
             tokio::task::spawn_blocking(move || {
-                let db = db.lock().unwrap_or_else(PoisonError::into_inner);
-                f(&db).map_err(failed)
+                let mut db = db.lock().unwrap_or_else(PoisonError::into_inner);
+                f(&mut db).map_err(failed)
             })
             .await
             .map_err(|e| StoreError(format!("the store's thread failed: {e}")))?
@@ -143,8 +165,8 @@ fn record(row: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRecord> {
     })
 }
 
-impl TaskStore for SqliteTaskStore {
-    fn insert(&self, r: TaskRecord) -> StoreFuture<'_, ()> {
+impl Store for SqliteStore {
+    fn insert_task(&self, r: TaskRecord) -> StoreFuture<'_, ()> {
         self.run(move |db| {
             db.execute(
                 "INSERT INTO abilities_tasks (id, owner, status, status_message, created_at_ms,
@@ -170,7 +192,7 @@ impl TaskStore for SqliteTaskStore {
         })
     }
 
-    fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
+    fn task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
         let id = id.to_owned();
         self.run(move |db| {
             db.query_row(
@@ -184,7 +206,7 @@ impl TaskStore for SqliteTaskStore {
         })
     }
 
-    fn update(&self, r: TaskRecord) -> StoreFuture<'_, ()> {
+    fn update_task(&self, r: TaskRecord) -> StoreFuture<'_, ()> {
         self.run(move |db| {
             db.execute(
                 "UPDATE abilities_tasks
@@ -205,14 +227,164 @@ impl TaskStore for SqliteTaskStore {
         })
     }
 
-    fn sweep(&self, now_ms: u64) -> StoreFuture<'_, u64> {
+    fn issue_token<'a>(&'a self, token: &'a TokenRecord, limit: u32) -> StoreFuture<'a, bool> {
+        let t = token.clone();
+        self.run(move |db| {
+            let tx = db.transaction()?;
+            let live: i64 = tx.query_row(
+                "SELECT COUNT(*) FROM abilities_tokens
+                 WHERE holder = ?1 AND spent = 0 AND expires_at_ms >= ?2",
+                params![t.holder, int(t.issued_at_ms)],
+                |row| row.get(0),
+            )?;
+            if live >= i64::from(limit) {
+                return Ok(false);
+            }
+            tx.execute(
+                "INSERT INTO abilities_tokens
+                    (id, holder, operation, params, issued_at_ms, expires_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    t.id,
+                    t.holder,
+                    t.operation,
+                    t.params,
+                    int(t.issued_at_ms),
+                    int(t.expires_at_ms)
+                ],
+            )?;
+            tx.commit().map(|()| true)
+        })
+    }
+
+    fn spend_token<'a>(&'a self, token: &'a TokenRecord) -> StoreFuture<'a, Spend> {
+        let t = token.clone();
+        self.run(move |db| {
+            let spent = db.execute(
+                "UPDATE abilities_tokens SET spent = 1
+                 WHERE id = ?1 AND holder = ?2 AND operation = ?3 AND params = ?4 AND spent = 0",
+                params![t.id, t.holder, t.operation, t.params],
+            )?;
+            if spent == 1 {
+                return Ok(Spend::Spent);
+            }
+            let found: Option<(bool, String)> = db
+                .query_row(
+                    "SELECT spent, operation FROM abilities_tokens WHERE id = ?1 AND holder = ?2",
+                    params![t.id, t.holder],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
+                .optional()?;
+            Ok(refused(found))
+        })
+    }
+
+    fn claim<'a>(&'a self, claim: &'a Claim) -> StoreFuture<'a, Claimed> {
+        let c = claim.clone();
+        self.run(move |db| {
+            let tx = db.transaction()?;
+            tx.execute(
+                "DELETE FROM abilities_idempotency
+                 WHERE holder = ?1 AND key = ?2 AND expires_at_ms < ?3",
+                params![c.holder, c.key, int(c.now_ms)],
+            )?;
+            let inserted = tx.execute(
+                "INSERT OR IGNORE INTO abilities_idempotency
+                    (holder, key, digest, started_at_ms, expires_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    c.holder,
+                    c.key,
+                    c.digest,
+                    int(c.now_ms),
+                    int(c.expires_at_ms)
+                ],
+            )?;
+            let claimed = if inserted == 1 {
+                Claimed::New
+            } else {
+                let (digest, started, outcome): (String, i64, Option<String>) = tx.query_row(
+                    "SELECT digest, started_at_ms, outcome FROM abilities_idempotency
+                     WHERE holder = ?1 AND key = ?2",
+                    params![c.holder, c.key],
+                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+                )?;
+                existing(&c, &digest, started, outcome.as_deref())
+            };
+            tx.commit().map(|()| claimed)
+        })
+    }
+
+    fn settle<'a>(
+        &'a self,
+        holder: &'a str,
+        key: &'a str,
+        outcome: &'a Value,
+    ) -> StoreFuture<'a, ()> {
+        let (holder, key, outcome) = (holder.to_owned(), key.to_owned(), outcome.to_string());
         self.run(move |db| {
             db.execute(
-                "DELETE FROM abilities_tasks WHERE expires_at_ms < ?1",
-                [int(now_ms)],
+                "UPDATE abilities_idempotency SET outcome = ?3 WHERE holder = ?1 AND key = ?2",
+                params![holder, key, outcome],
             )
-            .map(|n| n as u64)
+            .map(drop)
         })
+    }
+
+    fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> StoreFuture<'a, ()> {
+        let (holder, key) = (holder.to_owned(), key.to_owned());
+        self.run(move |db| {
+            db.execute(
+                "DELETE FROM abilities_idempotency
+                 WHERE holder = ?1 AND key = ?2 AND outcome IS NULL",
+                params![holder, key],
+            )
+            .map(drop)
+        })
+    }
+
+    fn sweep(&self, now_ms: u64) -> StoreFuture<'_, u64> {
+        self.run(move |db| {
+            let mut gone = 0;
+            for table in [
+                "abilities_tasks",
+                "abilities_tokens",
+                "abilities_idempotency",
+            ] {
+                gone += db.execute(
+                    &format!("DELETE FROM {table} WHERE expires_at_ms < ?1"),
+                    [int(now_ms)],
+                )? as u64;
+            }
+            Ok(gone)
+        })
+    }
+}
+
+/// Why a token was not spent: `found` is its record's (spent, operation), if any.
+pub(super) fn refused(found: Option<(bool, String)>) -> Spend {
+    match found {
+        None => Spend::Unknown,
+        Some((true, _)) => Spend::AlreadyUsed,
+        Some((false, operation)) => Spend::OtherScope { operation },
+    }
+}
+
+/// What an idempotency claim found in a record already there.
+pub(super) fn existing(
+    claim: &Claim,
+    digest: &str,
+    started: i64,
+    outcome: Option<&str>,
+) -> Claimed {
+    if digest != claim.digest {
+        return Claimed::Conflict;
+    }
+    match outcome.and_then(|o| serde_json::from_str(o).ok()) {
+        Some(outcome) => Claimed::Done { outcome },
+        None => Claimed::Running {
+            started_at_ms: u64::try_from(started).unwrap_or(0),
+        },
     }
 }
 
@@ -251,16 +423,16 @@ mod tests {
 
     #[test]
     fn records_round_trip_and_expired_ones_are_swept() {
-        let store = SqliteTaskStore::memory().expect("a store");
+        let store = SqliteStore::memory().expect("a store");
         let mut done = record("done", TaskStatus::Completed, 10_000);
         done.result = Some(serde_json::json!({"content": [], "isError": false}));
-        block(store.insert(done.clone()));
-        block(store.insert(record("old", TaskStatus::Completed, 1_000)));
-        assert_eq!(block(store.get("done")), Some(done.clone()));
+        block(store.insert_task(done.clone()));
+        block(store.insert_task(record("old", TaskStatus::Completed, 1_000)));
+        assert_eq!(block(store.task("done")), Some(done.clone()));
         // `old` expired at 2 000, `done` lives until 11 000.
         assert_eq!(block(store.sweep(5_000)), 1);
-        assert_eq!(block(store.get("old")), None);
-        assert_eq!(block(store.get("done")), Some(done));
+        assert_eq!(block(store.task("old")), None);
+        assert_eq!(block(store.task("done")), Some(done));
     }
 
     #[test]
@@ -268,19 +440,19 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("abilities-store-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a directory");
         let path = dir.join("tasks.db");
-        let now = super::super::now_ms();
+        let now = crate::clock::now_ms();
         {
-            let store = SqliteTaskStore::open(&path).expect("a store");
-            block(store.insert(record("running", TaskStatus::Working, now)));
+            let store = SqliteStore::open(&path).expect("a store");
+            block(store.insert_task(record("running", TaskStatus::Working, now)));
             let mut asking = record("asking", TaskStatus::InputRequired, now);
             asking.input_requests =
                 Some(serde_json::json!({"go": {"method": "elicitation/create"}}));
-            block(store.insert(asking));
-            block(store.insert(record("done", TaskStatus::Completed, now)));
+            block(store.insert_task(asking));
+            block(store.insert_task(record("done", TaskStatus::Completed, now)));
         }
-        let store = SqliteTaskStore::open(&path).expect("reopened");
+        let store = SqliteStore::open(&path).expect("reopened");
         for id in ["running", "asking"] {
-            let found = block(store.get(id)).expect("still there");
+            let found = block(store.task(id)).expect("still there");
             assert_eq!(found.status, TaskStatus::Failed, "{id}");
             assert_eq!(found.status_message.as_deref(), Some(INTERRUPTED));
             assert_eq!(found.input_requests, None);
@@ -289,7 +461,7 @@ mod tests {
                 Some(serde_json::json!({"code": -32603, "message": INTERRUPTED}))
             );
         }
-        let done = block(store.get("done")).expect("still there");
+        let done = block(store.task("done")).expect("still there");
         assert_eq!(done.status, TaskStatus::Completed);
         drop(store);
         let _ = std::fs::remove_dir_all(&dir);

@@ -1,0 +1,233 @@
+//! What outlives a request: the [`Store`] trait and its records. Background tasks, the
+//! confirmation ledger, idempotency records and resource updates all go through it, so
+//! replicas that share a store share them.
+//!
+//! [`SqliteStore`] is embedded (nothing to install); `PostgresStore` (feature `postgres`)
+//! is shared by every replica that connects to the same database.
+
+#[cfg(feature = "postgres")]
+mod postgres;
+mod sqlite;
+
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresStore;
+pub use sqlite::SqliteStore;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::Value;
+
+/// The status of a background task, as the tasks extension names it on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskStatus {
+    /// Running.
+    Working,
+    /// Waiting for answers to its input requests (`tasks/update`).
+    InputRequired,
+    /// Finished with a result (a tool error included).
+    Completed,
+    /// Finished without a result: the server failed it.
+    Failed,
+    /// Cancelled by its caller.
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// The wire form: `working`, `input_required`, `completed`, `failed`, `cancelled`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Working => "working",
+            Self::InputRequired => "input_required",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    /// The status of its wire form.
+    pub fn parse(status: &str) -> Option<Self> {
+        [
+            Self::Working,
+            Self::InputRequired,
+            Self::Completed,
+            Self::Failed,
+            Self::Cancelled,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == status)
+    }
+
+    /// Whether the task has finished (completed, failed or cancelled).
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
+    }
+}
+
+/// One task as a store keeps it. Times are milliseconds since the Unix epoch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskRecord {
+    /// The task id (random, 128 bits, hex).
+    pub id: String,
+    /// The principal of the caller that created it: only that caller may see it.
+    pub owner: String,
+    /// Where it stands.
+    pub status: TaskStatus,
+    /// What it is doing or why it ended, for people.
+    pub status_message: Option<String>,
+    /// When it was created.
+    pub created_at_ms: u64,
+    /// When its status, message or input requests last changed.
+    pub updated_at_ms: u64,
+    /// How long after creation it is kept; past it the task is gone.
+    pub ttl_ms: u64,
+    /// How often a client should poll it.
+    pub poll_interval_ms: u64,
+    /// The questions it waits for (`{key: request}`), while `input_required`.
+    pub input_requests: Option<Value>,
+    /// The tool result, once completed.
+    pub result: Option<Value>,
+    /// The error (`{code, message, data?}`), once failed.
+    pub error: Option<Value>,
+}
+
+impl TaskRecord {
+    /// When the task expires.
+    pub fn expires_at_ms(&self) -> u64 {
+        self.created_at_ms.saturating_add(self.ttl_ms)
+    }
+}
+
+/// A confirmation token as the ledger keeps it: issued to `holder`, spendable once until
+/// `expires_at_ms`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokenRecord {
+    /// The token's id (random, 128 bits, hex); the token itself is sealed and names it.
+    pub id: String,
+    /// Who the token was issued to (a principal, a session or a client binding).
+    pub holder: String,
+    /// The operation it confirms.
+    pub operation: String,
+    /// A hash of the canonical parameters it confirms (hex).
+    pub params: String,
+    /// When it was issued.
+    pub issued_at_ms: u64,
+    /// When it stops being spendable.
+    pub expires_at_ms: u64,
+}
+
+/// What spending a token found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Spend {
+    /// It was live and unspent: it is spent now.
+    Spent,
+    /// It was spent before (here or on another replica).
+    AlreadyUsed,
+    /// It confirms another operation or other parameters: it stays unspent.
+    OtherScope {
+        /// The operation it confirms.
+        operation: String,
+    },
+    /// The ledger does not hold it (never issued here, expired and swept, or another
+    /// holder's).
+    Unknown,
+}
+
+/// A claim on an idempotency key: the first call with `key` from `holder` runs; the
+/// others get its outcome.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claim {
+    /// Who makes the call.
+    pub holder: String,
+    /// The caller's idempotency key.
+    pub key: String,
+    /// What is called with what (the operation and a hash of its canonical arguments).
+    pub digest: String,
+    /// When the claim is made.
+    pub now_ms: u64,
+    /// Until when the key is remembered.
+    pub expires_at_ms: u64,
+}
+
+/// What a claim found.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Claimed {
+    /// The key was free: this call runs, then settles the claim.
+    New,
+    /// A call with this key and these arguments started at `started_at_ms` and has not
+    /// settled (it still runs, or its server stopped).
+    Running {
+        /// When the first call started.
+        started_at_ms: u64,
+    },
+    /// A call with this key and these arguments finished with `outcome`.
+    Done {
+        /// The first call's answer, as it was sent.
+        outcome: Value,
+    },
+    /// The key was used for another operation or other arguments.
+    Conflict,
+}
+
+/// A resource update from another replica, fanned out through the store.
+pub type Updates = tokio::sync::broadcast::Receiver<String>;
+
+/// Why a store failed.
+#[derive(Debug, thiserror::Error)]
+#[error("store: {0}")]
+pub struct StoreError(pub String);
+
+/// The future a [`Store`] method returns.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// Keeps what must outlive a request (and the process that served it): task records, the
+/// confirmation ledger and idempotency records; and, for stores shared by replicas, fans
+/// resource updates out to them.
+///
+/// Every method is one atomic step, so replicas sharing a store can race on it: a token is
+/// spent once, a key is claimed once. [`SqliteStore`] is the embedded one.
+pub trait Store: Send + Sync + 'static {
+    /// Record a new task.
+    fn insert_task(&self, record: TaskRecord) -> StoreFuture<'_, ()>;
+    /// The task with this id, expired or not.
+    fn task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>>;
+    /// Replace the task's record.
+    fn update_task(&self, record: TaskRecord) -> StoreFuture<'_, ()>;
+    /// Record an issued token, unless its holder already has `limit` live unspent ones
+    /// (then `false`, and nothing is recorded).
+    fn issue_token<'a>(&'a self, token: &'a TokenRecord, limit: u32) -> StoreFuture<'a, bool>;
+    /// Spend the token `id` of `holder` on `operation` with `params` (as recorded), once.
+    fn spend_token<'a>(&'a self, token: &'a TokenRecord) -> StoreFuture<'a, Spend>;
+    /// Claim an idempotency key (a claim whose window ended counts as free).
+    fn claim<'a>(&'a self, claim: &'a Claim) -> StoreFuture<'a, Claimed>;
+    /// Record the outcome of the call that claimed `key`.
+    fn settle<'a>(
+        &'a self,
+        holder: &'a str,
+        key: &'a str,
+        outcome: &'a Value,
+    ) -> StoreFuture<'a, ()>;
+    /// Give up a claim whose call did not run (it was refused before it started).
+    fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> StoreFuture<'a, ()>;
+    /// Delete what expired before `now_ms` (tasks, tokens, idempotency records); how many
+    /// records went.
+    fn sweep(&self, now_ms: u64) -> StoreFuture<'_, u64>;
+    /// Tell the other replicas that `uri` changed. The default does nothing: a store of one
+    /// process has no one else to tell.
+    fn publish<'a>(&'a self, uri: &'a str) -> StoreFuture<'a, ()> {
+        let _ = uri;
+        Box::pin(async { Ok(()) })
+    }
+    /// Updates published by other replicas, if this store carries them.
+    fn updates(&self) -> Option<Updates> {
+        None
+    }
+    /// Whether replicas in other processes may share this store: then the server leaves
+    /// tasks it did not start alone, as another replica may run them.
+    fn is_shared(&self) -> bool {
+        false
+    }
+}

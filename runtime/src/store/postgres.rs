@@ -1,0 +1,486 @@
+//! The shared store: PostgreSQL, through a connection pool, with resource updates fanned out
+//! by `LISTEN`/`NOTIFY`.
+
+use std::time::Duration;
+
+use deadpool_postgres::{Config, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use futures_util::StreamExt as _;
+use serde_json::Value;
+use tokio::sync::broadcast;
+use tokio_postgres::{AsyncMessage, NoTls, Row};
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::{
+    Claim, Claimed, Spend, Store, StoreError, StoreFuture, TaskRecord, TaskStatus, TokenRecord,
+    Updates,
+};
+
+/// The channel resource updates travel on.
+const CHANNEL: &str = "abilities_updates";
+/// Serializes replicas creating the tables at once (an arbitrary, fixed lock id).
+const MIGRATION_LOCK: i64 = 0x6162_696c_6974_6965;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS abilities_tasks (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    status TEXT NOT NULL,
+    status_message TEXT,
+    created_at_ms BIGINT NOT NULL,
+    updated_at_ms BIGINT NOT NULL,
+    ttl_ms BIGINT NOT NULL,
+    poll_interval_ms BIGINT NOT NULL,
+    expires_at_ms BIGINT NOT NULL,
+    input_requests TEXT,
+    result TEXT,
+    error TEXT
+);
+CREATE INDEX IF NOT EXISTS abilities_tasks_expiry ON abilities_tasks (expires_at_ms);
+CREATE TABLE IF NOT EXISTS abilities_tokens (
+    id TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    operation TEXT NOT NULL,
+    params TEXT NOT NULL,
+    issued_at_ms BIGINT NOT NULL,
+    expires_at_ms BIGINT NOT NULL,
+    spent BOOLEAN NOT NULL DEFAULT FALSE
+);
+CREATE INDEX IF NOT EXISTS abilities_tokens_holder ON abilities_tokens (holder, expires_at_ms);
+CREATE TABLE IF NOT EXISTS abilities_idempotency (
+    holder TEXT NOT NULL,
+    key TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    started_at_ms BIGINT NOT NULL,
+    expires_at_ms BIGINT NOT NULL,
+    outcome TEXT,
+    PRIMARY KEY (holder, key)
+);
+CREATE INDEX IF NOT EXISTS abilities_idempotency_expiry ON abilities_idempotency (expires_at_ms);
+";
+
+/// A [`Store`] in PostgreSQL that every replica connected to the same database shares: a
+/// task started on one is polled on another, a token spent on one is spent on all, an
+/// idempotency key claimed on one is claimed on all, and a resource update published on one
+/// reaches the listeners of all (`LISTEN`/`NOTIFY`).
+///
+/// [`connect`](Self::connect) creates the tables when missing, so a new database needs no
+/// set-up; replicas starting at once take turns. Unlike [`SqliteStore`](super::SqliteStore),
+/// it leaves running tasks alone when it connects: another replica may be running them.
+pub struct PostgresStore {
+    pool: Pool,
+    /// This process's mark on the updates it publishes, so it skips their echo.
+    origin: String,
+    updates: broadcast::Sender<String>,
+    /// Stops the listener when the store goes.
+    _listening: DropGuard,
+}
+
+fn failed(error: impl std::fmt::Display) -> StoreError {
+    StoreError(error.to_string())
+}
+
+fn int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn ms(row: &Row, i: usize) -> u64 {
+    u64::try_from(row.get::<_, i64>(i)).unwrap_or(0)
+}
+
+fn json(row: &Row, i: usize) -> Option<Value> {
+    row.get::<_, Option<String>>(i)
+        .and_then(|t| serde_json::from_str(&t).ok())
+}
+
+fn text(value: Option<&Value>) -> Option<String> {
+    value.map(Value::to_string)
+}
+
+impl PostgresStore {
+    /// Connect to the database at `url` (`postgres://user:password@host:port/db`), with a
+    /// pool of at most 16 connections, creating the tables if missing, and start listening
+    /// for other replicas' resource updates.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let mut config = Config::new();
+        config.url = Some(url.to_owned());
+        config.manager = Some(ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        });
+        config.pool = Some(deadpool_postgres::PoolConfig {
+            max_size: 16,
+            timeouts: deadpool_postgres::Timeouts {
+                wait: Some(Duration::from_secs(10)),
+                create: Some(Duration::from_secs(10)),
+                recycle: Some(Duration::from_secs(5)),
+            },
+            ..deadpool_postgres::PoolConfig::default()
+        });
+        let pool = config
+            .create_pool(Some(Runtime::Tokio1), NoTls)
+            .map_err(failed)?;
+        let mut client = pool.get().await.map_err(failed)?;
+        let tx = client.transaction().await.map_err(failed)?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+            .await
+            .map_err(failed)?;
+        tx.batch_execute(SCHEMA).await.map_err(failed)?;
+        tx.commit().await.map_err(failed)?;
+        drop(client);
+        let mut origin = [0u8; 16];
+        getrandom::fill(&mut origin).map_err(failed)?;
+        let origin: String = origin.iter().map(|b| format!("{b:02x}")).collect();
+        let (updates, _) = broadcast::channel(1024);
+        let stop = CancellationToken::new();
+        tokio::spawn(listen(
+            url.to_owned(),
+            origin.clone(),
+            updates.clone(),
+            stop.clone(),
+        ));
+        Ok(Self {
+            pool,
+            origin,
+            updates,
+            _listening: stop.drop_guard(),
+        })
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
+        self.pool.get().await.map_err(failed)
+    }
+}
+
+/// Hear the updates other replicas publish and hand them to this process's subscribers; on
+/// a lost connection, connect again (a second later, then up to every 30 seconds).
+async fn listen(
+    url: String,
+    origin: String,
+    updates: broadcast::Sender<String>,
+    stop: CancellationToken,
+) {
+    let mut wait = Duration::from_secs(1);
+    loop {
+        if stop.is_cancelled() {
+            return;
+        }
+        match tokio_postgres::connect(&url, NoTls).await {
+            Ok((client, mut connection)) => {
+                let mut messages =
+                    futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+                let sql = format!("LISTEN {CHANNEL}");
+                // The connection must be driven for LISTEN to be answered.
+                let ready = {
+                    let mut listening = std::pin::pin!(client.batch_execute(&sql));
+                    loop {
+                        tokio::select! {
+                            done = &mut listening => break done.is_ok(),
+                            message = messages.next() => if message.is_none() { break false },
+                        }
+                    }
+                };
+                if ready {
+                    wait = Duration::from_secs(1);
+                    loop {
+                        let message = tokio::select! {
+                            () = stop.cancelled() => return,
+                            message = messages.next() => message,
+                        };
+                        let Some(message) = message else { break };
+                        match message {
+                            Ok(AsyncMessage::Notification(note)) => {
+                                if let Some((from, uri)) = note.payload().split_once(' ')
+                                    && from != origin
+                                {
+                                    let _ = updates.send(uri.to_owned());
+                                }
+                            }
+                            Ok(_) => {}
+                            Err(error) => {
+                                tracing::warn!(%error, "lost the resource update listener");
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+            Err(error) => tracing::warn!(%error, "cannot listen for resource updates"),
+        }
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(wait) => {}
+        }
+        wait = (wait * 2).min(Duration::from_secs(30));
+    }
+}
+
+fn record(row: &Row) -> TaskRecord {
+    let status: String = row.get(2);
+    TaskRecord {
+        id: row.get(0),
+        owner: row.get(1),
+        // A status this version does not know reads as failed, never as running.
+        status: TaskStatus::parse(&status).unwrap_or(TaskStatus::Failed),
+        status_message: row.get(3),
+        created_at_ms: ms(row, 4),
+        updated_at_ms: ms(row, 5),
+        ttl_ms: ms(row, 6),
+        poll_interval_ms: ms(row, 7),
+        input_requests: json(row, 8),
+        result: json(row, 9),
+        error: json(row, 10),
+    }
+}
+
+impl Store for PostgresStore {
+    fn insert_task(&self, r: TaskRecord) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute(
+                    "INSERT INTO abilities_tasks (id, owner, status, status_message,
+                        created_at_ms, updated_at_ms, ttl_ms, poll_interval_ms, expires_at_ms,
+                        input_requests, result, error)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                    &[
+                        &r.id,
+                        &r.owner,
+                        &r.status.as_str(),
+                        &r.status_message,
+                        &int(r.created_at_ms),
+                        &int(r.updated_at_ms),
+                        &int(r.ttl_ms),
+                        &int(r.poll_interval_ms),
+                        &int(r.expires_at_ms()),
+                        &text(r.input_requests.as_ref()),
+                        &text(r.result.as_ref()),
+                        &text(r.error.as_ref()),
+                    ],
+                )
+                .await
+                .map(drop)
+                .map_err(failed)
+        })
+    }
+
+    fn task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
+        Box::pin(async move {
+            let row = self
+                .client()
+                .await?
+                .query_opt(
+                    "SELECT id, owner, status, status_message, created_at_ms, updated_at_ms,
+                        ttl_ms, poll_interval_ms, input_requests, result, error
+                     FROM abilities_tasks WHERE id = $1",
+                    &[&id],
+                )
+                .await
+                .map_err(failed)?;
+            Ok(row.as_ref().map(record))
+        })
+    }
+
+    fn update_task(&self, r: TaskRecord) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute(
+                    "UPDATE abilities_tasks
+                     SET status = $2, status_message = $3, updated_at_ms = $4,
+                         input_requests = $5, result = $6, error = $7
+                     WHERE id = $1",
+                    &[
+                        &r.id,
+                        &r.status.as_str(),
+                        &r.status_message,
+                        &int(r.updated_at_ms),
+                        &text(r.input_requests.as_ref()),
+                        &text(r.result.as_ref()),
+                        &text(r.error.as_ref()),
+                    ],
+                )
+                .await
+                .map(drop)
+                .map_err(failed)
+        })
+    }
+
+    fn issue_token<'a>(&'a self, t: &'a TokenRecord, limit: u32) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            // The count and the insert of two replicas for one holder cannot interleave: the
+            // advisory lock on the holder serializes them.
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(failed)?;
+            tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&t.holder])
+                .await
+                .map_err(failed)?;
+            let inserted = tx
+                .execute(
+                    "INSERT INTO abilities_tokens
+                        (id, holder, issued_at_ms, expires_at_ms, operation, params)
+                     SELECT $1, $2, $3, $4, $6, $7
+                     WHERE (SELECT COUNT(*) FROM abilities_tokens
+                            WHERE holder = $2 AND NOT spent AND expires_at_ms >= $3) < $5",
+                    &[
+                        &t.id,
+                        &t.holder,
+                        &int(t.issued_at_ms),
+                        &int(t.expires_at_ms),
+                        &i64::from(limit),
+                        &t.operation,
+                        &t.params,
+                    ],
+                )
+                .await
+                .map_err(failed)?;
+            tx.commit().await.map_err(failed)?;
+            Ok(inserted == 1)
+        })
+    }
+
+    fn spend_token<'a>(&'a self, t: &'a TokenRecord) -> StoreFuture<'a, Spend> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let spent = client
+                .execute(
+                    "UPDATE abilities_tokens SET spent = TRUE
+                     WHERE id = $1 AND holder = $2 AND operation = $3 AND params = $4
+                       AND NOT spent",
+                    &[&t.id, &t.holder, &t.operation, &t.params],
+                )
+                .await
+                .map_err(failed)?;
+            if spent == 1 {
+                return Ok(Spend::Spent);
+            }
+            let found = client
+                .query_opt(
+                    "SELECT spent, operation FROM abilities_tokens WHERE id = $1 AND holder = $2",
+                    &[&t.id, &t.holder],
+                )
+                .await
+                .map_err(failed)?;
+            Ok(super::sqlite::refused(found.map(|row| {
+                (row.get::<_, bool>(0), row.get::<_, String>(1))
+            })))
+        })
+    }
+
+    fn claim<'a>(&'a self, c: &'a Claim) -> StoreFuture<'a, Claimed> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            // Insert, or take over a record whose window ended; otherwise read what is there.
+            let taken = client
+                .execute(
+                    "INSERT INTO abilities_idempotency
+                        (holder, key, digest, started_at_ms, expires_at_ms)
+                     VALUES ($1, $2, $3, $4, $5)
+                     ON CONFLICT (holder, key) DO UPDATE
+                     SET digest = EXCLUDED.digest, started_at_ms = EXCLUDED.started_at_ms,
+                         expires_at_ms = EXCLUDED.expires_at_ms, outcome = NULL
+                     WHERE abilities_idempotency.expires_at_ms < EXCLUDED.started_at_ms",
+                    &[
+                        &c.holder,
+                        &c.key,
+                        &c.digest,
+                        &int(c.now_ms),
+                        &int(c.expires_at_ms),
+                    ],
+                )
+                .await
+                .map_err(failed)?;
+            if taken == 1 {
+                return Ok(Claimed::New);
+            }
+            let row = client
+                .query_one(
+                    "SELECT digest, started_at_ms, outcome FROM abilities_idempotency
+                     WHERE holder = $1 AND key = $2",
+                    &[&c.holder, &c.key],
+                )
+                .await
+                .map_err(failed)?;
+            let outcome: Option<String> = row.get(2);
+            Ok(super::sqlite::existing(
+                c,
+                &row.get::<_, String>(0),
+                row.get(1),
+                outcome.as_deref(),
+            ))
+        })
+    }
+
+    fn settle<'a>(
+        &'a self,
+        holder: &'a str,
+        key: &'a str,
+        outcome: &'a Value,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute(
+                    "UPDATE abilities_idempotency SET outcome = $3 WHERE holder = $1 AND key = $2",
+                    &[&holder, &key, &outcome.to_string()],
+                )
+                .await
+                .map(drop)
+                .map_err(failed)
+        })
+    }
+
+    fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute(
+                    "DELETE FROM abilities_idempotency
+                     WHERE holder = $1 AND key = $2 AND outcome IS NULL",
+                    &[&holder, &key],
+                )
+                .await
+                .map(drop)
+                .map_err(failed)
+        })
+    }
+
+    fn sweep(&self, now_ms: u64) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let mut gone = 0;
+            for table in [
+                "abilities_tasks",
+                "abilities_tokens",
+                "abilities_idempotency",
+            ] {
+                gone += client
+                    .execute(
+                        &format!("DELETE FROM {table} WHERE expires_at_ms < $1"),
+                        &[&int(now_ms)],
+                    )
+                    .await
+                    .map_err(failed)?;
+            }
+            Ok(gone)
+        })
+    }
+
+    fn publish<'a>(&'a self, uri: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let payload = format!("{} {uri}", self.origin);
+            self.client()
+                .await?
+                .execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &payload])
+                .await
+                .map(drop)
+                .map_err(failed)
+        })
+    }
+
+    fn updates(&self) -> Option<Updates> {
+        Some(self.updates.subscribe())
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
+}
