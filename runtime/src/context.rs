@@ -170,6 +170,11 @@ pub trait ClientChannel: Send + Sync {
     ) -> ClientRequestFuture<'a>;
     /// Send `roots/list`; the client's result.
     fn list_roots<'a>(&'a self, key: Option<&'a str>) -> ClientRequestFuture<'a>;
+    /// Whether the client declared elicitation, so asking it may be answered (by default,
+    /// yes: the channel finds out when asked).
+    fn can_elicit(&self) -> bool {
+        true
+    }
     /// Wait until the call may run on in the background ([`Context::background`]); by
     /// default, yield once.
     fn background(&self) -> ClientFuture<'_> {
@@ -488,6 +493,13 @@ impl Context {
         requested_schema: serde_json::Value,
     ) -> Result<Elicitation, AbilityError> {
         self.ask(None).elicit(message, requested_schema).await
+    }
+
+    /// Whether asking the user ([`elicit`](Self::elicit)) can be answered: the client declared
+    /// elicitation. A handler with another way forward checks this first, so the call is not
+    /// taken for one that needed the capability.
+    pub(crate) fn can_elicit(&self) -> bool {
+        self.client.as_ref().is_some_and(|c| c.0.can_elicit())
     }
 
     /// Ask the client's model: `sampling/createMessage` with these params (`messages`,

@@ -198,6 +198,10 @@ impl ClientChannel for RequestClient {
             .as_deref()
     }
 
+    fn can_elicit(&self) -> bool {
+        self.capabilities().is_some_and(|c| c.elicitation.is_some())
+    }
+
     fn elicit<'a>(&'a self, key: Option<&'a str>, value: Value) -> ClientRequestFuture<'a> {
         Box::pin(async move {
             let declared = self.capabilities().is_some_and(|c| c.elicitation.is_some());

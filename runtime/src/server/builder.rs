@@ -27,6 +27,8 @@ pub(crate) struct HttpOptions {
     pub(crate) stateful: bool,
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) allowed_origins: Vec<String>,
+    pub(crate) max_sessions: usize,
+    pub(crate) session_idle: Duration,
 }
 
 impl Default for HttpOptions {
@@ -40,6 +42,8 @@ impl Default for HttpOptions {
                 "http://127.0.0.1:*".into(),
                 "http://[::1]:*".into(),
             ],
+            max_sessions: 1000,
+            session_idle: Duration::from_secs(300),
         }
     }
 }
@@ -209,6 +213,21 @@ impl ServerBuilder {
     /// The largest HTTP request body accepted (default 4 MiB).
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {
         self.http.max_body_bytes = bytes;
+        self
+    }
+
+    /// How many HTTP sessions (protocol 2025 clients; 2026-07-28 needs none) may be open at
+    /// once (default: 1,000). Past it, an `initialize` that would open another is answered
+    /// `503` with a JSON-RPC error (`-32000`) saying so; requests of open sessions and
+    /// session-less requests are served as ever. Each idle session holds about 60 KiB.
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.http.max_sessions = sessions;
+        self
+    }
+
+    /// How long an HTTP session may sit idle before it is closed (default: five minutes).
+    pub fn session_idle_timeout(mut self, idle: Duration) -> Self {
+        self.http.session_idle = idle;
         self
     }
 

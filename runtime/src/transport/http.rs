@@ -23,6 +23,7 @@ use tower_service::Service;
 use crate::adapter::McpHandler;
 use crate::auth::AuthError;
 use crate::server::Inner;
+use crate::transport::sessions::Sessions;
 use crate::transport::{answer_id, check_cursor, check_message, error_line, listened_tasks};
 use crate::{Server, ServerError};
 
@@ -48,12 +49,13 @@ impl Server {
         } else {
             config.with_allowed_hosts(http.allowed_hosts.clone())
         };
+        let sessions = Sessions::new(http);
         let mcp = StreamableHttpService::new(
             move || Ok(handler.for_session()),
-            Arc::new(LocalSessionManager::default()),
+            sessions.manager(),
             config,
         );
-        Endpoint(Arc::new((Arc::clone(&self.inner), mcp)))
+        Endpoint(Arc::new((Arc::clone(&self.inner), mcp, sessions)))
     }
 
     /// A router serving this server's surface at `path` (e.g. `/mcp`).
@@ -108,7 +110,7 @@ pub async fn serve_router(listener: TcpListener, router: Router) -> Result<(), S
 /// nothing but an `Arc` (rmcp's service, called as a tower service, clones its whole
 /// configuration per request).
 #[derive(Clone)]
-struct Endpoint(Arc<(Arc<Inner>, Mcp)>);
+struct Endpoint(Arc<(Arc<Inner>, Mcp, Sessions)>);
 
 type Mcp = StreamableHttpService<McpHandler, LocalSessionManager>;
 
@@ -124,8 +126,8 @@ impl Service<Request> for Endpoint {
     fn call(&mut self, request: Request) -> Self::Future {
         let endpoint = Arc::clone(&self.0);
         Box::pin(async move {
-            let (inner, mcp) = &*endpoint;
-            Ok(gate(inner, mcp, request).await)
+            let (inner, mcp, sessions) = &*endpoint;
+            Ok(gate(inner, mcp, sessions, request).await)
         })
     }
 }
@@ -135,20 +137,30 @@ async fn serve(mcp: &Mcp, request: Request) -> Response {
     mcp.handle(request).await.map(Body::new)
 }
 
-async fn gate(inner: &Inner, mcp: &Mcp, request: Request) -> Response {
+async fn gate(inner: &Inner, mcp: &Mcp, sessions: &Sessions, request: Request) -> Response {
     let (mut parts, body) = request.into_parts();
-    match inner.authenticator.authenticate(&parts).await {
-        Ok(caller) => {
-            parts.extensions.insert(caller);
-        }
+    let caller = match inner.authenticator.authenticate(&parts).await {
+        Ok(caller) => caller,
         Err(error) => return unauthorized(&error),
-    }
+    };
+    parts.extensions.insert(caller.clone());
     if parts.method == Method::DELETE {
+        let id = Sessions::named(&parts.headers).map(str::to_owned);
+        if let Some(id) = &id
+            && let Err(refusal) = sessions.may_delete(id, Some(&caller)).await
+        {
+            return refusal;
+        }
         // rmcp answers a terminated session with 202; clients (the Python SDK) expect 200 or
         // 204, and nothing is left to process.
         let mut response = serve(mcp, Request::from_parts(parts, body)).await;
         if response.status() == StatusCode::ACCEPTED {
             *response.status_mut() = StatusCode::NO_CONTENT;
+        }
+        if response.status().is_success()
+            && let Some(id) = &id
+        {
+            sessions.forget(id);
         }
         return response;
     }
@@ -173,6 +185,10 @@ async fn gate(inner: &Inner, mcp: &Mcp, request: Request) -> Response {
     if let Some(tasks) = listened_tasks(&bytes) {
         parts.extensions.insert(tasks);
     }
+    let opens = inner.http.stateful && Sessions::named(&parts.headers).is_none();
+    if opens && let Some(refusal) = sessions.refuse_new(&bytes).await {
+        return refusal;
+    }
     // rmcp parses the body; only when it refuses it (415) is the body examined again, to
     // answer with the JSON-RPC error its kind calls for instead of a plain-text status.
     let json_body = parts
@@ -185,6 +201,9 @@ async fn gate(inner: &Inner, mcp: &Mcp, request: Request) -> Response {
                 .starts_with("application/json")
         });
     let response = serve(mcp, Request::from_parts(parts, Body::from(bytes.clone()))).await;
+    if opens {
+        sessions.opened(&response, Some(&caller));
+    }
     if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE || !json_body {
         return response;
     }
@@ -223,7 +242,7 @@ fn unauthorized(error: &AuthError) -> Response {
     response
 }
 
-fn rpc_error(status: StatusCode, id: &Value, code: i32, message: String) -> Response {
+pub(super) fn rpc_error(status: StatusCode, id: &Value, code: i32, message: String) -> Response {
     let body = error_line(id, code, message);
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }

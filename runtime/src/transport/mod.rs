@@ -3,6 +3,7 @@
 
 pub(crate) mod client;
 pub(crate) mod http;
+mod sessions;
 pub(crate) mod stdio;
 
 use serde_json::{Value, json};

@@ -295,7 +295,10 @@ fn frees_key(code: &ErrorCode) -> bool {
 }
 
 /// A recorded outcome, as the first call answered it.
-#[allow(clippy::result_large_err, reason = "the refusal of `operation`, returned as is")]
+#[allow(
+    clippy::result_large_err,
+    reason = "the refusal of `operation`, returned as is"
+)]
 fn replayed(outcome: Value) -> Result<(Value, Vec<Value>), Refusal> {
     if let Some(error) = outcome.get("error") {
         let text = |k: &str| {

@@ -111,7 +111,7 @@ async fn confirm(gate: &Gate<'_>, ctx: &Context) -> Result<(), AbilityError> {
         op.name,
         Value::Object(params.clone())
     );
-    if table.config.elicit_confirmation {
+    if table.config.elicit_confirmation && ctx.can_elicit() {
         let schema = json!({
             "type": "object",
             "properties": {"confirm": {"type": "boolean", "title": "Go ahead", "default": false}},

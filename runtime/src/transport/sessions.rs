@@ -1,0 +1,144 @@
+//! HTTP sessions (protocol 2025, stateful HTTP) kept within bounds: at most so many at once,
+//! closed after an idle time, and ended (`DELETE`) only by the caller that opened them.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+use super::http::rpc_error;
+use crate::Caller;
+use crate::server::HttpOptions;
+
+/// The header that names a session.
+const SESSION_ID: &str = "mcp-session-id";
+
+/// The sessions of one endpoint and who opened each.
+pub(crate) struct Sessions {
+    manager: Arc<LocalSessionManager>,
+    /// The caller that opened each session (pruned of closed ones as sessions open).
+    owners: Mutex<HashMap<String, Caller>>,
+    cap: usize,
+}
+
+impl Sessions {
+    pub(crate) fn new(options: &HttpOptions) -> Self {
+        let mut manager = LocalSessionManager::default();
+        manager.session_config.keep_alive = Some(options.session_idle);
+        Self {
+            manager: Arc::new(manager),
+            owners: Mutex::new(HashMap::new()),
+            cap: options.max_sessions,
+        }
+    }
+
+    /// The session manager rmcp's service runs on.
+    pub(crate) fn manager(&self) -> Arc<LocalSessionManager> {
+        Arc::clone(&self.manager)
+    }
+
+    /// The session a request names.
+    pub(crate) fn named(headers: &HeaderMap) -> Option<&str> {
+        headers.get(SESSION_ID).and_then(|v| v.to_str().ok())
+    }
+
+    /// The refusal of a request that would open a session past the cap, if `body` is one
+    /// (an `initialize` request) and the cap is reached.
+    pub(crate) async fn refuse_new(&self, body: &[u8]) -> Option<Response> {
+        let open = self.manager.sessions.read().await.len();
+        if open < self.cap {
+            return None;
+        }
+        let message: serde_json::Value = serde_json::from_slice(body).ok()?;
+        if message.get("method").and_then(|m| m.as_str()) != Some("initialize") {
+            return None;
+        }
+        let id = message.get("id").cloned().unwrap_or_default();
+        tracing::warn!(
+            open,
+            cap = self.cap,
+            "a session was refused: the cap is reached"
+        );
+        Some(rpc_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &id,
+            -32000,
+            format!(
+                "Too many sessions: this server holds {open}, its cap; retry later, or use \
+                 protocol 2026-07-28, which needs no session"
+            ),
+        ))
+    }
+
+    /// Remember that `caller` opened the session `response` names, if it names one.
+    pub(crate) fn opened(&self, response: &Response, caller: Option<&Caller>) {
+        let (Some(id), Some(caller)) = (Self::named(response.headers()), caller) else {
+            return;
+        };
+        let live: Vec<String> = match self.manager.sessions.try_read() {
+            Ok(sessions) => sessions.keys().map(|k| k.to_string()).collect(),
+            Err(_) => Vec::new(),
+        };
+        let mut owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
+        if !live.is_empty() {
+            owners.retain(|k, _| live.iter().any(|l| l == k));
+        }
+        owners.insert(id.to_owned(), caller.clone());
+    }
+
+    /// Whether `caller` may end session `id`: `404` when there is no such session (a second
+    /// `DELETE` included), `403` when another caller opened it.
+    pub(crate) async fn may_delete(
+        &self,
+        id: &str,
+        caller: Option<&Caller>,
+    ) -> Result<(), Response> {
+        let exists = self
+            .manager
+            .sessions
+            .read()
+            .await
+            .keys()
+            .any(|k| &**k == id);
+        if !exists {
+            self.forget(id);
+            return Err(rpc_error(
+                StatusCode::NOT_FOUND,
+                &serde_json::Value::Null,
+                -32600,
+                "Session not found: it ended, expired or never existed".to_owned(),
+            ));
+        }
+        let owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
+        let owner = owners.get(id);
+        let same = match (owner, caller) {
+            (Some(owner), Some(caller)) => {
+                owner.principal() == caller.principal()
+                    && owner.is_anonymous() == caller.is_anonymous()
+            }
+            // Opened before its owner was known (never, but then anyone holding the id).
+            (None, _) => true,
+            (Some(_), None) => false,
+        };
+        if same {
+            Ok(())
+        } else {
+            Err(rpc_error(
+                StatusCode::FORBIDDEN,
+                &serde_json::Value::Null,
+                -32001,
+                "Forbidden: another caller opened this session; only it may end it".to_owned(),
+            ))
+        }
+    }
+
+    /// Forget who opened session `id` (it ended).
+    pub(crate) fn forget(&self, id: &str) {
+        self.owners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+    }
+}

@@ -1,0 +1,470 @@
+//! Stateless and scale-out, over HTTP with protocol 2026-07-28 requests: MCP-AQL confirmation
+//! without sessions, tokens and idempotency keys shared by replicas that share a store and a
+//! key, per-caller token limits, and HTTP sessions kept within bounds.
+
+#![allow(
+    clippy::expect_used,
+    reason = "a broken fixture should fail the test loudly"
+)]
+
+mod support;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use abilities::{
+    AbilityError, Caller, IDEMPOTENCY_META_KEY, Server, SqliteStore, State, StaticTokens, Surface,
+    ability,
+};
+use serde::Serialize;
+use serde_json::{Value, json};
+use support::{post, request, serve_http};
+
+const KEY: &[u8] = b"a shared key of at least 32 bytes, for every replica";
+
+/// Notes, shared by the replicas of a test as a database would be.
+#[derive(Clone, Default)]
+struct Notes(Arc<NotesInner>);
+
+#[derive(Default)]
+struct NotesInner {
+    created: AtomicU64,
+    removed: Mutex<Vec<u64>>,
+}
+
+#[derive(Serialize, schemars::JsonSchema)]
+struct Note {
+    id: u64,
+    title: String,
+}
+
+/// Add a note.
+#[ability(semantic = "CREATE")]
+fn add_note(notes: State<Notes>, title: String) -> Result<Note, AbilityError> {
+    let id = notes.0.0.created.fetch_add(1, Ordering::SeqCst) + 1;
+    Ok(Note { id, title })
+}
+
+/// Remove a note.
+#[ability(semantic = "DELETE")]
+fn remove_note(notes: State<Notes>, id: u64) -> Result<bool, AbilityError> {
+    notes.0.0.removed.lock().expect("not poisoned").push(id);
+    Ok(true)
+}
+
+fn replica(notes: &Notes, store: SqliteStore) -> Server {
+    Server::builder()
+        .surface(Surface::aql_crude())
+        .state(notes.clone())
+        .store(store)
+        .request_state_key(KEY)
+        .build()
+        .expect("valid")
+}
+
+/// A 2026-07-28 `tools/call` of `tool` from the client `client`.
+fn call(id: u64, client: &str, tool: &str, arguments: Value, meta: Value) -> Value {
+    let mut meta_map = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": client, "version": "1.0"},
+    });
+    if let (Value::Object(all), Value::Object(extra)) = (&mut meta_map, meta) {
+        all.extend(extra);
+    }
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": tool, "arguments": arguments, "_meta": meta_map}})
+}
+
+async fn send(addr: SocketAddr, message: &Value) -> Value {
+    let name = message["params"]["name"].as_str().unwrap_or_default();
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", name),
+    ];
+    let response = post(addr, "/mcp", &headers, message.to_string()).await;
+    assert!(response.header("mcp-session-id").is_none(), "no session");
+    response.message()
+}
+
+/// The MCP-AQL envelope of a `tools/call` answer.
+fn envelope(answer: &Value) -> Value {
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a text result: {answer}"));
+    serde_json::from_str(text).expect("JSON")
+}
+
+fn delete(id: u64, token: Option<&str>) -> Value {
+    let mut params = json!({"id": id});
+    if let Some(token) = token {
+        params["_confirmation"] = json!(token);
+    }
+    json!({"operation": "remove_note", "params": params})
+}
+
+#[tokio::test]
+async fn confirmation_works_without_sessions_on_2026_07_28() {
+    let notes = Notes::default();
+    let addr = serve_http(&replica(&notes, SqliteStore::memory().expect("a store"))).await;
+    let asked = envelope(
+        &send(
+            addr,
+            &call(1, "agent", "mcp_aql_delete", delete(7, None), json!({})),
+        )
+        .await,
+    );
+    assert_eq!(asked["error"]["code"], "CONFIRMATION_REQUIRED", "{asked}");
+    let token = asked["confirmation"]["token"].as_str().expect("a token");
+    assert!(token.starts_with("conf_") && token.len() <= 80, "{token}");
+    assert!(notes.0.removed.lock().expect("lock").is_empty());
+    // Another client (another binding) cannot spend it.
+    let stolen = envelope(
+        &send(
+            addr,
+            &call(
+                2,
+                "other",
+                "mcp_aql_delete",
+                delete(7, Some(token)),
+                json!({}),
+            ),
+        )
+        .await,
+    );
+    assert_eq!(stolen["error"]["code"], "TOKEN_INVALID", "{stolen}");
+    let other = envelope(
+        &send(
+            addr,
+            &call(
+                3,
+                "agent",
+                "mcp_aql_delete",
+                delete(8, Some(token)),
+                json!({}),
+            ),
+        )
+        .await,
+    );
+    assert_eq!(other["error"]["code"], "TOKEN_SCOPE_MISMATCH", "{other}");
+    // The same client's retry, in a new request without a session, goes through, once.
+    let done = envelope(
+        &send(
+            addr,
+            &call(
+                4,
+                "agent",
+                "mcp_aql_delete",
+                delete(7, Some(token)),
+                json!({}),
+            ),
+        )
+        .await,
+    );
+    assert_eq!(done, json!({"success": true, "data": true}));
+    let again = envelope(
+        &send(
+            addr,
+            &call(
+                5,
+                "agent",
+                "mcp_aql_delete",
+                delete(7, Some(token)),
+                json!({}),
+            ),
+        )
+        .await,
+    );
+    assert_eq!(again["error"]["code"], "TOKEN_ALREADY_USED", "{again}");
+    assert_eq!(*notes.0.removed.lock().expect("lock"), [7]);
+}
+
+#[tokio::test]
+async fn replicas_sharing_a_store_and_a_key_share_tokens_and_idempotency_keys() {
+    let dir = std::env::temp_dir().join(format!("abilities-replicas-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let db = dir.join("shared.db");
+    let _ = std::fs::remove_file(&db);
+    let notes = Notes::default();
+    let store = || SqliteStore::open(&db).expect("the shared store");
+    let a = serve_http(&replica(&notes, store())).await;
+    let b = serve_http(&replica(&notes, store())).await;
+    let c = serve_http(&replica(&notes, store())).await;
+
+    // Issued by A, redeemed through B, refused when replayed through C.
+    let asked = envelope(
+        &send(
+            a,
+            &call(1, "agent", "mcp_aql_delete", delete(3, None), json!({})),
+        )
+        .await,
+    );
+    let token = asked["confirmation"]["token"].as_str().expect("a token");
+    let done = envelope(
+        &send(
+            b,
+            &call(
+                2,
+                "agent",
+                "mcp_aql_delete",
+                delete(3, Some(token)),
+                json!({}),
+            ),
+        )
+        .await,
+    );
+    assert_eq!(done["success"], true, "{done}");
+    let replayed = envelope(
+        &send(
+            c,
+            &call(
+                3,
+                "agent",
+                "mcp_aql_delete",
+                delete(3, Some(token)),
+                json!({}),
+            ),
+        )
+        .await,
+    );
+    assert_eq!(
+        replayed["error"]["code"], "TOKEN_ALREADY_USED",
+        "{replayed}"
+    );
+
+    // A tools/call carrying an idempotency key runs once; its retry through another replica
+    // gets the first answer; the key with other arguments is refused.
+    let create = |title: &str| json!({"operation": "add_note", "params": {"title": title}});
+    let key = json!({IDEMPOTENCY_META_KEY: "create-groceries-1"});
+    let first = send(
+        a,
+        &call(
+            4,
+            "agent",
+            "mcp_aql_create",
+            create("groceries"),
+            key.clone(),
+        ),
+    )
+    .await;
+    let retry = send(
+        b,
+        &call(
+            5,
+            "agent",
+            "mcp_aql_create",
+            create("groceries"),
+            key.clone(),
+        ),
+    )
+    .await;
+    assert_eq!(first["result"], retry["result"]);
+    assert_eq!(
+        envelope(&first)["data"],
+        json!({"id": 1, "title": "groceries"})
+    );
+    assert_eq!(notes.0.created.load(Ordering::SeqCst), 1);
+    let conflict = send(
+        c,
+        &call(6, "agent", "mcp_aql_create", create("chores"), key),
+    )
+    .await;
+    assert_eq!(conflict["error"]["code"], -32602, "{conflict}");
+    assert_eq!(conflict["error"]["data"]["code"], "IDEMPOTENCY_CONFLICT");
+    // Another client's same key is its own.
+    let key = json!({IDEMPOTENCY_META_KEY: "create-groceries-1"});
+    let theirs = send(
+        c,
+        &call(7, "other", "mcp_aql_create", create("chores"), key),
+    )
+    .await;
+    assert_eq!(envelope(&theirs)["data"]["id"], 2);
+
+    // MCP-AQL's own key, in the parameters: once across replicas, its retry answered alike.
+    let keyed = |title: &str| json!({"operation": "add_note", "params": {"title": title, "_idempotency_key": "k-9"}});
+    let first = envelope(
+        &send(
+            b,
+            &call(8, "agent", "mcp_aql_create", keyed("laundry"), json!({})),
+        )
+        .await,
+    );
+    let retry = envelope(
+        &send(
+            c,
+            &call(9, "agent", "mcp_aql_create", keyed("laundry"), json!({})),
+        )
+        .await,
+    );
+    assert_eq!(first, retry);
+    assert_eq!(first["data"], json!({"id": 3, "title": "laundry"}));
+    assert_eq!(notes.0.created.load(Ordering::SeqCst), 3);
+    let other = envelope(
+        &send(
+            a,
+            &call(10, "agent", "mcp_aql_create", keyed("dishes"), json!({})),
+        )
+        .await,
+    );
+    assert_eq!(other["error"]["code"], "IDEMPOTENCY_CONFLICT", "{other}");
+    // A confirmation refusal frees its key: the confirmed retry with the same key runs.
+    let del = |token: Option<&str>| {
+        let mut op = delete(11, token);
+        op["params"]["_idempotency_key"] = json!("del-11");
+        op
+    };
+    let asked = envelope(
+        &send(
+            a,
+            &call(11, "agent", "mcp_aql_delete", del(None), json!({})),
+        )
+        .await,
+    );
+    let token = asked["confirmation"]["token"].as_str().expect("a token");
+    let done = envelope(
+        &send(
+            b,
+            &call(12, "agent", "mcp_aql_delete", del(Some(token)), json!({})),
+        )
+        .await,
+    );
+    assert_eq!(done["success"], true, "{done}");
+    let retry = envelope(
+        &send(
+            c,
+            &call(13, "agent", "mcp_aql_delete", del(Some(token)), json!({})),
+        )
+        .await,
+    );
+    assert_eq!(
+        retry, done,
+        "the retry gets the first outcome, not TOKEN_ALREADY_USED"
+    );
+    assert_eq!(*notes.0.removed.lock().expect("lock"), [3, 11]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn one_caller_cannot_use_up_another_callers_tokens() {
+    let server = Server::builder()
+        .surface(Surface::aql_crude())
+        .state(Notes::default())
+        .max_tokens_per_caller(3)
+        .build()
+        .expect("valid");
+    let addr = serve_http(&server).await;
+    let ask =
+        |id: u64, client: &str| call(id, client, "mcp_aql_delete", delete(id, None), json!({}));
+    let theirs = envelope(&send(addr, &ask(1, "patient")).await);
+    let token = theirs["confirmation"]["token"]
+        .as_str()
+        .expect("a token")
+        .to_owned();
+    for id in 2..=4 {
+        let asked = envelope(&send(addr, &ask(id, "greedy")).await);
+        assert_eq!(asked["error"]["code"], "CONFIRMATION_REQUIRED");
+    }
+    let refused = envelope(&send(addr, &ask(5, "greedy")).await);
+    assert_eq!(refused["error"]["code"], "LIMIT_EXCEEDED", "{refused}");
+    assert_eq!(refused["error"]["details"]["limit"], 3);
+    let redeem = call(
+        6,
+        "patient",
+        "mcp_aql_delete",
+        delete(1, Some(&token)),
+        json!({}),
+    );
+    assert_eq!(envelope(&send(addr, &redeem).await)["success"], true);
+}
+
+fn initialize(id: u64) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}
+    }})
+    .to_string()
+}
+
+async fn open(addr: SocketAddr, auth: &[(&str, &str)]) -> String {
+    let response = post(addr, "/mcp", auth, initialize(1)).await;
+    assert_eq!(response.status, 200, "{response:?}");
+    response.header("mcp-session-id").expect("a session")
+}
+
+#[tokio::test]
+async fn sessions_are_capped_expire_and_end_only_by_their_owner() {
+    let server = Server::builder()
+        .authenticator(
+            StaticTokens::new()
+                .with_token("ada-secret", Caller::trusted("ada"))
+                .allow_anonymous(Caller::anonymous()),
+        )
+        .state(Notes::default())
+        .max_sessions(2)
+        .session_idle_timeout(Duration::from_millis(600))
+        .build()
+        .expect("valid");
+    let addr = serve_http(&server).await;
+    let ada = [("authorization", "Bearer ada-secret")];
+    let adas = open(addr, &ada).await;
+    let anonymous = open(addr, &[]).await;
+    let full = post(addr, "/mcp", &[], initialize(9)).await;
+    assert_eq!(full.status, 503, "{full:?}");
+    let error = full.message();
+    assert_eq!(error["id"], 9);
+    assert_eq!(error["error"]["code"], -32000);
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Too many sessions")
+    );
+    // Requests that need no session are served as ever.
+    let listed = call(2, "agent", "", json!({}), json!({}));
+    let listed = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
+                        "params": {"_meta": listed["params"]["_meta"]}});
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/list"),
+    ];
+    let listed = post(addr, "/mcp", &headers, listed.to_string()).await;
+    assert_eq!(listed.status, 200, "{listed:?}");
+    assert!(listed.message()["result"]["tools"].is_array());
+
+    // Only the caller that opened a session ends it; a second DELETE finds nothing.
+    let end = |session: String, auth: Vec<(&'static str, &'static str)>| async move {
+        let mut headers = auth;
+        headers.push(("mcp-protocol-version", "2025-11-25"));
+        let headers: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(k, v)| (*k, *v))
+            .chain([("mcp-session-id", session.as_str())])
+            .collect();
+        request(addr, "DELETE", "/mcp", &headers, "").await.status
+    };
+    assert_eq!(
+        end(adas.clone(), vec![]).await,
+        403,
+        "an anonymous caller cannot end Ada's"
+    );
+    assert_eq!(
+        end(adas.clone(), vec![("authorization", "Bearer ada-secret")]).await,
+        204
+    );
+    assert_eq!(
+        end(adas, vec![("authorization", "Bearer ada-secret")]).await,
+        404
+    );
+    // A place is free again; idle sessions close by themselves.
+    let _third = open(addr, &[]).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        end(anonymous, vec![]).await,
+        404,
+        "the idle session expired"
+    );
+    let _ = open(addr, &[]).await;
+    let _ = open(addr, &[]).await;
+}

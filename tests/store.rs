@@ -1,0 +1,291 @@
+//! One suite for every store: the embedded SQLite one and the PostgreSQL one replicas share.
+//! The PostgreSQL run needs a server: `tests/interop/run.sh` starts one (`scripts/pg.sh`) and
+//! runs it with `--ignored`, the URL in `ABILITIES_TEST_POSTGRES`; without it the test fails.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use abilities::{
+    Claim, Claimed, PostgresStore, Spend, SqliteStore, Store, TaskRecord, TaskStatus, TokenRecord,
+};
+use serde_json::json;
+
+fn unique(what: &str) -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{what}-{}-{nanos}-{n}", std::process::id())
+}
+
+fn now_ms() -> u64 {
+    u64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap()
+}
+
+fn task(id: &str, created_at_ms: u64) -> TaskRecord {
+    TaskRecord {
+        id: id.to_owned(),
+        owner: "ada".to_owned(),
+        status: TaskStatus::Working,
+        status_message: Some("started".to_owned()),
+        created_at_ms,
+        updated_at_ms: created_at_ms,
+        ttl_ms: 60_000,
+        poll_interval_ms: 100,
+        input_requests: None,
+        result: None,
+        error: None,
+    }
+}
+
+fn token(holder: &str, now: u64) -> TokenRecord {
+    TokenRecord {
+        id: unique("token"),
+        holder: holder.to_owned(),
+        operation: "delete_todo".to_owned(),
+        params: "d1".to_owned(),
+        issued_at_ms: now,
+        expires_at_ms: now + 60_000,
+    }
+}
+
+async fn tasks_round_trip(store: &dyn Store) {
+    let now = now_ms();
+    let id = unique("task");
+    store.insert_task(task(&id, now)).await.unwrap();
+    assert_eq!(store.task(&id).await.unwrap(), Some(task(&id, now)));
+    let mut done = task(&id, now);
+    done.status = TaskStatus::Completed;
+    done.status_message = None;
+    done.updated_at_ms = now + 5;
+    // Key order and every character survive: the result is sent again as it was.
+    done.result = Some(json!({"z": 1, "a": "é \u{1F600}", "content": []}));
+    store.update_task(done.clone()).await.unwrap();
+    let read = store.task(&id).await.unwrap().unwrap();
+    assert_eq!(read, done);
+    assert_eq!(
+        serde_json::to_string(&read.result).unwrap(),
+        serde_json::to_string(&done.result).unwrap()
+    );
+    assert_eq!(store.task(&unique("nothing")).await.unwrap(), None);
+    let old = unique("old");
+    store.insert_task(task(&old, 1_000)).await.unwrap();
+    assert!(store.sweep(now).await.unwrap() >= 1);
+    assert_eq!(store.task(&old).await.unwrap(), None);
+    assert!(
+        store.task(&id).await.unwrap().is_some(),
+        "a live task stays"
+    );
+}
+
+async fn tokens_spend_once_and_are_limited_per_holder(store: &dyn Store) {
+    let now = now_ms();
+    let (ada, bob) = (unique("ada"), unique("bob"));
+    let first = token(&ada, now);
+    assert!(store.issue_token(&first, 2).await.unwrap());
+    assert!(store.issue_token(&token(&ada, now), 2).await.unwrap());
+    // Ada holds two: a third is refused, and Bob is not affected.
+    assert!(!store.issue_token(&token(&ada, now), 2).await.unwrap());
+    assert!(store.issue_token(&token(&bob, now), 2).await.unwrap());
+    let mut other = first.clone();
+    other.params = "d2".to_owned();
+    assert_eq!(
+        store.spend_token(&other).await.unwrap(),
+        Spend::OtherScope {
+            operation: "delete_todo".to_owned()
+        }
+    );
+    let mut stolen = first.clone();
+    stolen.holder = bob.clone();
+    assert_eq!(store.spend_token(&stolen).await.unwrap(), Spend::Unknown);
+    assert_eq!(store.spend_token(&first).await.unwrap(), Spend::Spent);
+    assert_eq!(store.spend_token(&first).await.unwrap(), Spend::AlreadyUsed);
+    // Spent, it no longer counts against Ada.
+    assert!(store.issue_token(&token(&ada, now), 2).await.unwrap());
+    // Expired tokens neither count nor stay.
+    let stale = TokenRecord {
+        expires_at_ms: now - 1,
+        ..token(&bob, now - 10)
+    };
+    assert!(store.issue_token(&stale, 5).await.unwrap());
+    assert!(store.issue_token(&token(&bob, now), 2).await.unwrap());
+    store.sweep(now).await.unwrap();
+    assert_eq!(store.spend_token(&stale).await.unwrap(), Spend::Unknown);
+}
+
+async fn a_token_is_spent_once_under_a_race(store: Arc<dyn Store>) {
+    let t = token(&unique("racer"), now_ms());
+    assert!(store.issue_token(&t, 10).await.unwrap());
+    let spends = (0..8).map(|_| {
+        let (store, t) = (Arc::clone(&store), t.clone());
+        tokio::spawn(async move { store.spend_token(&t).await.unwrap() })
+    });
+    let mut spent = 0;
+    for spend in spends {
+        if spend.await.unwrap() == Spend::Spent {
+            spent += 1;
+        }
+    }
+    assert_eq!(spent, 1);
+}
+
+fn claim(holder: &str, key: &str, digest: &str, now_ms: u64) -> Claim {
+    Claim {
+        holder: holder.to_owned(),
+        key: key.to_owned(),
+        digest: digest.to_owned(),
+        now_ms,
+        expires_at_ms: now_ms + 60_000,
+    }
+}
+
+async fn idempotency_keys_run_once(store: &dyn Store) {
+    let now = now_ms();
+    let (ada, key) = (unique("ada"), unique("key"));
+    let first = claim(&ada, &key, "create:1", now);
+    assert_eq!(store.claim(&first).await.unwrap(), Claimed::New);
+    assert_eq!(
+        store.claim(&first).await.unwrap(),
+        Claimed::Running { started_at_ms: now }
+    );
+    assert_eq!(
+        store
+            .claim(&claim(&ada, &key, "create:2", now))
+            .await
+            .unwrap(),
+        Claimed::Conflict
+    );
+    // The same key of another holder is another key.
+    assert_eq!(
+        store
+            .claim(&claim(&unique("bob"), &key, "create:2", now))
+            .await
+            .unwrap(),
+        Claimed::New
+    );
+    let outcome = json!({"complete": {"z": 1, "content": [{"type": "text", "text": "7"}]}});
+    store.settle(&ada, &key, &outcome).await.unwrap();
+    let Claimed::Done { outcome: again } = store.claim(&first).await.unwrap() else {
+        panic!("a settled claim replays");
+    };
+    assert_eq!(again.to_string(), outcome.to_string());
+    // Releasing a settled claim leaves it; releasing a running one frees the key.
+    store.release(&ada, &key).await.unwrap();
+    assert!(matches!(
+        store.claim(&first).await.unwrap(),
+        Claimed::Done { .. }
+    ));
+    let other = unique("key");
+    let running = claim(&ada, &other, "x", now);
+    assert_eq!(store.claim(&running).await.unwrap(), Claimed::New);
+    store.release(&ada, &other).await.unwrap();
+    assert_eq!(store.claim(&running).await.unwrap(), Claimed::New);
+    // Past its window a key is free again, for anything.
+    let later = claim(&ada, &key, "create:3", now + 120_000);
+    assert_eq!(store.claim(&later).await.unwrap(), Claimed::New);
+}
+
+async fn a_key_is_claimed_once_under_a_race(store: Arc<dyn Store>) {
+    let c = claim(&unique("racer"), &unique("key"), "d", now_ms());
+    let claims = (0..8).map(|_| {
+        let (store, c) = (Arc::clone(&store), c.clone());
+        tokio::spawn(async move { store.claim(&c).await.unwrap() })
+    });
+    let mut new = 0;
+    for claimed in claims {
+        if claimed.await.unwrap() == Claimed::New {
+            new += 1;
+        }
+    }
+    assert_eq!(new, 1);
+}
+
+async fn suite(store: Arc<dyn Store>) {
+    tasks_round_trip(&*store).await;
+    tokens_spend_once_and_are_limited_per_holder(&*store).await;
+    a_token_is_spent_once_under_a_race(Arc::clone(&store)).await;
+    idempotency_keys_run_once(&*store).await;
+    a_key_is_claimed_once_under_a_race(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sqlite_store() {
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::memory().unwrap());
+    assert!(store.updates().is_none() && !store.is_shared());
+    suite(store).await;
+    let dir = std::env::temp_dir().join(unique("abilities-store"));
+    std::fs::create_dir_all(&dir).unwrap();
+    suite(Arc::new(SqliteStore::open(dir.join("store.db")).unwrap())).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn postgres_url() -> String {
+    std::env::var("ABILITIES_TEST_POSTGRES").expect(
+        "ABILITIES_TEST_POSTGRES names the PostgreSQL database to test (tests/interop/run.sh \
+         starts one with scripts/pg.sh)",
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: tests/interop/run.sh runs it with a server"]
+async fn the_postgres_store() {
+    let url = postgres_url();
+    // Two replicas connecting at once both find (or create) the tables.
+    let (a, b) = tokio::join!(PostgresStore::connect(&url), PostgresStore::connect(&url));
+    let (a, b): (Arc<dyn Store>, Arc<dyn Store>) = (Arc::new(a.unwrap()), Arc::new(b.unwrap()));
+    assert!(a.is_shared());
+    suite(Arc::clone(&a)).await;
+    // What one replica writes, the other reads and races on.
+    let t = token(&unique("shared"), now_ms());
+    assert!(a.issue_token(&t, 1).await.unwrap());
+    assert_eq!(b.spend_token(&t).await.unwrap(), Spend::Spent);
+    assert_eq!(a.spend_token(&t).await.unwrap(), Spend::AlreadyUsed);
+    let id = unique("task");
+    a.insert_task(task(&id, now_ms())).await.unwrap();
+    assert_eq!(b.task(&id).await.unwrap().unwrap().id, id);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: tests/interop/run.sh runs it with a server"]
+async fn postgres_fans_resource_updates_out_to_the_other_replicas() {
+    let url = postgres_url();
+    let a = PostgresStore::connect(&url).await.unwrap();
+    let b = PostgresStore::connect(&url).await.unwrap();
+    let (mut heard_a, mut heard_b) = (a.updates().unwrap(), b.updates().unwrap());
+    let uri = format!("todo://{}", unique("list"));
+    // The listeners connect in the background: publish until B hears.
+    let heard = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            a.publish(&uri).await.unwrap();
+            if let Ok(Ok(got)) =
+                tokio::time::timeout(Duration::from_millis(200), heard_b.recv()).await
+            {
+                break got;
+            }
+        }
+    })
+    .await
+    .expect("replica B hears A's update");
+    assert_eq!(heard, uri);
+    // A does not hear its own echo (its subscribers were told directly).
+    b.publish("todo://from-b").await.unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(5), heard_a.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got, "todo://from-b");
+    assert!(
+        heard_a.try_recv().is_err(),
+        "nothing else arrived: {uri} was A's own"
+    );
+}
