@@ -51,16 +51,18 @@ fn api_error(error: AbilityError) -> (StatusCode, Json<AbilityError>) {
 
 async fn list(State(db): State<AppState>) -> ApiResult<Vec<Todo>> {
     db.list(None, 1000, 0, &CollectionQuery::default())
+        .await
         .map(|page| Json(page.items))
         .map_err(api_error)
 }
 
 async fn show(State(db): State<AppState>, Path(id): Path<i64>) -> ApiResult<Todo> {
-    db.get(id).map(Json).map_err(api_error)
+    db.get(id).await.map(Json).map_err(api_error)
 }
 
 async fn create(State(db): State<AppState>, Json(new): Json<NewTodo>) -> ApiResult<Todo> {
     db.create(&new.title, new.priority.unwrap_or(Priority::Medium))
+        .await
         .map(Json)
         .map_err(api_error)
 }

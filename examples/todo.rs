@@ -6,6 +6,11 @@
 //! `cargo run --example todo` serves stdio; `--http ADDR` serves streamable HTTP at `/mcp`;
 //! `--mode aql-single|aql-crude` serves MCP-AQL (also `standard`, `meta`);
 //! `--db PATH` picks the database file (created and seeded on first run).
+//!
+//! Several replicas: `--store postgres://user@host/db` keeps the todos and the server's own
+//! records (tasks, confirmation tokens, idempotency keys) in PostgreSQL, and resource updates
+//! travel between replicas through it; `--state-key KEY` (or `ABILITIES_STATE_KEY`) is the key
+//! every replica signs tokens and multi-round state with. See `scripts/cluster.sh`.
 
 #[path = "shared/mode.rs"]
 mod mode;
@@ -17,7 +22,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use abilities::{Caller, Server, StaticTokens};
+use abilities::{Caller, PostgresStore, Server, SqliteStore, StaticTokens};
 use clap::Parser;
 
 /// Serve the Todo manager over MCP.
@@ -32,6 +37,22 @@ struct Args {
     /// The SQLite database (created and seeded if missing).
     #[arg(long, default_value = "todo.db")]
     db: PathBuf,
+    /// Where the todos and the server's records are kept: `postgres://...` (shared by
+    /// replicas). Default: SQLite, the todos in --db and the records beside it
+    /// (`<db>.store.db`).
+    #[arg(long)]
+    store: Option<String>,
+    /// The key confirmation tokens and multi-round state are signed with (at least 32 bytes),
+    /// the same for every replica. Default: a random key of this process.
+    #[arg(long, env = "ABILITIES_STATE_KEY", hide_env_values = true)]
+    state_key: Option<String>,
+    /// Name this replica in an `x-replica` header on every HTTP response (to see which
+    /// replica a load balancer picked).
+    #[arg(long)]
+    replica: Option<String>,
+    /// How many HTTP sessions (protocol 2025 clients) may be open at once.
+    #[arg(long, default_value_t = 1000)]
+    max_sessions: usize,
 }
 
 #[tokio::main]
@@ -53,16 +74,40 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let db = todo::TodoDb::open(&args.db)
-        .map_err(|e| format!("cannot open {}: {e}", args.db.display()))?;
     if args.mode == mode::Mode::All && args.http.is_none() {
         return Err("--mode all serves several HTTP paths: add --http ADDR".into());
     }
-    let server = args
-        .mode
-        .apply(Server::builder())
+    let mut builder = args.mode.apply(Server::builder());
+    let db = match args.store.as_deref() {
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            let store = PostgresStore::connect(url)
+                .await
+                .map_err(|e| format!("cannot use the store {}: {e}", redact(url)))?;
+            builder = builder.store(store);
+            todo::TodoDb::connect(url)
+                .await
+                .map_err(|e| format!("cannot open the todos in {}: {e}", redact(url)))?
+        }
+        Some(other) => {
+            return Err(format!("--store takes a postgres:// URL, not '{}'", redact(other)).into());
+        }
+        None => {
+            let mut records = args.db.clone().into_os_string();
+            records.push(".store.db");
+            let store = SqliteStore::open(&records)
+                .map_err(|e| format!("cannot open {}: {e}", PathBuf::from(&records).display()))?;
+            builder = builder.store(store);
+            todo::TodoDb::open(&args.db)
+                .map_err(|e| format!("cannot open {}: {e}", args.db.display()))?
+        }
+    };
+    if let Some(key) = &args.state_key {
+        builder = builder.request_state_key(key.as_bytes());
+    }
+    let server = builder
         .name("abilities-todo-example", env!("CARGO_PKG_VERSION"))
         .instructions("A todo list: list, get, create, update and delete todos.")
+        .max_sessions(args.max_sessions)
         .state(db)
         // A local example: HTTP callers may do everything the stdio caller may.
         .authenticator(StaticTokens::new().allow_anonymous(Caller::trusted("anonymous")))
@@ -79,9 +124,35 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                 "client config: {{\"mcpServers\": {{\"todo\": {{\"type\": \"http\", \"url\": \"{url}\"}}}}}}"
             );
             println!("{url}");
-            abilities::serve_router(listener, server.app()).await?;
+            let mut app = server.app();
+            if let Some(name) = args.replica {
+                let name = abilities::axum::http::HeaderValue::from_str(&name)
+                    .map_err(|_| "--replica must be a valid header value")?;
+                app = app.layer(abilities::axum::middleware::map_response(
+                    move |mut response: abilities::axum::response::Response| {
+                        let name = name.clone();
+                        async move {
+                            response.headers_mut().insert("x-replica", name);
+                            response
+                        }
+                    },
+                ));
+            }
+            abilities::serve_router(listener, app).await?;
         }
         None => server.serve_stdio().await?,
     }
     Ok(())
+}
+
+/// A database URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let user = &url[scheme + 3..at];
+            let user = user.split(':').next().unwrap_or("");
+            format!("{}{user}@{}", &url[..scheme + 3], &url[at + 1..])
+        }
+        _ => url.to_owned(),
+    }
 }

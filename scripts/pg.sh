@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # A private PostgreSQL server for the tests and the cluster script, from Debian's package
 # (postgresql-15; `.ci/run` installs it when missing): `scripts/pg.sh start [PORT]` creates a
-# cluster under target/pg-PORT (once), starts it on 127.0.0.1:PORT (default 54329) with trust
+# cluster under /tmp/abilities-pg-UID-PORT (once; outside the checkout, which the server's
+# own user may not be able to enter), starts it on 127.0.0.1:PORT (default 54329) with trust
 # authentication for local connections, creates the database `abilities` and prints its URL;
 # `scripts/pg.sh stop [PORT]` stops it. Nothing listens beyond 127.0.0.1.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
 cmd=${1:-start}
 port=${2:-54329}
-dir="$root/target/pg-$port"
+dir=${ABILITIES_PG_DIR:-/tmp/abilities-pg-$(id -u)-$port}
 
 bin=""
 for candidate in /usr/lib/postgresql/*/bin; do

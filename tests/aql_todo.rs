@@ -30,9 +30,11 @@ async fn todos_over_mcp_aql() {
     let db = todo::TodoDb::open(&path).expect("the database opens");
     for i in 0..60 {
         db.create(&format!("chore {i}"), todo::Priority::Low)
+            .await
             .expect("created");
     }
     db.create("the one that matters", todo::Priority::High)
+        .await
         .expect("created");
     let server = Server::builder()
         .state(db)

@@ -16,7 +16,8 @@ pub(crate) enum Mode {
     AqlSingle,
     /// MCP-AQL with one tool per family (`mcp_aql_read`, ...).
     AqlCrude,
-    /// The three WordPress-style surfaces over HTTP: `/mcp`, `/mcp/standard`, `/mcp/meta`.
+    /// Every surface over HTTP: the three WordPress-style ones at `/mcp`, `/mcp/standard` and
+    /// `/mcp/meta`, and the MCP-AQL CRUDE endpoints at `/mcp/aql`.
     All,
 }
 
@@ -38,7 +39,8 @@ impl Mode {
             Self::All => builder
                 .mount("/mcp", Surface::Native)
                 .mount("/mcp/standard", Surface::Standard)
-                .mount("/mcp/meta", Surface::meta()),
+                .mount("/mcp/meta", Surface::meta())
+                .mount("/mcp/aql", Surface::Aql(aql(Aql::new(AqlMode::Semantic)))),
         }
     }
 
@@ -54,6 +56,7 @@ impl Mode {
                 ("/mcp", "native tools"),
                 ("/mcp/standard", "standard-mode tools"),
                 ("/mcp/meta", "meta tools"),
+                ("/mcp/aql", "the MCP-AQL CRUDE endpoints"),
             ],
         }
     }

@@ -1,6 +1,7 @@
-//! An MCP-AQL collection query as SQLite: the filter as `WHERE` conditions, the sort as
-//! `ORDER BY`, the page as `LIMIT` / `OFFSET`. Shared by the examples' list abilities, which
-//! push the whole query down and report the true total with `CollectionQuery::paged`.
+//! An MCP-AQL collection query as SQL (SQLite's or PostgreSQL's): the filter as `WHERE`
+//! conditions, the sort as `ORDER BY`, the page as `LIMIT` / `OFFSET`. Shared by the examples'
+//! list abilities, which push the whole query down and report the true total with
+//! `CollectionQuery::paged`.
 
 use abilities::{CollectionQuery, FilterOp, Window};
 use rusqlite::types::Value as Sql;
@@ -29,6 +30,33 @@ impl Kind {
     }
 }
 
+/// Which SQL a query is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    Sqlite,
+    #[allow(dead_code, reason = "each example uses the databases it serves")]
+    Postgres,
+}
+
+impl Dialect {
+    fn placeholder(self, n: usize) -> String {
+        match self {
+            Self::Sqlite => format!("?{n}"),
+            Self::Postgres => format!("${n}"),
+        }
+    }
+}
+
+/// What a list runs: the count, the page and their values, and whether the query went into
+/// the SQL whole (then the count is the query's total).
+pub(crate) struct Plan {
+    pub(crate) count: String,
+    pub(crate) count_values: Vec<Sql>,
+    pub(crate) select: String,
+    pub(crate) values: Vec<Sql>,
+    pub(crate) pushed_down: bool,
+}
+
 /// One list operation's SQL: `SELECT columns FROM table`, the operation's own `WHERE`
 /// (its parameters' conditions, `?1`.. in `values`) and the column that makes an order total.
 pub(crate) struct Listing<'a> {
@@ -50,6 +78,28 @@ pub(crate) fn list<T>(
     own: Window,
     read: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
 ) -> rusqlite::Result<(Vec<T>, u64)> {
+    let plan = plan(query, listing, own, Dialect::Sqlite);
+    let total: i64 = conn.query_row(
+        &plan.count,
+        rusqlite::params_from_iter(plan.count_values.iter()),
+        |r| r.get(0),
+    )?;
+    let total = total.unsigned_abs();
+    if plan.pushed_down {
+        query.paged(total);
+    }
+    let mut statement = conn.prepare(&plan.select)?;
+    let rows = statement.query_map(rusqlite::params_from_iter(plan.values), read)?;
+    Ok((rows.collect::<rusqlite::Result<_>>()?, total))
+}
+
+/// The SQL of a list in `dialect` (see [`list`]).
+pub(crate) fn plan(
+    query: &CollectionQuery,
+    listing: Listing<'_>,
+    own: Window,
+    dialect: Dialect,
+) -> Plan {
     let Listing {
         table,
         columns,
@@ -60,7 +110,7 @@ pub(crate) fn list<T>(
     let mut filter = base.to_owned();
     let mut values = own_values.clone();
     let pushed = query.page().and_then(|window| {
-        conditions(query, columns, &mut filter, &mut values)?;
+        conditions(query, columns, &mut filter, &mut values, dialect)?;
         Some((window, order_by(query, columns, tiebreak)?))
     });
     let pushed_down = pushed.is_some();
@@ -72,24 +122,20 @@ pub(crate) fn list<T>(
             (own, tiebreak.to_owned())
         }
     };
-    let total: i64 = conn.query_row(
-        &format!("SELECT COUNT(*) FROM {table} {filter}"),
-        rusqlite::params_from_iter(values.iter()),
-        |r| r.get(0),
-    )?;
-    let total = total.unsigned_abs();
-    if pushed_down {
-        query.paged(total);
-    }
+    let count = format!("SELECT COUNT(*) FROM {table} {filter}");
+    let count_values = values.clone();
     let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
-    let sql = format!(
-        "SELECT {} FROM {table} {filter} ORDER BY {order}{}",
-        names.join(", "),
-        limit(window, &mut values)
-    );
-    let mut statement = conn.prepare(&sql)?;
-    let rows = statement.query_map(rusqlite::params_from_iter(values), read)?;
-    Ok((rows.collect::<rusqlite::Result<_>>()?, total))
+    let page = limit(window, &mut values, dialect);
+    Plan {
+        count,
+        count_values,
+        select: format!(
+            "SELECT {} FROM {table} {filter} ORDER BY {order}{page}",
+            names.join(", ")
+        ),
+        values,
+        pushed_down,
+    }
 }
 
 /// The query's conditions on `columns`, appended to `sql` as ` AND ...` with their values
@@ -101,6 +147,7 @@ pub(crate) fn conditions(
     columns: &[(&str, Kind)],
     sql: &mut String,
     values: &mut Vec<Sql>,
+    dialect: Dialect,
 ) -> Option<()> {
     let mut out = String::new();
     let mut added = Vec::new();
@@ -113,15 +160,23 @@ pub(crate) fn conditions(
         if !values_compared.iter().all(|v| kind.takes(v)) {
             return None;
         }
+        // PostgreSQL's columns are typed: a fraction does not compare with an integer column
+        // there (the runtime compares it).
+        if dialect == Dialect::Postgres
+            && *kind == Kind::Integer
+            && !values_compared.iter().all(|v| v.is_i64())
+        {
+            return None;
+        }
         let mut placeholder = |value: &Value| -> Option<String> {
             added.push(sql_value(value)?);
-            Some(format!("?{}", values.len() + added.len()))
+            Some(dialect.placeholder(values.len() + added.len()))
         };
         let clause = match condition.op {
             FilterOp::In => {
                 let items = condition.value.as_array()?;
                 if items.is_empty() {
-                    "0".to_owned()
+                    "1 = 0".to_owned()
                 } else {
                     let marks: Option<Vec<String>> = items.iter().map(&mut placeholder).collect();
                     format!("{column} IN ({})", marks?.join(", "))
@@ -130,16 +185,24 @@ pub(crate) fn conditions(
             FilterOp::Contains => {
                 // A substring of a text column, case-sensitive, as the runtime compares.
                 let part = Value::String(condition.value.as_str()?.to_owned());
-                format!(
-                    "typeof({column}) = 'text' AND instr({column}, {}) > 0",
-                    placeholder(&part)?
-                )
+                let mark = placeholder(&part)?;
+                match dialect {
+                    Dialect::Sqlite => {
+                        format!("typeof({column}) = 'text' AND instr({column}, {mark}) > 0")
+                    }
+                    // Text columns only (the kind says so): strpos is case-sensitive too.
+                    Dialect::Postgres => format!("strpos({column}, {mark}) > 0"),
+                }
             }
             op => {
                 // IS / IS NOT: a NULL column is unequal to every value, as in the runtime.
+                let (eq, ne) = match dialect {
+                    Dialect::Sqlite => ("IS", "IS NOT"),
+                    Dialect::Postgres => ("IS NOT DISTINCT FROM", "IS DISTINCT FROM"),
+                };
                 let symbol = match op {
-                    FilterOp::Eq => "IS",
-                    FilterOp::Ne => "IS NOT",
+                    FilterOp::Eq => eq,
+                    FilterOp::Ne => ne,
                     FilterOp::Gt => ">",
                     FilterOp::Gte => ">=",
                     FilterOp::Lt => "<",
@@ -177,13 +240,21 @@ pub(crate) fn order_by(
     Some(keys.join(", "))
 }
 
-/// ` LIMIT ? OFFSET ?` for a window (SQLite's `LIMIT -1` is no limit).
-pub(crate) fn limit(window: Window, values: &mut Vec<Sql>) -> String {
-    let limit = i64::try_from(window.limit).unwrap_or(-1);
+/// ` LIMIT ? OFFSET ?` for a window (no limit: SQLite's `LIMIT -1`, PostgreSQL's largest).
+pub(crate) fn limit(window: Window, values: &mut Vec<Sql>, dialect: Dialect) -> String {
+    let unlimited = match dialect {
+        Dialect::Sqlite => -1,
+        Dialect::Postgres => i64::MAX,
+    };
+    let limit = i64::try_from(window.limit).unwrap_or(unlimited);
     let offset = i64::try_from(window.offset).unwrap_or(i64::MAX);
     values.push(limit.into());
     values.push(offset.into());
-    format!(" LIMIT ?{} OFFSET ?{}", values.len() - 1, values.len())
+    format!(
+        " LIMIT {} OFFSET {}",
+        dialect.placeholder(values.len() - 1),
+        dialect.placeholder(values.len())
+    )
 }
 
 /// A JSON filter value as an SQL value (booleans as 0/1, as stored).

@@ -3,14 +3,16 @@
 # streamable HTTP on 127.0.0.1: the TypeScript SDK v1 (which validates structuredContent against
 # outputSchema) and v2 (protocol 2026-07-28, pinned and negotiated, on every surface), the
 # Python SDK in both lifecycles, and the Inspector CLI; then the official
-# conformance suite against the `conformance` example, with its expected failures. Installs
-# pinned versions under target/interop. A missing tool fails the run; nothing is skipped.
+# conformance suite against the `conformance` example, with its expected failures; then the
+# store suite on PostgreSQL and a cluster of three replicas behind nginx (both from Debian's
+# packages, which .ci/run installs). Installs pinned versions under target/interop. A missing
+# tool fails the run; nothing is skipped.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work="$root/target/interop"
 
-for tool in node npm python3 cargo; do
+for tool in node npm python3 cargo psql nginx; do
   command -v "$tool" >/dev/null || { echo "interop: '$tool' is required and missing" >&2; exit 1; }
 done
 
@@ -19,7 +21,7 @@ if ! cmp -s "$here/package.json" "$work/node/package.json" || [ ! -d "$work/node
   cp "$here/package.json" "$work/node/package.json"
   (cd "$work/node" && npm install --no-audit --no-fund --loglevel=error)
 fi
-cp "$here/ts_client.mjs" "$here/ts_surfaces.mjs" "$here/ts_aql.mjs" "$here/ts2_client.mjs" "$work/node/"
+cp "$here/ts_client.mjs" "$here/ts_surfaces.mjs" "$here/ts_aql.mjs" "$here/ts2_client.mjs" "$here/cluster.mjs" "$work/node/"
 if ! "$work/venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "2.3.0")' 2>/dev/null; then
   python3 -m venv "$work/venv"
   "$work/venv/bin/pip" install --quiet --disable-pip-version-check 'mcp==2.3.0'
@@ -129,6 +131,20 @@ run "conformance 0.2.0-alpha.12, every scenario (--suite all)" \
   suite "conformance 0.2.0-alpha.12 (all)" conformance-next --suite all
 run "conformance 0.2.0-alpha.12, what 2026-07-28 requires" \
   suite "conformance 0.2.0-alpha.12 (2026-07-28 requirements)" conformance-next --requirements 2026-07-28
+
+# The PostgreSQL store's share of the store suite, then a real cluster: PostgreSQL, three
+# replicas of the todo example and nginx in front (scripts/cluster.sh).
+pg_url=$("$root/scripts/pg.sh" start)
+run "store suite on PostgreSQL" env ABILITIES_TEST_POSTGRES="$pg_url" \
+  cargo test --quiet --test store -- --ignored
+# Not under $tmp: nginx's workers must be able to enter it.
+export CLUSTER_DIR="/tmp/abilities-cluster-$(id -u)"
+cluster_up() { "$root/scripts/cluster.sh" start >/dev/null; }
+cluster_down() { "$root/scripts/cluster.sh" stop; }
+run "cluster: start three replicas on PostgreSQL behind nginx" cluster_up
+run "cluster: ts sdk v2 through nginx, and kill -9 of a replica under load" \
+  node "$work/node/cluster.mjs" "$CLUSTER_DIR"
+cluster_down
 
 echo "interop: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -226,22 +226,43 @@ impl Tasks {
         owner: &str,
         responses: BTreeMap<String, Value>,
     ) -> Result<(), ErrorData> {
-        self.owned(id, owner).await?;
-        if let Some(live) = self.running(id) {
-            live.answer(responses).await.map_err(|e| store_failed(&e))?;
+        let record = self.owned(id, owner).await?;
+        match self.running(id) {
+            Some(live) => live.answer(responses).await.map_err(|e| store_failed(&e)),
+            None => self.elsewhere(&record),
         }
-        Ok(())
+    }
+
+    /// A task this process does not run: fine when it finished; when it runs on another
+    /// replica sharing the store, a refusal, as what was asked of it cannot reach it from
+    /// here (never an acknowledgement that would not be true).
+    fn elsewhere(&self, record: &TaskRecord) -> Result<(), ErrorData> {
+        if record.status.is_terminal() || !self.store.is_shared() {
+            return Ok(());
+        }
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode(-32000),
+            format!(
+                "task {} runs on another replica, which this one cannot reach: retry, and the \
+                 request may be routed to it",
+                record.id
+            ),
+            Some(json!({"code": "TASK_ON_ANOTHER_REPLICA"})),
+        ))
     }
 
     /// `tasks/cancel`: ask the handler to stop (its context's cancellation fires; the task
     /// settles as `cancelled` when it does). A finished task is left as it is. Cancelling is
     /// cooperative, so the answer is the same either way: an acknowledgement.
     pub(crate) async fn cancel(&self, id: &str, owner: &str) -> Result<(), ErrorData> {
-        self.owned(id, owner).await?;
-        if let Some(live) = self.running(id) {
-            live.cancel.cancel();
+        let record = self.owned(id, owner).await?;
+        match self.running(id) {
+            Some(live) => {
+                live.cancel.cancel();
+                Ok(())
+            }
+            None => self.elsewhere(&record),
         }
-        Ok(())
     }
 
     /// Record how the task's call ended, and forget its runner.
