@@ -5,6 +5,14 @@
 //! the floor), each a separate server process, over streamable HTTP on 127.0.0.1 and over
 //! stdio. Prints calls/s, p50 and p99 for each, the ratios, and the memory an idle HTTP
 //! session costs each server.
+//!
+//! `--url URL` loads a server that is already running instead (one replica, or a cluster
+//! behind a load balancer: `scripts/cluster.sh`), with protocol 2026-07-28 requests that need
+//! no session: `--tool` with `--arguments` from every client, or with `--confirm` the
+//! `todo` example's MCP-AQL confirmed deletions, timed one by one.
+
+#[path = "shared/load_url.rs"]
+mod load_url;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -41,6 +49,18 @@ struct Args {
     /// Where the server binaries are (default: beside this one).
     #[arg(long)]
     bin_dir: Option<PathBuf>,
+    /// Load this running server instead (`http://HOST:PORT/mcp`).
+    #[arg(long)]
+    url: Option<String>,
+    /// With --url: the tool every client calls.
+    #[arg(long, default_value = "get_todo")]
+    tool: String,
+    /// With --url: its arguments (JSON).
+    #[arg(long, default_value = r#"{"id": 1}"#)]
+    arguments: String,
+    /// With --url: time this many confirmed deletions of the `todo` example instead.
+    #[arg(long)]
+    confirm: Option<usize>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -353,6 +373,9 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    if let Some(url) = &args.url {
+        return against(url, &args).await;
+    }
     let dir = match args.bin_dir {
         Some(dir) => dir,
         None => std::env::current_exe()?
@@ -475,5 +498,42 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);
+    Ok(())
+}
+
+/// `--url`: load the running server at `url`.
+async fn against(url: &str, args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    if let Some(count) = args.confirm {
+        let (p50, p99) = load_url::confirmed_deletes(url, count)
+            .await
+            .map_err(|e| e.to_string())?;
+        println!(
+            "{count} confirmed deletions at {url}: p50 {:.2} ms, p99 {:.2} ms (ask and redeem)",
+            ms(p50),
+            ms(p99)
+        );
+        return Ok(());
+    }
+    let arguments: Value = serde_json::from_str(&args.arguments)?;
+    let mut rates = Vec::new();
+    for _ in 0..args.rounds.max(1) {
+        rates.push(
+            load_url::calls(url, &args.tool, &arguments, args.clients, args.calls)
+                .await
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    rates.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (rate, p50, p99) = rates[rates.len() / 2];
+    println!(
+        "{} clients x {} calls of {} at {url}, median of {} rounds: {rate:.0} calls/s, p50 {:.2} ms, p99 {:.2} ms",
+        args.clients,
+        args.calls,
+        args.tool,
+        rates.len(),
+        ms(p50),
+        ms(p99)
+    );
     Ok(())
 }
