@@ -33,7 +33,7 @@ struct Args {
 }
 
 /// The answer to one message, `None` for a notification.
-fn answer(db: &Db, message: &Value) -> Option<Value> {
+async fn answer(db: &Db, message: &Value) -> Option<Value> {
     let id = message.get("id")?.clone();
     let result = match message["method"].as_str() {
         Some("initialize") => json!({
@@ -44,7 +44,11 @@ fn answer(db: &Db, message: &Value) -> Option<Value> {
         Some("tools/call") if message["params"]["name"] == "my-plugin-count-posts" => {
             let post_type: Option<PostType> =
                 serde_json::from_value(message["params"]["arguments"]["input"].clone()).ok();
-            match post_type.map(|t| db.count(t)) {
+            let count = match post_type {
+                Some(t) => Some(db.count(t).await),
+                None => None,
+            };
+            match count {
                 Some(Ok(n)) => json!({
                     "content": [{"type": "text", "text": json!({"result": n}).to_string()}],
                     "structuredContent": {"result": n},
@@ -68,7 +72,7 @@ async fn post(State(db): State<Arc<Db>>, body: Bytes) -> axum::response::Respons
     let Ok(message) = serde_json::from_slice::<Value>(&body) else {
         return StatusCode::BAD_REQUEST.into_response();
     };
-    match answer(&db, &message) {
+    match answer(&db, &message).await {
         None => StatusCode::ACCEPTED.into_response(),
         Some(reply) => {
             let session = SESSIONS.fetch_add(1, Ordering::Relaxed).to_string();
@@ -117,9 +121,10 @@ async fn main() -> ExitCode {
                 while let Some(line) = lines.next_line().await? {
                     let (db, replies) = (Arc::clone(&db), replies.clone());
                     tokio::spawn(async move {
-                        let reply = serde_json::from_str::<Value>(&line)
-                            .ok()
-                            .and_then(|message| answer(&db, &message));
+                        let reply = match serde_json::from_str::<Value>(&line) {
+                            Ok(message) => answer(&db, &message).await,
+                            Err(_) => None,
+                        };
                         if let Some(reply) = reply {
                             let _ = replies.send(reply.to_string());
                         }

@@ -8,6 +8,8 @@
 //! `--mode native|standard|meta` picks the surface (`all`: the three on separate paths);
 //! `--db PATH` picks the database file (`--tasks-db PATH` the one of background tasks, beside
 //! it by default); `--token T` lets HTTP callers with `Authorization: Bearer T` delete posts.
+//! `--store postgres://...` keeps the posts and the server's records (tasks, confirmation
+//! tokens, idempotency keys) in PostgreSQL, for several replicas sharing `--state-key`.
 
 #[path = "shared/mode.rs"]
 mod mode;
@@ -17,7 +19,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use abilities::{Caller, Server, Site, SqliteStore, StaticTokens};
+use abilities::{Caller, PostgresStore, Server, Site, SqliteStore, StaticTokens};
 use clap::Parser;
 use site::Db;
 
@@ -39,6 +41,14 @@ struct Args {
     /// Where background tasks are recorded (default: beside --db, `<db>.tasks.db`).
     #[arg(long)]
     tasks_db: Option<PathBuf>,
+    /// Keep the posts and the server's records in PostgreSQL (`postgres://...`), shared by
+    /// replicas, instead of --db and --tasks-db.
+    #[arg(long)]
+    store: Option<String>,
+    /// The key confirmation tokens and multi-round state are signed with (at least 32 bytes),
+    /// the same for every replica. Default: a random key of this process.
+    #[arg(long, env = "ABILITIES_STATE_KEY", hide_env_values = true)]
+    state_key: Option<String>,
 }
 
 #[tokio::main]
@@ -61,13 +71,32 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let db = Db::open(&args.db).map_err(|e| format!("cannot open {}: {e}", args.db.display()))?;
-    let tasks_db = args
-        .tasks_db
-        .clone()
-        .unwrap_or_else(|| args.db.with_extension("tasks.db"));
-    let tasks = SqliteStore::open(&tasks_db)
-        .map_err(|e| format!("cannot open {}: {e}", tasks_db.display()))?;
+    let mut builder = args.mode.apply_with(Server::builder(), site::aql);
+    let db = match args.store.as_deref() {
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            let store = PostgresStore::connect(url)
+                .await
+                .map_err(|e| format!("cannot use the store: {e}"))?;
+            builder = builder.store(store);
+            Db::connect(url)
+                .await
+                .map_err(|e| format!("cannot open the posts in the store: {e}"))?
+        }
+        Some(_) => return Err("--store takes a postgres:// URL".into()),
+        None => {
+            let tasks_db = args
+                .tasks_db
+                .clone()
+                .unwrap_or_else(|| args.db.with_extension("tasks.db"));
+            let store = SqliteStore::open(&tasks_db)
+                .map_err(|e| format!("cannot open {}: {e}", tasks_db.display()))?;
+            builder = builder.store(store);
+            Db::open(&args.db).map_err(|e| format!("cannot open {}: {e}", args.db.display()))?
+        }
+    };
+    if let Some(key) = &args.state_key {
+        builder = builder.request_state_key(key.as_bytes());
+    }
     let mut tokens = StaticTokens::new().allow_anonymous(Caller::anonymous());
     if let Some(token) = &args.token {
         tokens = tokens.with_token(token.clone(), Caller::trusted("token-holder"));
@@ -75,14 +104,11 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if args.mode == mode::Mode::All && args.http.is_none() {
         return Err("--mode all serves several HTTP paths: add --http ADDR".into());
     }
-    let server = args
-        .mode
-        .apply_with(Server::builder(), site::aql)
+    let server = builder
         .name("abilities-site-example", env!("CARGO_PKG_VERSION"))
         .instructions("A WordPress-like site: count, read, list, create and delete posts.")
         .site(Site::new("example", "https://example.com"))
         .state(db)
-        .store(tasks)
         .authenticator(tokens)
         .build()?;
     match args.http {

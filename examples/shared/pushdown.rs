@@ -269,3 +269,44 @@ pub(crate) fn sql_value(value: &Value) -> Option<Sql> {
         _ => None,
     }
 }
+
+/// The values of a pushed-down query as PostgreSQL parameters.
+#[allow(dead_code, reason = "each example uses the databases it serves")]
+pub(crate) fn pg_params(
+    values: &[rusqlite::types::Value],
+) -> Vec<&(dyn tokio_postgres::types::ToSql + Sync)> {
+    use rusqlite::types::Value as Sql;
+    values
+        .iter()
+        .map(|value| -> &(dyn tokio_postgres::types::ToSql + Sync) {
+            match value {
+                Sql::Integer(i) => i,
+                Sql::Real(f) => f,
+                Sql::Text(t) => t,
+                Sql::Blob(b) => b,
+                Sql::Null => &Null,
+            }
+        })
+        .collect()
+}
+
+/// SQL NULL for a parameter of any type (an `Option::None` is typed, and PostgreSQL's
+/// client refuses it for a column of another type).
+#[derive(Debug)]
+struct Null;
+
+impl tokio_postgres::types::ToSql for Null {
+    fn to_sql(
+        &self,
+        _: &tokio_postgres::types::Type,
+        _: &mut bytes::BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(tokio_postgres::types::IsNull::Yes)
+    }
+
+    fn accepts(_: &tokio_postgres::types::Type) -> bool {
+        true
+    }
+
+    tokio_postgres::types::to_sql_checked!();
+}

@@ -51,6 +51,7 @@ impl RmcpSite {
     ) -> Result<Json<Count>, String> {
         self.db
             .count(input)
+            .await
             .map(|result| Json(Count { result }))
             .map_err(|e| e.message().to_owned())
     }

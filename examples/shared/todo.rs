@@ -190,7 +190,7 @@ impl TodoDb {
                 let plan = pushdown::plan(query, listing, own, Dialect::Postgres);
                 let client = Self::pg(pool).await?;
                 let total: i64 = client
-                    .query_one(&plan.count, &pg_params(&plan.count_values))
+                    .query_one(&plan.count, &pushdown::pg_params(&plan.count_values))
                     .await
                     .map_err(pg_error)?
                     .get(0);
@@ -199,7 +199,7 @@ impl TodoDb {
                     query.paged(total);
                 }
                 let rows = client
-                    .query(&plan.select, &pg_params(&plan.values))
+                    .query(&plan.select, &pushdown::pg_params(&plan.values))
                     .await
                     .map_err(pg_error)?;
                 (rows.iter().map(pg_todo).collect(), total)
@@ -324,24 +324,6 @@ impl TodoDb {
             }
         })
     }
-}
-
-/// The values of a pushed-down query as PostgreSQL parameters.
-fn pg_params(values: &[rusqlite::types::Value]) -> Vec<&(dyn tokio_postgres::types::ToSql + Sync)> {
-    use rusqlite::types::Value as Sql;
-    const NULL: Option<i64> = None;
-    values
-        .iter()
-        .map(|value| -> &(dyn tokio_postgres::types::ToSql + Sync) {
-            match value {
-                Sql::Integer(i) => i,
-                Sql::Real(f) => f,
-                Sql::Text(t) => t,
-                Sql::Blob(b) => b,
-                Sql::Null => &NULL,
-            }
-        })
-        .collect()
 }
 
 fn pg_todo(row: &tokio_postgres::Row) -> Todo {

@@ -137,6 +137,17 @@ run "conformance 0.2.0-alpha.12, what 2026-07-28 requires" \
 pg_url=$("$root/scripts/pg.sh" start)
 run "store suite on PostgreSQL" env ABILITIES_TEST_POSTGRES="$pg_url" \
   cargo test --quiet --test store -- --ignored
+# The site with its posts and records in PostgreSQL (a fresh database): three servers on it,
+# every surface, and the TypeScript SDK v2 over them as over the SQLite ones.
+pg_site="${pg_url%/*}/site_interop"
+PGOPTIONS=--client-min-messages=warning psql "${pg_url%/*}/postgres" -qc "DROP DATABASE IF EXISTS site_interop WITH (FORCE)" -c "CREATE DATABASE site_interop"
+start pg_surfaces "$site" --http 127.0.0.1:0 --mode all --store "$pg_site"
+pg_base=${started_url%/mcp}
+start pg_aql "$site" --http 127.0.0.1:0 --mode aql-single --store "$pg_site"
+pg_aql_url=$started_url
+start pg_crude "$site" --http 127.0.0.1:0 --mode aql-crude --store "$pg_site"
+run "ts sdk v2, the site on PostgreSQL, every surface (and a task)" \
+  node "$work/node/ts2_client.mjs" "$expect" pin "$pg_base" "$pg_aql_url" "$started_url"
 # Not under $tmp: nginx's workers must be able to enter it.
 export CLUSTER_DIR="/tmp/abilities-cluster-$(id -u)"
 cluster_up() { "$root/scripts/cluster.sh" start >/dev/null; }
