@@ -98,18 +98,13 @@ fn per_call(before: Option<Duration>, after: Option<Duration>, calls: usize) -> 
     Some(spent / u32::try_from(calls.max(1)).ok()?)
 }
 
-fn summarize(mut latencies: Vec<Duration>, elapsed: Duration) -> Run {
-    latencies.sort_unstable();
-    let at = |q: f64| {
-        latencies
-            .get(((latencies.len() as f64 * q) as usize).min(latencies.len().saturating_sub(1)))
-            .copied()
-            .unwrap_or_default()
-    };
+fn summarize(latencies: Vec<Duration>, elapsed: Duration) -> Run {
+    let calls_per_sec = latencies.len() as f64 / elapsed.as_secs_f64();
+    let (p50, p99) = load_url::quantiles(latencies);
     Run {
-        calls_per_sec: latencies.len() as f64 / elapsed.as_secs_f64(),
-        p50: at(0.50),
-        p99: at(0.99),
+        calls_per_sec,
+        p50,
+        p99,
         cpu_per_call: None,
     }
 }

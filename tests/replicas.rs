@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use abilities::Store as _;
 use abilities::{
     AbilityError, Caller, IDEMPOTENCY_META_KEY, Server, SqliteStore, State, StaticTokens, Surface,
     ability,
@@ -52,6 +53,13 @@ fn add_note(notes: State<Notes>, title: String) -> Result<Note, AbilityError> {
 fn remove_note(notes: State<Notes>, id: u64) -> Result<bool, AbilityError> {
     notes.0.0.removed.lock().expect("not poisoned").push(id);
     Ok(true)
+}
+
+/// Count the notes, slowly enough to run in the background.
+#[ability(semantic = "READ", task = "optional")]
+async fn count_notes(notes: State<Notes>) -> u64 {
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    notes.0.0.created.load(Ordering::SeqCst)
 }
 
 fn replica(notes: &Notes, store: SqliteStore) -> Server {
@@ -467,4 +475,144 @@ async fn sessions_are_capped_expire_and_end_only_by_their_owner() {
     );
     let _ = open(addr, &[]).await;
     let _ = open(addr, &[]).await;
+}
+
+/// A store that says replicas share it (an SQLite one, for the test).
+struct Shared(Arc<SqliteStore>);
+
+impl abilities::Store for Shared {
+    fn insert_task(&self, record: abilities::TaskRecord) -> abilities::StoreFuture<'_, ()> {
+        self.0.insert_task(record)
+    }
+    fn task<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> abilities::StoreFuture<'a, Option<abilities::TaskRecord>> {
+        self.0.task(id)
+    }
+    fn update_task(&self, record: abilities::TaskRecord) -> abilities::StoreFuture<'_, ()> {
+        self.0.update_task(record)
+    }
+    fn touch_tasks<'a>(&'a self, ids: &'a [String], now_ms: u64) -> abilities::StoreFuture<'a, ()> {
+        self.0.touch_tasks(ids, now_ms)
+    }
+    fn issue_token<'a>(
+        &'a self,
+        token: &'a abilities::TokenRecord,
+        limit: u32,
+    ) -> abilities::StoreFuture<'a, bool> {
+        self.0.issue_token(token, limit)
+    }
+    fn spend_token<'a>(
+        &'a self,
+        token: &'a abilities::TokenRecord,
+    ) -> abilities::StoreFuture<'a, abilities::Spend> {
+        self.0.spend_token(token)
+    }
+    fn claim<'a>(
+        &'a self,
+        claim: &'a abilities::Claim,
+    ) -> abilities::StoreFuture<'a, abilities::Claimed> {
+        self.0.claim(claim)
+    }
+    fn settle<'a>(
+        &'a self,
+        holder: &'a str,
+        key: &'a str,
+        outcome: &'a Value,
+    ) -> abilities::StoreFuture<'a, ()> {
+        self.0.settle(holder, key, outcome)
+    }
+    fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> abilities::StoreFuture<'a, ()> {
+        self.0.release(holder, key)
+    }
+    fn sweep(&self, now_ms: u64) -> abilities::StoreFuture<'_, u64> {
+        self.0.sweep(now_ms)
+    }
+    fn is_shared(&self) -> bool {
+        true
+    }
+}
+
+fn now_ms() -> u64 {
+    u64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970")
+            .as_millis(),
+    )
+    .expect("in range")
+}
+
+/// A raw 2026-07-28 request of a client declaring the tasks extension.
+async fn tasks_request(addr: SocketAddr, id: u64, method: &str, task: &str) -> Value {
+    let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"taskId": task,
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {
+                      "extensions": {"io.modelcontextprotocol/tasks": {}}}}}});
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", method),
+        ("mcp-name", task),
+    ];
+    post(addr, "/mcp", &headers, message.to_string())
+        .await
+        .message()
+}
+
+#[tokio::test]
+async fn a_task_whose_replica_stopped_reads_failed_and_one_running_elsewhere_is_not_acknowledged() {
+    let store = Arc::new(SqliteStore::memory().expect("a store"));
+    let server = Server::builder()
+        .state(Notes::default())
+        .store(Shared(Arc::clone(&store)))
+        .build()
+        .expect("valid");
+    let addr = serve_http(&server).await;
+    let now = now_ms();
+    let record = |id: &str, alive_at_ms: u64| abilities::TaskRecord {
+        id: id.to_owned(),
+        owner: "anonymous".to_owned(),
+        status: abilities::TaskStatus::Working,
+        status_message: None,
+        created_at_ms: now - 60_000,
+        updated_at_ms: now - 60_000,
+        alive_at_ms,
+        ttl_ms: 3_600_000,
+        poll_interval_ms: 500,
+        input_requests: None,
+        result: None,
+        error: None,
+    };
+    // One replica stopped a minute ago; another marked its task alive just now.
+    store
+        .insert_task(record("abandoned", now - 60_000))
+        .await
+        .expect("inserted");
+    store
+        .insert_task(record("elsewhere", now))
+        .await
+        .expect("inserted");
+
+    let abandoned = tasks_request(addr, 1, "tasks/get", "abandoned").await;
+    assert_eq!(abandoned["result"]["status"], "failed", "{abandoned}");
+    let message = abandoned["result"]["statusMessage"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(message.contains("stopped"), "{abandoned}");
+    let stored = store.task("abandoned").await.expect("read").expect("kept");
+    assert_eq!(
+        stored.status,
+        abilities::TaskStatus::Failed,
+        "recorded as failed"
+    );
+
+    let elsewhere = tasks_request(addr, 2, "tasks/get", "elsewhere").await;
+    assert_eq!(elsewhere["result"]["status"], "working", "{elsewhere}");
+    let cancel = tasks_request(addr, 3, "tasks/cancel", "elsewhere").await;
+    assert_eq!(cancel["error"]["code"], -32000, "{cancel}");
+    assert_eq!(cancel["error"]["data"]["code"], "TASK_ON_ANOTHER_REPLICA");
+    // A finished task is answered wherever it ran.
+    let cancel = tasks_request(addr, 4, "tasks/cancel", "abandoned").await;
+    assert!(cancel.get("error").is_none(), "{cancel}");
 }

@@ -42,6 +42,7 @@ fn task(id: &str, created_at_ms: u64) -> TaskRecord {
         updated_at_ms: created_at_ms,
         ttl_ms: 60_000,
         poll_interval_ms: 100,
+        alive_at_ms: created_at_ms,
         input_requests: None,
         result: None,
         error: None,
@@ -78,6 +79,17 @@ async fn tasks_round_trip(store: &dyn Store) {
         serde_json::to_string(&done.result).unwrap()
     );
     assert_eq!(store.task(&unique("nothing")).await.unwrap(), None);
+    // Only touch_tasks moves alive_at_ms on: an update keeps what is there.
+    store.touch_tasks(std::slice::from_ref(&id), now + 50).await.unwrap();
+    let mut later = read.clone();
+    later.alive_at_ms = 0;
+    later.status_message = Some("later".to_owned());
+    store.update_task(later).await.unwrap();
+    let read = store.task(&id).await.unwrap().unwrap();
+    assert_eq!(
+        (read.alive_at_ms, read.status_message.as_deref()),
+        (now + 50, Some("later"))
+    );
     let old = unique("old");
     store.insert_task(task(&old, 1_000)).await.unwrap();
     assert!(store.sweep(now).await.unwrap() >= 1);

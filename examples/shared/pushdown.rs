@@ -310,3 +310,16 @@ impl tokio_postgres::types::ToSql for Null {
 
     tokio_postgres::types::to_sql_checked!();
 }
+
+/// A pool of connections to the PostgreSQL database at `url`.
+#[allow(dead_code, reason = "each example uses the databases it serves")]
+pub(crate) fn pg_pool(url: &str) -> Result<deadpool_postgres::Pool, String> {
+    let mut config = deadpool_postgres::Config::new();
+    config.url = Some(url.to_owned());
+    config
+        .create_pool(
+            Some(deadpool_postgres::Runtime::Tokio1),
+            tokio_postgres::NoTls,
+        )
+        .map_err(|e| e.to_string())
+}

@@ -110,14 +110,7 @@ impl TodoDb {
         reason = "the `todo` example serves PostgreSQL; others only SQLite"
     )]
     pub(crate) async fn connect(url: &str) -> Result<Self, String> {
-        let mut config = deadpool_postgres::Config::new();
-        config.url = Some(url.to_owned());
-        let pool = config
-            .create_pool(
-                Some(deadpool_postgres::Runtime::Tokio1),
-                tokio_postgres::NoTls,
-            )
-            .map_err(|e| e.to_string())?;
+        let pool = pushdown::pg_pool(url)?;
         let mut client = pool.get().await.map_err(|e| e.to_string())?;
         let tx = client.transaction().await.map_err(|e| e.to_string())?;
         tx.batch_execute(

@@ -80,6 +80,10 @@ pub struct TaskRecord {
     pub created_at_ms: u64,
     /// When its status, message or input requests last changed.
     pub updated_at_ms: u64,
+    /// When the process running it last said it still does ([`Store::touch_tasks`]). With a
+    /// store replicas share, a running task nobody has kept alive for a while reads as
+    /// failed: its replica stopped.
+    pub alive_at_ms: u64,
     /// How long after creation it is kept; past it the task is gone.
     pub ttl_ms: u64,
     /// How often a client should poll it.
@@ -194,8 +198,11 @@ pub trait Store: Send + Sync + 'static {
     fn insert_task(&self, record: TaskRecord) -> StoreFuture<'_, ()>;
     /// The task with this id, expired or not.
     fn task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>>;
-    /// Replace the task's record.
+    /// Replace the task's record (all but `alive_at_ms`, which only
+    /// [`touch_tasks`](Self::touch_tasks) moves on).
     fn update_task(&self, record: TaskRecord) -> StoreFuture<'_, ()>;
+    /// Mark the tasks `ids` alive at `now_ms`: this process still runs them.
+    fn touch_tasks<'a>(&'a self, ids: &'a [String], now_ms: u64) -> StoreFuture<'a, ()>;
     /// Record an issued token, unless its holder already has `limit` live unspent ones
     /// (then `false`, and nothing is recorded).
     fn issue_token<'a>(&'a self, token: &'a TokenRecord, limit: u32) -> StoreFuture<'a, bool>;

@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS abilities_tasks (
     error TEXT
 );
 CREATE INDEX IF NOT EXISTS abilities_tasks_expiry ON abilities_tasks (expires_at_ms);
+ALTER TABLE abilities_tasks ADD COLUMN IF NOT EXISTS alive_at_ms BIGINT NOT NULL DEFAULT 0;
 CREATE TABLE IF NOT EXISTS abilities_tokens (
     id TEXT PRIMARY KEY,
     holder TEXT NOT NULL,
@@ -228,6 +229,7 @@ fn record(row: &Row) -> TaskRecord {
         input_requests: json(row, 8),
         result: json(row, 9),
         error: json(row, 10),
+        alive_at_ms: ms(row, 11),
     }
 }
 
@@ -239,8 +241,8 @@ impl Store for PostgresStore {
                 .execute(
                     "INSERT INTO abilities_tasks (id, owner, status, status_message,
                         created_at_ms, updated_at_ms, ttl_ms, poll_interval_ms, expires_at_ms,
-                        input_requests, result, error)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                        input_requests, result, error, alive_at_ms)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
                     &[
                         &r.id,
                         &r.owner,
@@ -254,7 +256,22 @@ impl Store for PostgresStore {
                         &text(r.input_requests.as_ref()),
                         &text(r.result.as_ref()),
                         &text(r.error.as_ref()),
+                        &int(r.alive_at_ms),
                     ],
+                )
+                .await
+                .map(drop)
+                .map_err(failed)
+        })
+    }
+
+    fn touch_tasks<'a>(&'a self, ids: &'a [String], now_ms: u64) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute(
+                    "UPDATE abilities_tasks SET alive_at_ms = $2 WHERE id = ANY($1)",
+                    &[&ids, &int(now_ms)],
                 )
                 .await
                 .map(drop)
@@ -269,7 +286,7 @@ impl Store for PostgresStore {
                 .await?
                 .query_opt(
                     "SELECT id, owner, status, status_message, created_at_ms, updated_at_ms,
-                        ttl_ms, poll_interval_ms, input_requests, result, error
+                        ttl_ms, poll_interval_ms, input_requests, result, error, alive_at_ms
                      FROM abilities_tasks WHERE id = $1",
                     &[&id],
                 )

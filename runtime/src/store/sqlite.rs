@@ -61,6 +61,7 @@ impl SqliteStore {
                 status_message TEXT,
                 created_at_ms INTEGER NOT NULL,
                 updated_at_ms INTEGER NOT NULL,
+                alive_at_ms INTEGER NOT NULL DEFAULT 0,
                 ttl_ms INTEGER NOT NULL,
                 poll_interval_ms INTEGER NOT NULL,
                 expires_at_ms INTEGER NOT NULL,
@@ -90,6 +91,20 @@ impl SqliteStore {
             );",
         )
         .map_err(failed)?;
+        // A store made before tasks were kept alive.
+        let alive: i64 = db
+            .query_row(
+                "SELECT COUNT(*) FROM pragma_table_info('abilities_tasks') WHERE name = 'alive_at_ms'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(failed)?;
+        if alive == 0 {
+            db.execute_batch(
+                "ALTER TABLE abilities_tasks ADD COLUMN alive_at_ms INTEGER NOT NULL DEFAULT 0",
+            )
+            .map_err(failed)?;
+        }
         let error = serde_json::json!({"code": -32603, "message": INTERRUPTED}).to_string();
         let interrupted = db
             .execute(
@@ -162,6 +177,7 @@ fn record(row: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRecord> {
         input_requests: json(8)?,
         result: json(9)?,
         error: json(10)?,
+        alive_at_ms: ms(11)?,
     })
 }
 
@@ -171,8 +187,8 @@ impl Store for SqliteStore {
             db.execute(
                 "INSERT INTO abilities_tasks (id, owner, status, status_message, created_at_ms,
                     updated_at_ms, ttl_ms, poll_interval_ms, expires_at_ms, input_requests, result,
-                    error)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                    error, alive_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                 params![
                     r.id,
                     r.owner,
@@ -186,9 +202,24 @@ impl Store for SqliteStore {
                     text(r.input_requests.as_ref()),
                     text(r.result.as_ref()),
                     text(r.error.as_ref()),
+                    int(r.alive_at_ms),
                 ],
             )
             .map(drop)
+        })
+    }
+
+    fn touch_tasks<'a>(&'a self, ids: &'a [String], now_ms: u64) -> StoreFuture<'a, ()> {
+        let ids = ids.to_vec();
+        self.run(move |db| {
+            let tx = db.transaction()?;
+            for id in &ids {
+                tx.execute(
+                    "UPDATE abilities_tasks SET alive_at_ms = ?2 WHERE id = ?1",
+                    params![id, int(now_ms)],
+                )?;
+            }
+            tx.commit()
         })
     }
 
@@ -197,7 +228,7 @@ impl Store for SqliteStore {
         self.run(move |db| {
             db.query_row(
                 "SELECT id, owner, status, status_message, created_at_ms, updated_at_ms, ttl_ms,
-                    poll_interval_ms, input_requests, result, error
+                    poll_interval_ms, input_requests, result, error, alive_at_ms
                  FROM abilities_tasks WHERE id = ?1",
                 [id],
                 record,
@@ -407,6 +438,7 @@ mod tests {
             updated_at_ms: created_at_ms,
             ttl_ms: 1000,
             poll_interval_ms: 100,
+            alive_at_ms: created_at_ms,
             input_requests: None,
             result: None,
             error: None,

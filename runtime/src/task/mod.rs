@@ -7,9 +7,10 @@
 //! what `tasks/get` reads is the store's record: a finished task's result survives a restart
 //! of the server, and a task its process did not live to finish reads as `failed`.
 
+mod lease;
 mod watch;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -58,7 +59,10 @@ fn unknown(id: &str) -> ErrorData {
 pub(crate) struct Tasks {
     store: Arc<dyn Store>,
     watchers: Arc<Watchers>,
-    live: Mutex<HashMap<String, Arc<Live>>>,
+    live: lease::Running,
+    /// Whether this process marks its running tasks alive (started with the first task,
+    /// when the store is shared).
+    beating: std::sync::atomic::AtomicBool,
     ttl_ms: u64,
     poll_interval_ms: u64,
     /// How many tasks one caller may have running at once.
@@ -89,7 +93,8 @@ impl Tasks {
         Self {
             store,
             watchers: Arc::default(),
-            live: Mutex::new(HashMap::new()),
+            live: Arc::default(),
+            beating: std::sync::atomic::AtomicBool::new(false),
             ttl_ms: ms(config.ttl),
             poll_interval_ms: ms(config.poll_interval),
             per_caller: config.per_caller,
@@ -140,6 +145,7 @@ impl Tasks {
             status_message: None,
             created_at_ms: now,
             updated_at_ms: now,
+            alive_at_ms: now,
             ttl_ms: self.ttl_ms,
             poll_interval_ms: self.poll_interval_ms,
             input_requests: None,
@@ -165,6 +171,9 @@ impl Tasks {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id, Arc::clone(&live));
+        if self.store.is_shared() && !self.beating.swap(true, Ordering::Relaxed) {
+            lease::keep_alive(Arc::clone(&self.store), &self.live);
+        }
         Ok(live)
     }
 
@@ -173,10 +182,26 @@ impl Tasks {
         self.sweep().await;
         match self.store.task(id).await.map_err(|e| store_failed(&e))? {
             Some(record) if record.owner == owner && record.expires_at_ms() >= now_ms() => {
-                Ok(record)
+                Ok(self.unless_abandoned(record).await)
             }
             _ => Err(unknown(id)),
         }
+    }
+
+    /// `record`, or, when it runs on no live replica of a shared store (see [`lease`]), the
+    /// same task failed, as recorded now.
+    async fn unless_abandoned(&self, record: TaskRecord) -> TaskRecord {
+        if !self.store.is_shared() || self.running(&record.id).is_some() {
+            return record;
+        }
+        let Some(failed) = lease::abandoned(&record, now_ms()) else {
+            return record;
+        };
+        tracing::warn!(task = %record.id, "a task's replica stopped; the task is failed");
+        if let Err(error) = self.store.update_task(failed.clone()).await {
+            tracing::error!(%error, "an abandoned task could not be recorded as failed");
+        }
+        failed
     }
 
     fn running(&self, id: &str) -> Option<Arc<Live>> {

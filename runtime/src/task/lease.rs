@@ -1,0 +1,66 @@
+//! Tasks on a store replicas share: the process that runs a task says so every few seconds
+//! (`alive_at_ms`), so a replica asked about a running task it does not run can tell one that
+//! runs elsewhere from one whose replica died, which it then records as failed instead of
+//! answering `working` until the task expires.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::{Live, Store, TaskRecord, TaskStatus, now_ms};
+
+/// How often a process marks the tasks it runs alive.
+const BEAT: Duration = Duration::from_secs(5);
+/// How long a running task may go unmarked before it reads as failed.
+pub(super) const LEASE_MS: u64 = 30_000;
+/// The message of a task whose replica stopped.
+pub(super) const STOPPED: &str = "the replica running this task stopped before it finished";
+
+/// The tasks this process runs, by id.
+pub(super) type Running = Arc<Mutex<HashMap<String, Arc<Live>>>>;
+
+/// Mark the tasks of `running` alive in `store` every few seconds, for as long as the
+/// server holds `running` (started once, on the runtime of the first task).
+pub(super) fn keep_alive(store: Arc<dyn Store>, running: &Running) {
+    let running: Weak<Mutex<HashMap<String, Arc<Live>>>> = Arc::downgrade(running);
+    tokio::spawn(async move {
+        let mut beat = tokio::time::interval(BEAT);
+        beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            beat.tick().await;
+            let Some(running) = running.upgrade() else {
+                return;
+            };
+            let ids: Vec<String> = running
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .keys()
+                .cloned()
+                .collect();
+            drop(running);
+            if ids.is_empty() {
+                continue;
+            }
+            if let Err(error) = store.touch_tasks(&ids, now_ms()).await {
+                tracing::warn!(%error, "running tasks could not be marked alive");
+            }
+        }
+    });
+}
+
+/// `record` as it stands when no process of a shared store has marked it alive within the
+/// lease: failed, if it was still running; `None` when it is as it reads.
+pub(super) fn abandoned(record: &TaskRecord, now: u64) -> Option<TaskRecord> {
+    if record.status.is_terminal() || now.saturating_sub(record.alive_at_ms) <= LEASE_MS {
+        return None;
+    }
+    let mut failed = record.clone();
+    failed.status = TaskStatus::Failed;
+    failed.status_message = Some(STOPPED.to_owned());
+    failed.input_requests = None;
+    failed.error = Some(json!({"code": -32603, "message": STOPPED}));
+    failed.updated_at_ms = now;
+    Some(failed)
+}
