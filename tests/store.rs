@@ -80,7 +80,10 @@ async fn tasks_round_trip(store: &dyn Store) {
     );
     assert_eq!(store.task(&unique("nothing")).await.unwrap(), None);
     // Only touch_tasks moves alive_at_ms on: an update keeps what is there.
-    store.touch_tasks(std::slice::from_ref(&id), now + 50).await.unwrap();
+    store
+        .touch_tasks(std::slice::from_ref(&id), now + 50)
+        .await
+        .unwrap();
     let mut later = read.clone();
     later.alive_at_ms = 0;
     later.status_message = Some("later".to_owned());
