@@ -14,7 +14,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use abilities::Store as _;
 use abilities::{
     AbilityError, Caller, IDEMPOTENCY_META_KEY, Server, SqliteStore, State, StaticTokens, Surface,
     ability,
@@ -55,11 +54,13 @@ fn remove_note(notes: State<Notes>, id: u64) -> Result<bool, AbilityError> {
     Ok(true)
 }
 
-/// Count the notes, slowly enough to run in the background.
-#[ability(semantic = "READ", task = "optional")]
-async fn count_notes(notes: State<Notes>) -> u64 {
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    notes.0.0.created.load(Ordering::SeqCst)
+/// Fail after doing its work, as a handler that wrote and then broke.
+#[ability(semantic = "CREATE")]
+fn add_note_then_fail(notes: State<Notes>) -> Result<u64, AbilityError> {
+    notes.0.0.created.fetch_add(1, Ordering::SeqCst);
+    Err(AbilityError::internal(
+        "the note was written, then the server failed",
+    ))
 }
 
 fn replica(notes: &Notes, store: SqliteStore) -> Server {
@@ -477,142 +478,47 @@ async fn sessions_are_capped_expire_and_end_only_by_their_owner() {
     let _ = open(addr, &[]).await;
 }
 
-/// A store that says replicas share it (an SQLite one, for the test).
-struct Shared(Arc<SqliteStore>);
-
-impl abilities::Store for Shared {
-    fn insert_task(&self, record: abilities::TaskRecord) -> abilities::StoreFuture<'_, ()> {
-        self.0.insert_task(record)
-    }
-    fn task<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> abilities::StoreFuture<'a, Option<abilities::TaskRecord>> {
-        self.0.task(id)
-    }
-    fn update_task(&self, record: abilities::TaskRecord) -> abilities::StoreFuture<'_, ()> {
-        self.0.update_task(record)
-    }
-    fn touch_tasks<'a>(&'a self, ids: &'a [String], now_ms: u64) -> abilities::StoreFuture<'a, ()> {
-        self.0.touch_tasks(ids, now_ms)
-    }
-    fn issue_token<'a>(
-        &'a self,
-        token: &'a abilities::TokenRecord,
-        limit: u32,
-    ) -> abilities::StoreFuture<'a, bool> {
-        self.0.issue_token(token, limit)
-    }
-    fn spend_token<'a>(
-        &'a self,
-        token: &'a abilities::TokenRecord,
-    ) -> abilities::StoreFuture<'a, abilities::Spend> {
-        self.0.spend_token(token)
-    }
-    fn claim<'a>(
-        &'a self,
-        claim: &'a abilities::Claim,
-    ) -> abilities::StoreFuture<'a, abilities::Claimed> {
-        self.0.claim(claim)
-    }
-    fn settle<'a>(
-        &'a self,
-        holder: &'a str,
-        key: &'a str,
-        outcome: &'a Value,
-    ) -> abilities::StoreFuture<'a, ()> {
-        self.0.settle(holder, key, outcome)
-    }
-    fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> abilities::StoreFuture<'a, ()> {
-        self.0.release(holder, key)
-    }
-    fn sweep(&self, now_ms: u64) -> abilities::StoreFuture<'_, u64> {
-        self.0.sweep(now_ms)
-    }
-    fn is_shared(&self) -> bool {
-        true
-    }
-}
-
-fn now_ms() -> u64 {
-    u64::try_from(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .expect("after 1970")
-            .as_millis(),
-    )
-    .expect("in range")
-}
-
-/// A raw 2026-07-28 request of a client declaring the tasks extension.
-async fn tasks_request(addr: SocketAddr, id: u64, method: &str, task: &str) -> Value {
-    let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"taskId": task,
-        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                  "io.modelcontextprotocol/clientCapabilities": {
-                      "extensions": {"io.modelcontextprotocol/tasks": {}}}}}});
-    let headers = [
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", method),
-        ("mcp-name", task),
-    ];
-    post(addr, "/mcp", &headers, message.to_string())
-        .await
-        .message()
-}
-
 #[tokio::test]
-async fn a_task_whose_replica_stopped_reads_failed_and_one_running_elsewhere_is_not_acknowledged() {
-    let store = Arc::new(SqliteStore::memory().expect("a store"));
+async fn a_retry_differing_anywhere_is_refused_and_an_internal_error_is_replayed() {
+    let notes = Notes::default();
+    let addr = serve_http(&replica(&notes, SqliteStore::memory().expect("a store"))).await;
+    // MCP-AQL merges top-level parameters in: a retry that changes one is another call.
+    let top = |title: &str| json!({"operation": "add_note", "title": title, "params": {"_idempotency_key": "top-1"}});
+    let first = envelope(
+        &send(
+            addr,
+            &call(1, "agent", "mcp_aql_create", top("a"), json!({})),
+        )
+        .await,
+    );
+    assert_eq!(first["data"]["title"], "a", "{first}");
+    let other = envelope(
+        &send(
+            addr,
+            &call(2, "agent", "mcp_aql_create", top("b"), json!({})),
+        )
+        .await,
+    );
+    assert_eq!(other["error"]["code"], "IDEMPOTENCY_CONFLICT", "{other}");
+
+    // The lenient surface answers a handler's internal error as a JSON-RPC error: the
+    // handler may have written, so its retry gets the same error and does not run again.
     let server = Server::builder()
-        .state(Notes::default())
-        .store(Shared(Arc::clone(&store)))
+        .surface(Surface::Standard)
+        .state(notes.clone())
         .build()
         .expect("valid");
     let addr = serve_http(&server).await;
-    let now = now_ms();
-    let record = |id: &str, alive_at_ms: u64| abilities::TaskRecord {
-        id: id.to_owned(),
-        owner: "anonymous".to_owned(),
-        status: abilities::TaskStatus::Working,
-        status_message: None,
-        created_at_ms: now - 60_000,
-        updated_at_ms: now - 60_000,
-        alive_at_ms,
-        ttl_ms: 3_600_000,
-        poll_interval_ms: 500,
-        input_requests: None,
-        result: None,
-        error: None,
-    };
-    // One replica stopped a minute ago; another marked its task alive just now.
-    store
-        .insert_task(record("abandoned", now - 60_000))
-        .await
-        .expect("inserted");
-    store
-        .insert_task(record("elsewhere", now))
-        .await
-        .expect("inserted");
-
-    let abandoned = tasks_request(addr, 1, "tasks/get", "abandoned").await;
-    assert_eq!(abandoned["result"]["status"], "failed", "{abandoned}");
-    let message = abandoned["result"]["statusMessage"]
-        .as_str()
-        .unwrap_or_default();
-    assert!(message.contains("stopped"), "{abandoned}");
-    let stored = store.task("abandoned").await.expect("read").expect("kept");
+    let before = notes.0.created.load(Ordering::SeqCst);
+    let key = json!({IDEMPOTENCY_META_KEY: "fail-1"});
+    let failing = |id| call(id, "agent", "add_note_then_fail", json!({}), key.clone());
+    let first = send(addr, &failing(3)).await;
+    assert_eq!(first["error"]["code"], -32603, "{first}");
+    let retry = send(addr, &failing(4)).await;
+    assert_eq!(retry["error"], first["error"]);
     assert_eq!(
-        stored.status,
-        abilities::TaskStatus::Failed,
-        "recorded as failed"
+        notes.0.created.load(Ordering::SeqCst),
+        before + 1,
+        "ran once"
     );
-
-    let elsewhere = tasks_request(addr, 2, "tasks/get", "elsewhere").await;
-    assert_eq!(elsewhere["result"]["status"], "working", "{elsewhere}");
-    let cancel = tasks_request(addr, 3, "tasks/cancel", "elsewhere").await;
-    assert_eq!(cancel["error"]["code"], -32000, "{cancel}");
-    assert_eq!(cancel["error"]["data"]["code"], "TASK_ON_ANOTHER_REPLICA");
-    // A finished task is answered wherever it ran.
-    let cancel = tasks_request(addr, 4, "tasks/cancel", "abandoned").await;
-    assert!(cancel.get("error").is_none(), "{cancel}");
 }

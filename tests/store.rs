@@ -64,8 +64,33 @@ async fn tasks_round_trip(store: &dyn Store) {
     let now = now_ms();
     let id = unique("task");
     store.insert_task(task(&id, now)).await.unwrap();
-    assert_eq!(store.task(&id).await.unwrap(), Some(task(&id, now)));
-    let mut done = task(&id, now);
+    let read = store.task(&id).await.unwrap().unwrap();
+    // A shared store may mark it alive by its own clock.
+    assert!(read.alive_at_ms.abs_diff(now) < 5_000, "{read:?}");
+    assert_eq!(
+        TaskRecord {
+            alive_at_ms: now,
+            ..read.clone()
+        },
+        task(&id, now)
+    );
+    // Only touch_tasks moves alive_at_ms on: an update keeps what is there.
+    store
+        .touch_tasks(std::slice::from_ref(&id), now + 50)
+        .await
+        .unwrap();
+    let touched = store.task(&id).await.unwrap().unwrap().alive_at_ms;
+    assert!(touched >= read.alive_at_ms);
+    let mut later = read.clone();
+    later.alive_at_ms = 0;
+    later.status_message = Some("later".to_owned());
+    store.update_task(later).await.unwrap();
+    let read = store.task(&id).await.unwrap().unwrap();
+    assert_eq!(
+        (read.alive_at_ms, read.status_message.as_deref()),
+        (touched, Some("later"))
+    );
+    let mut done = read.clone();
     done.status = TaskStatus::Completed;
     done.status_message = None;
     done.updated_at_ms = now + 5;
@@ -78,20 +103,32 @@ async fn tasks_round_trip(store: &dyn Store) {
         serde_json::to_string(&read.result).unwrap(),
         serde_json::to_string(&done.result).unwrap()
     );
+    // A finished task stays as it ended, and is not failed as abandoned.
+    let mut again = done.clone();
+    again.status = TaskStatus::Working;
+    again.status_message = Some("running again".to_owned());
+    store.update_task(again.clone()).await.unwrap();
+    assert_eq!(store.task(&id).await.unwrap().unwrap(), done);
+    assert!(!store.fail_abandoned(&again, 0).await.unwrap());
     assert_eq!(store.task(&unique("nothing")).await.unwrap(), None);
-    // Only touch_tasks moves alive_at_ms on: an update keeps what is there.
-    store
-        .touch_tasks(std::slice::from_ref(&id), now + 50)
-        .await
-        .unwrap();
-    let mut later = read.clone();
-    later.alive_at_ms = 0;
-    later.status_message = Some("later".to_owned());
-    store.update_task(later).await.unwrap();
-    let read = store.task(&id).await.unwrap().unwrap();
+    // A running task marked alive within the lease is left; past it, it is failed.
+    let running = unique("running");
+    store.insert_task(task(&running, now)).await.unwrap();
+    let mut failed = task(&running, now);
+    failed.status = TaskStatus::Failed;
+    failed.status_message = Some("stopped".to_owned());
+    failed.error = Some(json!({"code": -32603, "message": "stopped"}));
+    assert!(!store.fail_abandoned(&failed, 60_000).await.unwrap());
     assert_eq!(
-        (read.alive_at_ms, read.status_message.as_deref()),
-        (now + 50, Some("later"))
+        store.task(&running).await.unwrap().unwrap().status,
+        TaskStatus::Working
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert!(store.fail_abandoned(&failed, 0).await.unwrap());
+    let read = store.task(&running).await.unwrap().unwrap();
+    assert_eq!(
+        (read.status, read.error),
+        (TaskStatus::Failed, failed.error)
     );
     let old = unique("old");
     store.insert_task(task(&old, 1_000)).await.unwrap();

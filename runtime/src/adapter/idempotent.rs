@@ -3,7 +3,7 @@
 //! its first answer.
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, ErrorData};
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
@@ -14,8 +14,8 @@ use crate::rpc::ToRpc;
 
 impl McpHandler {
     /// Run `request` under the idempotency `key`: claim it, run the call, and record its
-    /// answer (a result or a task) for retries. A call refused before it ran, or one that
-    /// asks the client something first, frees the key.
+    /// answer (a result, a task, or an internal error) for retries. A call refused before it
+    /// ran, or one that asks the client something first, frees the key.
     pub(super) async fn call_idempotent(
         &self,
         key: Value,
@@ -34,6 +34,11 @@ impl McpHandler {
         let outcome = match &response {
             Ok(CallToolResponse::Complete(result)) => Some(json!({"complete": result})),
             Ok(CallToolResponse::Task(task)) => Some(json!({"task": task})),
+            // An internal error may come after the handler did its work (it failed, panicked
+            // or ran out of time): the outcome stands. Other errors refuse the call before
+            // it runs (unknown tool, invalid arguments, a missing scope or capability, a
+            // limit), and free the key.
+            Err(error) if error.code == ErrorCode::INTERNAL_ERROR => Some(json!({"error": error})),
             _ => None,
         };
         match outcome {
@@ -80,6 +85,11 @@ impl McpHandler {
 
 /// The first call's answer, as recorded.
 fn replay(mut outcome: Value) -> Result<CallToolResponse, ErrorData> {
+    if let Some(error) = outcome.get_mut("error").map(Value::take) {
+        return Err(serde_json::from_value(error).unwrap_or_else(|_| {
+            ErrorData::internal_error("the first call with this idempotency key failed", None)
+        }));
+    }
     if let Some(task) = outcome.get_mut("task").map(Value::take) {
         return from_json(task).map(CallToolResponse::Task);
     }

@@ -217,7 +217,7 @@ impl ServerBuilder {
     }
 
     /// How many HTTP sessions (protocol 2025 clients; 2026-07-28 needs none) may be open at
-    /// once (default: 1,000). Past it, an `initialize` that would open another is answered
+    /// once at each HTTP endpoint (each mounted path; default: 1,000). Past it, an `initialize` that would open another is answered
     /// `503` with a JSON-RPC error (`-32000`) saying so; requests of open sessions and
     /// session-less requests are served as ever. Each idle session holds about 60 KiB.
     pub fn max_sessions(mut self, sessions: usize) -> Self {
@@ -284,10 +284,12 @@ impl ServerBuilder {
         self
     }
 
-    /// How many unspent MCP-AQL confirmation tokens one caller may hold (default: 100); past
+    /// How many unspent MCP-AQL confirmation tokens one holder may have (default: 100); past
     /// it, asking for another is refused with `LIMIT_EXCEEDED` until some are spent or
-    /// expire. Each caller has its own allowance: one caller's requests never invalidate
-    /// another's tokens.
+    /// expire. Each holder has its own allowance and nobody's tokens are evicted for
+    /// another's. A holder is an authenticated caller's principal, or an anonymous caller's
+    /// session; anonymous callers without a session (protocol 2026-07-28) are told apart
+    /// only by their `clientInfo`, so those of one client share an allowance.
     pub fn max_tokens_per_caller(mut self, limit: u32) -> Self {
         self.tokens_per_caller = limit;
         self
@@ -295,7 +297,8 @@ impl ServerBuilder {
 
     /// How long an idempotency key is remembered (default: 24 hours): within it, a call
     /// carrying the same key (see [`IDEMPOTENCY_META_KEY`](crate::IDEMPOTENCY_META_KEY))
-    /// from the same caller gets the first call's outcome instead of running again.
+    /// from the same holder gets the first call's outcome instead of running again. Keys
+    /// should be unique per call (a random UUID): a holder's calls share one key space.
     pub fn idempotency_window(mut self, window: Duration) -> Self {
         self.idempotency_window = window;
         self

@@ -199,10 +199,18 @@ pub trait Store: Send + Sync + 'static {
     /// The task with this id, expired or not.
     fn task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>>;
     /// Replace the task's record (all but `alive_at_ms`, which only
-    /// [`touch_tasks`](Self::touch_tasks) moves on).
+    /// [`touch_tasks`](Self::touch_tasks) moves on), unless it already ended: a finished
+    /// task's record stays as it ended.
     fn update_task(&self, record: TaskRecord) -> StoreFuture<'_, ()>;
-    /// Mark the tasks `ids` alive at `now_ms`: this process still runs them.
+    /// Mark the tasks `ids` alive at `now_ms` (a store shared by replicas may use its own
+    /// clock): this process still runs them.
     fn touch_tasks<'a>(&'a self, ids: &'a [String], now_ms: u64) -> StoreFuture<'a, ()>;
+    /// Record `failed` in place of a task that still runs (`working` or `input_required`) and
+    /// was last marked alive more than `lease_ms` before now (by the store's clock, when it
+    /// has one); whether it did. One step: a task marked alive, or finished, meanwhile is
+    /// left as it is.
+    fn fail_abandoned<'a>(&'a self, failed: &'a TaskRecord, lease_ms: u64)
+    -> StoreFuture<'a, bool>;
     /// Record an issued token, unless its holder already has `limit` live unspent ones
     /// (then `false`, and nothing is recorded).
     fn issue_token<'a>(&'a self, token: &'a TokenRecord, limit: u32) -> StoreFuture<'a, bool>;

@@ -242,7 +242,7 @@ impl Store for PostgresStore {
                     "INSERT INTO abilities_tasks (id, owner, status, status_message,
                         created_at_ms, updated_at_ms, ttl_ms, poll_interval_ms, expires_at_ms,
                         input_requests, result, error, alive_at_ms)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, (extract(epoch from clock_timestamp()) * 1000)::BIGINT)",
                     &[
                         &r.id,
                         &r.owner,
@@ -256,7 +256,6 @@ impl Store for PostgresStore {
                         &text(r.input_requests.as_ref()),
                         &text(r.result.as_ref()),
                         &text(r.error.as_ref()),
-                        &int(r.alive_at_ms),
                     ],
                 )
                 .await
@@ -265,17 +264,45 @@ impl Store for PostgresStore {
         })
     }
 
-    fn touch_tasks<'a>(&'a self, ids: &'a [String], now_ms: u64) -> StoreFuture<'a, ()> {
+    fn touch_tasks<'a>(&'a self, ids: &'a [String], _now_ms: u64) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             self.client()
                 .await?
                 .execute(
-                    "UPDATE abilities_tasks SET alive_at_ms = $2 WHERE id = ANY($1)",
-                    &[&ids, &int(now_ms)],
+                    // The database's clock, as fail_abandoned reads it: replicas' clocks may
+                    // disagree.
+                    "UPDATE abilities_tasks SET alive_at_ms = (extract(epoch from clock_timestamp()) * 1000)::BIGINT WHERE id = ANY($1)",
+                    &[&ids],
                 )
                 .await
                 .map(drop)
                 .map_err(failed)
+        })
+    }
+
+    fn fail_abandoned<'a>(&'a self, f: &'a TaskRecord, lease_ms: u64) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let failed_now = self
+                .client()
+                .await?
+                .execute(
+                    "UPDATE abilities_tasks
+                     SET status = $2, status_message = $3, updated_at_ms = $4,
+                         input_requests = NULL, error = $5
+                     WHERE id = $1 AND status IN ('working', 'input_required')
+                       AND alive_at_ms < (extract(epoch from clock_timestamp()) * 1000)::BIGINT - $6",
+                    &[
+                        &f.id,
+                        &f.status.as_str(),
+                        &f.status_message,
+                        &int(f.updated_at_ms),
+                        &text(f.error.as_ref()),
+                        &int(lease_ms),
+                    ],
+                )
+                .await
+                .map_err(failed)?;
+            Ok(failed_now == 1)
         })
     }
 
@@ -304,7 +331,7 @@ impl Store for PostgresStore {
                     "UPDATE abilities_tasks
                      SET status = $2, status_message = $3, updated_at_ms = $4,
                          input_requests = $5, result = $6, error = $7
-                     WHERE id = $1",
+                     WHERE id = $1 AND status NOT IN ('completed', 'failed', 'cancelled')",
                     &[
                         &r.id,
                         &r.status.as_str(),
@@ -386,42 +413,50 @@ impl Store for PostgresStore {
         Box::pin(async move {
             let client = self.client().await?;
             // Insert, or take over a record whose window ended; otherwise read what is there.
-            let taken = client
-                .execute(
-                    "INSERT INTO abilities_idempotency
-                        (holder, key, digest, started_at_ms, expires_at_ms)
-                     VALUES ($1, $2, $3, $4, $5)
-                     ON CONFLICT (holder, key) DO UPDATE
-                     SET digest = EXCLUDED.digest, started_at_ms = EXCLUDED.started_at_ms,
-                         expires_at_ms = EXCLUDED.expires_at_ms, outcome = NULL
-                     WHERE abilities_idempotency.expires_at_ms < EXCLUDED.started_at_ms",
-                    &[
-                        &c.holder,
-                        &c.key,
-                        &c.digest,
-                        &int(c.now_ms),
-                        &int(c.expires_at_ms),
-                    ],
-                )
-                .await
-                .map_err(failed)?;
-            if taken == 1 {
-                return Ok(Claimed::New);
+            // A record freed between the two (its call released it) is claimed again.
+            for _ in 0..3 {
+                let taken = client
+                    .execute(
+                        "INSERT INTO abilities_idempotency
+                            (holder, key, digest, started_at_ms, expires_at_ms)
+                         VALUES ($1, $2, $3, $4, $5)
+                         ON CONFLICT (holder, key) DO UPDATE
+                         SET digest = EXCLUDED.digest, started_at_ms = EXCLUDED.started_at_ms,
+                             expires_at_ms = EXCLUDED.expires_at_ms, outcome = NULL
+                         WHERE abilities_idempotency.expires_at_ms < EXCLUDED.started_at_ms",
+                        &[
+                            &c.holder,
+                            &c.key,
+                            &c.digest,
+                            &int(c.now_ms),
+                            &int(c.expires_at_ms),
+                        ],
+                    )
+                    .await
+                    .map_err(failed)?;
+                if taken == 1 {
+                    return Ok(Claimed::New);
+                }
+                let row = client
+                    .query_opt(
+                        "SELECT digest, started_at_ms, outcome FROM abilities_idempotency
+                         WHERE holder = $1 AND key = $2",
+                        &[&c.holder, &c.key],
+                    )
+                    .await
+                    .map_err(failed)?;
+                if let Some(row) = row {
+                    let outcome: Option<String> = row.get(2);
+                    return Ok(super::sqlite::existing(
+                        c,
+                        &row.get::<_, String>(0),
+                        row.get(1),
+                        outcome.as_deref(),
+                    ));
+                }
             }
-            let row = client
-                .query_one(
-                    "SELECT digest, started_at_ms, outcome FROM abilities_idempotency
-                     WHERE holder = $1 AND key = $2",
-                    &[&c.holder, &c.key],
-                )
-                .await
-                .map_err(failed)?;
-            let outcome: Option<String> = row.get(2);
-            Ok(super::sqlite::existing(
-                c,
-                &row.get::<_, String>(0),
-                row.get(1),
-                outcome.as_deref(),
+            Err(StoreError(
+                "an idempotency key kept changing hands".to_owned(),
             ))
         })
     }

@@ -223,6 +223,28 @@ impl Store for SqliteStore {
         })
     }
 
+    fn fail_abandoned<'a>(&'a self, f: &'a TaskRecord, lease_ms: u64) -> StoreFuture<'a, bool> {
+        let f = f.clone();
+        self.run(move |db| {
+            let cutoff = crate::clock::now_ms().saturating_sub(lease_ms);
+            db.execute(
+                "UPDATE abilities_tasks
+                 SET status = ?2, status_message = ?3, updated_at_ms = ?4, input_requests = NULL,
+                     error = ?5
+                 WHERE id = ?1 AND status IN ('working', 'input_required') AND alive_at_ms < ?6",
+                params![
+                    f.id,
+                    f.status.as_str(),
+                    f.status_message,
+                    int(f.updated_at_ms),
+                    text(f.error.as_ref()),
+                    int(cutoff),
+                ],
+            )
+            .map(|n| n == 1)
+        })
+    }
+
     fn task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
         let id = id.to_owned();
         self.run(move |db| {
@@ -243,7 +265,7 @@ impl Store for SqliteStore {
                 "UPDATE abilities_tasks
                  SET status = ?2, status_message = ?3, updated_at_ms = ?4, input_requests = ?5,
                      result = ?6, error = ?7
-                 WHERE id = ?1",
+                 WHERE id = ?1 AND status NOT IN ('completed', 'failed', 'cancelled')",
                 params![
                     r.id,
                     r.status.as_str(),

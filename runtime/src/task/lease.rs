@@ -50,10 +50,10 @@ pub(super) fn keep_alive(store: Arc<dyn Store>, running: &Running) {
     });
 }
 
-/// `record` as it stands when no process of a shared store has marked it alive within the
-/// lease: failed, if it was still running; `None` when it is as it reads.
+/// `record` failed, if it still runs and looks unmarked for half the lease by this clock
+/// (the store then checks the whole lease by its own); `None` when it is as it reads.
 pub(super) fn abandoned(record: &TaskRecord, now: u64) -> Option<TaskRecord> {
-    if record.status.is_terminal() || now.saturating_sub(record.alive_at_ms) <= LEASE_MS {
+    if record.status.is_terminal() || now.saturating_sub(record.alive_at_ms) <= LEASE_MS / 2 {
         return None;
     }
     let mut failed = record.clone();

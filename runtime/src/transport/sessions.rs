@@ -77,19 +77,19 @@ impl Sessions {
         let (Some(id), Some(caller)) = (Self::named(response.headers()), caller) else {
             return;
         };
-        let live: Vec<String> = match self.manager.sessions.try_read() {
-            Ok(sessions) => sessions.keys().map(|k| k.to_string()).collect(),
-            Err(_) => Vec::new(),
-        };
         let mut owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
-        if !live.is_empty() {
-            owners.retain(|k, _| live.iter().any(|l| l == k));
+        // Forget sessions that ended (read under the owners' lock, so no session opened
+        // meanwhile is forgotten); when the sessions are busy, next time.
+        if let Ok(sessions) = self.manager.sessions.try_read() {
+            let live: std::collections::HashSet<&str> = sessions.keys().map(|s| &**s).collect();
+            owners.retain(|k, _| k == id || live.contains(k.as_str()));
         }
         owners.insert(id.to_owned(), caller.clone());
     }
 
     /// Whether `caller` may end session `id`: `404` when there is no such session (a second
-    /// `DELETE` included), `403` when another caller opened it.
+    /// `DELETE` included), `403` when another caller opened it. Anonymous callers are told
+    /// apart by nothing but the session id they hold.
     pub(crate) async fn may_delete(
         &self,
         id: &str,
@@ -118,9 +118,8 @@ impl Sessions {
                 owner.principal() == caller.principal()
                     && owner.is_anonymous() == caller.is_anonymous()
             }
-            // Opened before its owner was known (never, but then anyone holding the id).
-            (None, _) => true,
-            (Some(_), None) => false,
+            // No owner on record: nobody may end it but its idle timeout.
+            (None, _) | (Some(_), None) => false,
         };
         if same {
             Ok(())

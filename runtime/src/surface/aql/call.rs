@@ -240,19 +240,16 @@ pub(super) async fn operation(
     holder: &Holder<'_>,
     request: &Map<String, Value>,
 ) -> Result<(Value, Vec<Value>), Refusal> {
-    let key = request
-        .get("params")
-        .and_then(|p| p.get("_idempotency_key"))
-        .cloned();
-    let Some(key) = key else {
+    // The parameters the operation will run with (top-level keys merged in), so a retry
+    // that differs anywhere is another call.
+    let Ok(mut sent) = resolve_params(request, &mut Vec::new()) else {
+        return operation_once(table, registry, endpoint, ctx, holder, request).await;
+    };
+    let Some(key) = sent.get("_idempotency_key").cloned() else {
         return operation_once(table, registry, endpoint, ctx, holder, request).await;
     };
     let name = request.get("operation").cloned().unwrap_or(Value::Null);
-    let mut sent = request
-        .get("params")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+    confirmation_token(&mut sent);
     sent.retain(|k, _| !k.starts_with('_'));
     let what = json!(["mcp-aql", name, Value::Object(sent)]);
     let claim = match Idempotent::claim(holder, &key, "mcp-aql", &what).await {
