@@ -99,6 +99,11 @@ async fn send(addr: SocketAddr, message: &Value) -> Value {
     response.message()
 }
 
+/// The MCP-AQL envelope of a 2026-07-28 call of `tool` from `client`, without `_meta` extras.
+async fn aql(addr: SocketAddr, id: u64, client: &str, tool: &str, arguments: Value) -> Value {
+    envelope(&send(addr, &call(id, client, tool, arguments, json!({}))).await)
+}
+
 /// The MCP-AQL envelope of a `tools/call` answer.
 fn envelope(answer: &Value) -> Value {
     let text = answer["result"]["content"][0]["text"]
@@ -119,74 +124,20 @@ fn delete(id: u64, token: Option<&str>) -> Value {
 async fn confirmation_works_without_sessions_on_2026_07_28() {
     let notes = Notes::default();
     let addr = serve_http(&replica(&notes, SqliteStore::memory().expect("a store"))).await;
-    let asked = envelope(
-        &send(
-            addr,
-            &call(1, "agent", "mcp_aql_delete", delete(7, None), json!({})),
-        )
-        .await,
-    );
+    let asked = aql(addr, 1, "agent", "mcp_aql_delete", delete(7, None)).await;
     assert_eq!(asked["error"]["code"], "CONFIRMATION_REQUIRED", "{asked}");
     let token = asked["confirmation"]["token"].as_str().expect("a token");
     assert!(token.starts_with("conf_") && token.len() <= 80, "{token}");
     assert!(notes.0.removed.lock().expect("lock").is_empty());
     // Another client (another binding) cannot spend it.
-    let stolen = envelope(
-        &send(
-            addr,
-            &call(
-                2,
-                "other",
-                "mcp_aql_delete",
-                delete(7, Some(token)),
-                json!({}),
-            ),
-        )
-        .await,
-    );
+    let stolen = aql(addr, 2, "other", "mcp_aql_delete", delete(7, Some(token))).await;
     assert_eq!(stolen["error"]["code"], "TOKEN_INVALID", "{stolen}");
-    let other = envelope(
-        &send(
-            addr,
-            &call(
-                3,
-                "agent",
-                "mcp_aql_delete",
-                delete(8, Some(token)),
-                json!({}),
-            ),
-        )
-        .await,
-    );
+    let other = aql(addr, 3, "agent", "mcp_aql_delete", delete(8, Some(token))).await;
     assert_eq!(other["error"]["code"], "TOKEN_SCOPE_MISMATCH", "{other}");
     // The same client's retry, in a new request without a session, goes through, once.
-    let done = envelope(
-        &send(
-            addr,
-            &call(
-                4,
-                "agent",
-                "mcp_aql_delete",
-                delete(7, Some(token)),
-                json!({}),
-            ),
-        )
-        .await,
-    );
+    let done = aql(addr, 4, "agent", "mcp_aql_delete", delete(7, Some(token))).await;
     assert_eq!(done, json!({"success": true, "data": true}));
-    let again = envelope(
-        &send(
-            addr,
-            &call(
-                5,
-                "agent",
-                "mcp_aql_delete",
-                delete(7, Some(token)),
-                json!({}),
-            ),
-        )
-        .await,
-    );
+    let again = aql(addr, 5, "agent", "mcp_aql_delete", delete(7, Some(token))).await;
     assert_eq!(again["error"]["code"], "TOKEN_ALREADY_USED", "{again}");
     assert_eq!(*notes.0.removed.lock().expect("lock"), [7]);
 }
@@ -204,41 +155,11 @@ async fn replicas_sharing_a_store_and_a_key_share_tokens_and_idempotency_keys() 
     let c = serve_http(&replica(&notes, store())).await;
 
     // Issued by A, redeemed through B, refused when replayed through C.
-    let asked = envelope(
-        &send(
-            a,
-            &call(1, "agent", "mcp_aql_delete", delete(3, None), json!({})),
-        )
-        .await,
-    );
+    let asked = aql(a, 1, "agent", "mcp_aql_delete", delete(3, None)).await;
     let token = asked["confirmation"]["token"].as_str().expect("a token");
-    let done = envelope(
-        &send(
-            b,
-            &call(
-                2,
-                "agent",
-                "mcp_aql_delete",
-                delete(3, Some(token)),
-                json!({}),
-            ),
-        )
-        .await,
-    );
+    let done = aql(b, 2, "agent", "mcp_aql_delete", delete(3, Some(token))).await;
     assert_eq!(done["success"], true, "{done}");
-    let replayed = envelope(
-        &send(
-            c,
-            &call(
-                3,
-                "agent",
-                "mcp_aql_delete",
-                delete(3, Some(token)),
-                json!({}),
-            ),
-        )
-        .await,
-    );
+    let replayed = aql(c, 3, "agent", "mcp_aql_delete", delete(3, Some(token))).await;
     assert_eq!(
         replayed["error"]["code"], "TOKEN_ALREADY_USED",
         "{replayed}"
@@ -294,30 +215,12 @@ async fn replicas_sharing_a_store_and_a_key_share_tokens_and_idempotency_keys() 
 
     // MCP-AQL's own key, in the parameters: once across replicas, its retry answered alike.
     let keyed = |title: &str| json!({"operation": "add_note", "params": {"title": title, "_idempotency_key": "k-9"}});
-    let first = envelope(
-        &send(
-            b,
-            &call(8, "agent", "mcp_aql_create", keyed("laundry"), json!({})),
-        )
-        .await,
-    );
-    let retry = envelope(
-        &send(
-            c,
-            &call(9, "agent", "mcp_aql_create", keyed("laundry"), json!({})),
-        )
-        .await,
-    );
+    let first = aql(b, 8, "agent", "mcp_aql_create", keyed("laundry")).await;
+    let retry = aql(c, 9, "agent", "mcp_aql_create", keyed("laundry")).await;
     assert_eq!(first, retry);
     assert_eq!(first["data"], json!({"id": 3, "title": "laundry"}));
     assert_eq!(notes.0.created.load(Ordering::SeqCst), 3);
-    let other = envelope(
-        &send(
-            a,
-            &call(10, "agent", "mcp_aql_create", keyed("dishes"), json!({})),
-        )
-        .await,
-    );
+    let other = aql(a, 10, "agent", "mcp_aql_create", keyed("dishes")).await;
     assert_eq!(other["error"]["code"], "IDEMPOTENCY_CONFLICT", "{other}");
     // A confirmation refusal frees its key: the confirmed retry with the same key runs.
     let del = |token: Option<&str>| {
@@ -325,29 +228,11 @@ async fn replicas_sharing_a_store_and_a_key_share_tokens_and_idempotency_keys() 
         op["params"]["_idempotency_key"] = json!("del-11");
         op
     };
-    let asked = envelope(
-        &send(
-            a,
-            &call(11, "agent", "mcp_aql_delete", del(None), json!({})),
-        )
-        .await,
-    );
+    let asked = aql(a, 11, "agent", "mcp_aql_delete", del(None)).await;
     let token = asked["confirmation"]["token"].as_str().expect("a token");
-    let done = envelope(
-        &send(
-            b,
-            &call(12, "agent", "mcp_aql_delete", del(Some(token)), json!({})),
-        )
-        .await,
-    );
+    let done = aql(b, 12, "agent", "mcp_aql_delete", del(Some(token))).await;
     assert_eq!(done["success"], true, "{done}");
-    let retry = envelope(
-        &send(
-            c,
-            &call(13, "agent", "mcp_aql_delete", del(Some(token)), json!({})),
-        )
-        .await,
-    );
+    let retry = aql(c, 13, "agent", "mcp_aql_delete", del(Some(token))).await;
     assert_eq!(
         retry, done,
         "the retry gets the first outcome, not TOKEN_ALREADY_USED"
@@ -484,21 +369,9 @@ async fn a_retry_differing_anywhere_is_refused_and_an_internal_error_is_replayed
     let addr = serve_http(&replica(&notes, SqliteStore::memory().expect("a store"))).await;
     // MCP-AQL merges top-level parameters in: a retry that changes one is another call.
     let top = |title: &str| json!({"operation": "add_note", "title": title, "params": {"_idempotency_key": "top-1"}});
-    let first = envelope(
-        &send(
-            addr,
-            &call(1, "agent", "mcp_aql_create", top("a"), json!({})),
-        )
-        .await,
-    );
+    let first = aql(addr, 1, "agent", "mcp_aql_create", top("a")).await;
     assert_eq!(first["data"]["title"], "a", "{first}");
-    let other = envelope(
-        &send(
-            addr,
-            &call(2, "agent", "mcp_aql_create", top("b"), json!({})),
-        )
-        .await,
-    );
+    let other = aql(addr, 2, "agent", "mcp_aql_create", top("b")).await;
     assert_eq!(other["error"]["code"], "IDEMPOTENCY_CONFLICT", "{other}");
 
     // The lenient surface answers a handler's internal error as a JSON-RPC error: the

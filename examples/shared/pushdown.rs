@@ -323,3 +323,27 @@ pub(crate) fn pg_pool(url: &str) -> Result<deadpool_postgres::Pool, String> {
         )
         .map_err(|e| e.to_string())
 }
+
+/// A database failure, logged; the caller is told only that the database failed.
+#[allow(dead_code, reason = "each example uses the databases it serves")]
+pub(crate) fn db_error(error: impl std::fmt::Display) -> abilities::AbilityError {
+    tracing::error!(%error, "database error");
+    abilities::AbilityError::internal("the database failed")
+}
+
+/// The SQLite connection behind `lock`.
+#[allow(dead_code, reason = "each example uses the databases it serves")]
+pub(crate) fn sqlite(
+    lock: &std::sync::Mutex<Connection>,
+) -> Result<std::sync::MutexGuard<'_, Connection>, abilities::AbilityError> {
+    lock.lock()
+        .map_err(|_| abilities::AbilityError::internal("the database is unavailable"))
+}
+
+/// A connection of `pool`.
+#[allow(dead_code, reason = "each example uses the databases it serves")]
+pub(crate) async fn pg(
+    pool: &deadpool_postgres::Pool,
+) -> Result<deadpool_postgres::Object, abilities::AbilityError> {
+    pool.get().await.map_err(db_error)
+}

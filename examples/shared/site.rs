@@ -3,7 +3,7 @@
 //! `token_report` examples.
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 
 use abilities::{AbilityError, CollectionQuery, Context, State, Window, ability};
 use rusqlite::{Connection, params};
@@ -194,21 +194,21 @@ impl Db {
     /// Published posts of one type.
     pub(crate) async fn count(&self, post_type: PostType) -> Result<u64, AbilityError> {
         let count: i64 = match self {
-            Self::Sqlite(lock) => conn(lock)?
+            Self::Sqlite(lock) => pushdown::sqlite(lock)?
                 .query_row(
                     "SELECT COUNT(*) FROM posts WHERE post_type = ?1 AND status = 'publish'",
                     [post_type.as_str()],
                     |r| r.get(0),
                 )
-                .map_err(db_error)?,
-            Self::Postgres(pool) => pg(pool)
+                .map_err(pushdown::db_error)?,
+            Self::Postgres(pool) => pushdown::pg(pool)
                 .await?
                 .query_one(
                     "SELECT COUNT(*) FROM posts WHERE post_type = $1 AND status = 'publish'",
                     &[&post_type.as_str()],
                 )
                 .await
-                .map_err(pg_error)?
+                .map_err(pushdown::db_error)?
                 .get(0),
         };
         Ok(count.unsigned_abs())
@@ -223,18 +223,18 @@ impl Db {
     ) -> Result<Vec<Post>, AbilityError> {
         match self {
             Self::Sqlite(lock) => {
-                let conn = conn(lock)?;
-                let mut statement = conn.prepare(sql).map_err(db_error)?;
+                let conn = pushdown::sqlite(lock)?;
+                let mut statement = conn.prepare(sql).map_err(pushdown::db_error)?;
                 statement
                     .query_map(rusqlite::params_from_iter(values), read_post)
                     .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
-                    .map_err(db_error)
+                    .map_err(pushdown::db_error)
             }
-            Self::Postgres(pool) => Ok(pg(pool)
+            Self::Postgres(pool) => Ok(pushdown::pg(pool)
                 .await?
                 .query(pg_sql, &pushdown::pg_params(values))
                 .await
-                .map_err(pg_error)?
+                .map_err(pushdown::db_error)?
                 .iter()
                 .map(pg_post)
                 .collect()),
@@ -252,27 +252,27 @@ impl Db {
     ) -> Result<Vec<T>, AbilityError> {
         match self {
             Self::Sqlite(lock) => {
-                let conn = conn(lock)?;
+                let conn = pushdown::sqlite(lock)?;
                 let (rows, _) = pushdown::list(&conn, query, listing(Dialect::Sqlite), own, sqlite)
-                    .map_err(db_error)?;
+                    .map_err(pushdown::db_error)?;
                 Ok(rows)
             }
             Self::Postgres(pool) => {
                 let plan =
                     pushdown::plan(query, listing(Dialect::Postgres), own, Dialect::Postgres);
-                let client = pg(pool).await?;
+                let client = pushdown::pg(pool).await?;
                 if plan.pushed_down {
                     let total: i64 = client
                         .query_one(&plan.count, &pushdown::pg_params(&plan.count_values))
                         .await
-                        .map_err(pg_error)?
+                        .map_err(pushdown::db_error)?
                         .get(0);
                     query.paged(total.unsigned_abs());
                 }
                 Ok(client
                     .query(&plan.select, &pushdown::pg_params(&plan.values))
                     .await
-                    .map_err(pg_error)?
+                    .map_err(pushdown::db_error)?
                     .iter()
                     .map(postgres)
                     .collect())
@@ -288,15 +288,15 @@ impl Db {
         values: &[rusqlite::types::Value],
     ) -> Result<u64, AbilityError> {
         match self {
-            Self::Sqlite(lock) => conn(lock)?
+            Self::Sqlite(lock) => pushdown::sqlite(lock)?
                 .execute(sql, rusqlite::params_from_iter(values))
                 .map(|n| n as u64)
-                .map_err(db_error),
-            Self::Postgres(pool) => pg(pool)
+                .map_err(pushdown::db_error),
+            Self::Postgres(pool) => pushdown::pg(pool)
                 .await?
                 .execute(pg_sql, &pushdown::pg_params(values))
                 .await
-                .map_err(pg_error),
+                .map_err(pushdown::db_error),
         }
     }
 
@@ -309,33 +309,19 @@ impl Db {
     ) -> Result<i64, AbilityError> {
         match self {
             Self::Sqlite(lock) => {
-                let conn = conn(lock)?;
+                let conn = pushdown::sqlite(lock)?;
                 conn.execute(sql, rusqlite::params_from_iter(values))
-                    .map_err(db_error)?;
+                    .map_err(pushdown::db_error)?;
                 Ok(conn.last_insert_rowid())
             }
-            Self::Postgres(pool) => Ok(pg(pool)
+            Self::Postgres(pool) => Ok(pushdown::pg(pool)
                 .await?
                 .query_one(pg_sql, &pushdown::pg_params(values))
                 .await
-                .map_err(pg_error)?
+                .map_err(pushdown::db_error)?
                 .get(0)),
         }
     }
-}
-
-fn conn(lock: &Mutex<Connection>) -> Result<MutexGuard<'_, Connection>, AbilityError> {
-    lock.lock()
-        .map_err(|_| AbilityError::internal("the database is unavailable"))
-}
-
-async fn pg(pool: &deadpool_postgres::Pool) -> Result<deadpool_postgres::Object, AbilityError> {
-    pool.get().await.map_err(pg_error)
-}
-
-fn pg_error(error: impl std::fmt::Display) -> AbilityError {
-    tracing::error!(%error, "database error");
-    AbilityError::internal("the database failed")
 }
 
 fn pg_post(row: &tokio_postgres::Row) -> Post {
@@ -347,11 +333,6 @@ fn pg_post(row: &tokio_postgres::Row) -> Post {
         status: row.get(4),
         author_id: row.get(5),
     }
-}
-
-fn db_error(error: rusqlite::Error) -> AbilityError {
-    tracing::error!(%error, "database error");
-    AbilityError::internal("the database failed")
 }
 
 fn read_post(row: &rusqlite::Row<'_>) -> rusqlite::Result<Post> {

@@ -2,7 +2,7 @@
 //! (shared by replicas), and its abilities. Shared by the `todo` and `axum_app` examples.
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 
 use abilities::{AbilityError, CollectionQuery, ResourceNotifier, State, Window, ability};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -143,15 +143,6 @@ impl TodoDb {
         Ok(Self::Postgres(pool))
     }
 
-    fn conn(lock: &Mutex<Connection>) -> Result<MutexGuard<'_, Connection>, AbilityError> {
-        lock.lock()
-            .map_err(|_| AbilityError::internal("the database is unavailable"))
-    }
-
-    async fn pg(pool: &deadpool_postgres::Pool) -> Result<deadpool_postgres::Object, AbilityError> {
-        pool.get().await.map_err(pg_error)
-    }
-
     /// Todos, optionally only completed or open ones: the page at `offset` of at most
     /// `limit`. Under MCP-AQL the whole collection query goes into the SQL (filter, sort,
     /// page and the count of every match) and the handler reports the true total; when a
@@ -175,17 +166,17 @@ impl TodoDb {
         let (items, total) = match self {
             Self::Sqlite(lock) => {
                 let listing = listing("WHERE (?1 IS NULL OR completed = ?1)");
-                pushdown::list(&*Self::conn(lock)?, query, listing, own, read_todo)
-                    .map_err(db_error)?
+                pushdown::list(&*pushdown::sqlite(lock)?, query, listing, own, read_todo)
+                    .map_err(pushdown::db_error)?
             }
             Self::Postgres(pool) => {
                 let listing = listing("WHERE ($1::BIGINT IS NULL OR completed = $1)");
                 let plan = pushdown::plan(query, listing, own, Dialect::Postgres);
-                let client = Self::pg(pool).await?;
+                let client = pushdown::pg(pool).await?;
                 let total: i64 = client
                     .query_one(&plan.count, &pushdown::pg_params(&plan.count_values))
                     .await
-                    .map_err(pg_error)?
+                    .map_err(pushdown::db_error)?
                     .get(0);
                 let total = total.unsigned_abs();
                 if plan.pushed_down {
@@ -194,7 +185,7 @@ impl TodoDb {
                 let rows = client
                     .query(&plan.select, &pushdown::pg_params(&plan.values))
                     .await
-                    .map_err(pg_error)?;
+                    .map_err(pushdown::db_error)?;
                 (rows.iter().map(pg_todo).collect(), total)
             }
         };
@@ -204,22 +195,22 @@ impl TodoDb {
     /// One todo.
     pub(crate) async fn get(&self, id: i64) -> Result<Todo, AbilityError> {
         let found = match self {
-            Self::Sqlite(lock) => Self::conn(lock)?
+            Self::Sqlite(lock) => pushdown::sqlite(lock)?
                 .query_row(
                     "SELECT id, title, completed, priority FROM todos WHERE id = ?1",
                     [id],
                     read_todo,
                 )
                 .optional()
-                .map_err(db_error)?,
-            Self::Postgres(pool) => Self::pg(pool)
+                .map_err(pushdown::db_error)?,
+            Self::Postgres(pool) => pushdown::pg(pool)
                 .await?
                 .query_opt(
                     "SELECT id, title, completed, priority FROM todos WHERE id = $1",
                     &[&id],
                 )
                 .await
-                .map_err(pg_error)?
+                .map_err(pushdown::db_error)?
                 .as_ref()
                 .map(pg_todo),
         };
@@ -238,22 +229,22 @@ impl TodoDb {
         }
         let id = match self {
             Self::Sqlite(lock) => {
-                let conn = Self::conn(lock)?;
+                let conn = pushdown::sqlite(lock)?;
                 conn.execute(
                     "INSERT INTO todos (title, priority) VALUES (?1, ?2)",
                     params![title, priority.as_str()],
                 )
-                .map_err(db_error)?;
+                .map_err(pushdown::db_error)?;
                 conn.last_insert_rowid()
             }
-            Self::Postgres(pool) => Self::pg(pool)
+            Self::Postgres(pool) => pushdown::pg(pool)
                 .await?
                 .query_one(
                     "INSERT INTO todos (title, priority) VALUES ($1, $2) RETURNING id",
                     &[&title, &priority.as_str()],
                 )
                 .await
-                .map_err(pg_error)?
+                .map_err(pushdown::db_error)?
                 .get(0),
         };
         Ok(Todo {
@@ -267,13 +258,13 @@ impl TodoDb {
     /// Write a todo's fields; whether it exists.
     async fn write(&self, todo: &Todo) -> Result<bool, AbilityError> {
         let changed = match self {
-            Self::Sqlite(lock) => Self::conn(lock)?
+            Self::Sqlite(lock) => pushdown::sqlite(lock)?
                 .execute(
                     "UPDATE todos SET title = ?1, completed = ?2, priority = ?3 WHERE id = ?4",
                     params![todo.title, todo.completed, todo.priority, todo.id],
                 )
-                .map_err(db_error)? as u64,
-            Self::Postgres(pool) => Self::pg(pool)
+                .map_err(pushdown::db_error)? as u64,
+            Self::Postgres(pool) => pushdown::pg(pool)
                 .await?
                 .execute(
                     "UPDATE todos SET title = $1, completed = $2, priority = $3 WHERE id = $4",
@@ -285,7 +276,7 @@ impl TodoDb {
                     ],
                 )
                 .await
-                .map_err(pg_error)?,
+                .map_err(pushdown::db_error)?,
         };
         Ok(changed > 0)
     }
@@ -300,20 +291,20 @@ impl TodoDb {
     ) -> Result<u64, AbilityError> {
         Ok(match self {
             Self::Sqlite(lock) => {
-                let conn = Self::conn(lock)?;
+                let conn = pushdown::sqlite(lock)?;
                 match id {
                     Some(id) => conn.execute(sqlite, [id]),
                     None => conn.execute(sqlite, []),
                 }
-                .map_err(db_error)? as u64
+                .map_err(pushdown::db_error)? as u64
             }
             Self::Postgres(pool) => {
-                let client = Self::pg(pool).await?;
+                let client = pushdown::pg(pool).await?;
                 match id {
                     Some(id) => client.execute(postgres, &[&id]).await,
                     None => client.execute(postgres, &[]).await,
                 }
-                .map_err(pg_error)?
+                .map_err(pushdown::db_error)?
             }
         })
     }
@@ -328,11 +319,6 @@ fn pg_todo(row: &tokio_postgres::Row) -> Todo {
     }
 }
 
-fn pg_error(error: impl std::fmt::Display) -> AbilityError {
-    tracing::error!(%error, "database error");
-    AbilityError::internal("the database failed")
-}
-
 fn read_todo(row: &rusqlite::Row<'_>) -> rusqlite::Result<Todo> {
     Ok(Todo {
         id: row.get(0)?,
@@ -340,11 +326,6 @@ fn read_todo(row: &rusqlite::Row<'_>) -> rusqlite::Result<Todo> {
         completed: row.get(2)?,
         priority: row.get(3)?,
     })
-}
-
-fn db_error(error: rusqlite::Error) -> AbilityError {
-    tracing::error!(%error, "database error");
-    AbilityError::internal("the database failed")
 }
 
 /// How many todos a page holds: 1 to 100.

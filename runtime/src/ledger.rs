@@ -58,14 +58,15 @@ pub(crate) enum Session {
     None,
 }
 
-/// Who holds what a request is given (a token, a key), and where it is kept.
+/// Who holds what a request is given (a token, a key), and where it is kept. Its id is
+/// written only when a token or key needs it, not on every call.
 pub(crate) struct Holder<'a> {
-    /// `p:<principal>` for an authenticated HTTP caller; `s:<process>:<n>` for a session of
-    /// a local transport (stdio, in-process) or of an anonymous HTTP caller; else, for an
-    /// anonymous caller without a session, `c:<client name>/<version>` from the request's
-    /// client info.
-    pub(crate) id: String,
     pub(crate) inner: &'a Inner,
+    caller: Caller,
+    session: Session,
+    /// `name/version` of the client info, for an anonymous caller without a session.
+    client: Option<String>,
+    id: std::sync::OnceLock<String>,
 }
 
 impl<'a> Holder<'a> {
@@ -78,24 +79,40 @@ impl<'a> Holder<'a> {
         session: Session,
         client: Option<&Value>,
     ) -> Self {
-        let id = match session {
-            Session::Local(n) => format!("s:{}:{n}", inner.ledger.instance),
-            _ if !caller.is_anonymous() => format!("p:{}", caller.principal()),
-            Session::Http(n) => format!("s:{}:{n}", inner.ledger.instance),
-            Session::None => {
-                let part = |key: &str| {
-                    client
-                        .and_then(|c| c.get(key))
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .chars()
-                        .take(100)
-                        .collect::<String>()
-                };
-                format!("c:{}/{}", part("name"), part("version"))
-            }
-        };
-        Self { id, inner }
+        let by_client = matches!(session, Session::None) && caller.is_anonymous();
+        let client = by_client.then(|| {
+            let part = |key: &str| {
+                client
+                    .and_then(|c| c.get(key))
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .chars()
+                    .take(100)
+                    .collect::<String>()
+            };
+            format!("{}/{}", part("name"), part("version"))
+        });
+        Self {
+            inner,
+            caller: caller.clone(),
+            session,
+            client,
+            id: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// `p:<principal>` for an authenticated HTTP caller; `s:<process>:<n>` for a session of
+    /// a local transport (stdio, in-process) or of an anonymous HTTP caller; else, for an
+    /// anonymous caller without a session, `c:<client name>/<version>` from the request's
+    /// client info.
+    pub(crate) fn id(&self) -> &str {
+        self.id.get_or_init(|| match (self.session, &self.client) {
+            (_, Some(client)) => format!("c:{client}"),
+            (Session::Local(n), _) => format!("s:{}:{n}", self.inner.ledger.instance),
+            _ if !self.caller.is_anonymous() => format!("p:{}", self.caller.principal()),
+            (Session::Http(n), _) => format!("s:{}:{n}", self.inner.ledger.instance),
+            (Session::None, None) => "c:/".to_owned(),
+        })
     }
 
     pub(crate) fn ledger(&self) -> &Ledger {
@@ -141,7 +158,7 @@ impl Idempotent {
         let now_ms = crate::clock::now_ms();
         let window = u64::try_from(holder.ledger().idempotency_window.as_millis()).unwrap_or(0);
         let claim = Claim {
-            holder: holder.id.clone(),
+            holder: holder.id().to_owned(),
             key: key.clone(),
             digest: hex(&digest),
             now_ms,

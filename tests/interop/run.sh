@@ -13,7 +13,10 @@ root=$(cd "$here/../.." && pwd)
 work="$root/target/interop"
 
 for tool in node npm python3 cargo psql nginx; do
-  command -v "$tool" >/dev/null || { echo "interop: '$tool' is required and missing" >&2; exit 1; }
+  command -v "$tool" >/dev/null || {
+    echo "interop: '$tool' is required and missing (psql and nginx: apt-get install postgresql nginx-light, as .ci/run does)" >&2
+    exit 1
+  }
 done
 
 mkdir -p "$work/node/run"

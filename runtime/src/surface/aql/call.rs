@@ -6,10 +6,11 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
 use super::confirm::Issued;
+use super::idempotent::operation;
 use super::introspect::introspect;
 use super::stages::{Gate, Params, Query};
 use super::{Endpoint, Operation, Severity, Table, recoverable, relations, warning};
-use crate::ledger::{Holder, Idempotent};
+use crate::ledger::Holder;
 use crate::pipeline::{self, Stage};
 use crate::{AbilityError, Context, ErrorCode, Registry, Semantic};
 
@@ -167,7 +168,7 @@ fn check_payload(table: &Table, args: &Value) -> Result<(), AbilityError> {
 
 /// The request's parameters: `params`, then top-level keys it does not have. A top-level key
 /// that `params` also has is ignored, with a warning.
-fn resolve_params(
+pub(super) fn resolve_params(
     request: &Map<String, Value>,
     warnings: &mut Vec<Value>,
 ) -> Result<Map<String, Value>, AbilityError> {
@@ -226,107 +227,11 @@ async fn single(
 }
 
 /// A refused operation: the error, and the token issued when it needs confirmation.
-type Refusal = (AbilityError, Option<Issued>);
-
-/// Run one `{operation, params}` request through `endpoint`. With `params._idempotency_key`
-/// it runs at most once per caller and key: a retry gets the first outcome, a retry with
-/// other parameters is refused. A refusal that asks for confirmation (or turns a token
-/// down) frees the key, so the confirmed retry runs.
-pub(super) async fn operation(
-    table: &Table,
-    registry: &Registry,
-    endpoint: &Endpoint,
-    ctx: &Context,
-    holder: &Holder<'_>,
-    request: &Map<String, Value>,
-) -> Result<(Value, Vec<Value>), Refusal> {
-    // The parameters the operation will run with (top-level keys merged in), so a retry
-    // that differs anywhere is another call.
-    let Ok(mut sent) = resolve_params(request, &mut Vec::new()) else {
-        return operation_once(table, registry, endpoint, ctx, holder, request).await;
-    };
-    let Some(key) = sent.get("_idempotency_key").cloned() else {
-        return operation_once(table, registry, endpoint, ctx, holder, request).await;
-    };
-    let name = request.get("operation").cloned().unwrap_or(Value::Null);
-    confirmation_token(&mut sent);
-    sent.retain(|k, _| !k.starts_with('_'));
-    let what = json!(["mcp-aql", name, Value::Object(sent)]);
-    let claim = match Idempotent::claim(holder, &key, "mcp-aql", &what).await {
-        Ok(Idempotent::Run(claim)) => claim,
-        Ok(Idempotent::Replay(outcome)) => return replayed(outcome),
-        Err(error) => return Err((error, None)),
-    };
-    let outcome = Box::pin(operation_once(
-        table, registry, endpoint, ctx, holder, request,
-    ))
-    .await;
-    match &outcome {
-        Ok((data, warnings)) => {
-            let record = json!({"data": data, "warnings": warnings});
-            Idempotent::settle(&claim, holder, &record).await;
-        }
-        Err((error, _)) if frees_key(error.code()) => Idempotent::release(&claim, holder).await,
-        Err((error, _)) => {
-            let mut failed = json!({"code": error.code().as_str(), "message": error.message()});
-            if let Some(details) = error.details() {
-                failed["details"] = details.clone();
-            }
-            Idempotent::settle(&claim, holder, &json!({"error": failed})).await;
-        }
-    }
-    outcome
-}
-
-/// Refusals that leave nothing to remember: the caller is meant to retry, confirmed.
-fn frees_key(code: &ErrorCode) -> bool {
-    matches!(
-        code,
-        ErrorCode::ConfirmationRequired
-            | ErrorCode::TokenInvalid
-            | ErrorCode::TokenExpired
-            | ErrorCode::TokenAlreadyUsed
-            | ErrorCode::TokenScopeMismatch
-            | ErrorCode::LimitExceeded
-    )
-}
-
-/// A recorded outcome, as the first call answered it.
-#[allow(
-    clippy::result_large_err,
-    reason = "the refusal of `operation`, returned as is"
-)]
-fn replayed(outcome: Value) -> Result<(Value, Vec<Value>), Refusal> {
-    if let Some(error) = outcome.get("error") {
-        let text = |k: &str| {
-            error
-                .get(k)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned()
-        };
-        let mut failed = AbilityError::new(
-            ErrorCode::Custom(text("code").into()).canonical(),
-            text("message"),
-        );
-        if let Some(details) = error.get("details") {
-            failed = failed.with_details(details.clone());
-        }
-        return Err((failed, None));
-    }
-    let warnings = match outcome.get("warnings") {
-        Some(Value::Array(warnings)) => warnings.clone(),
-        _ => Vec::new(),
-    };
-    Ok((
-        outcome.get("data").cloned().unwrap_or(Value::Null),
-        warnings,
-    ))
-}
+pub(super) type Refusal = (AbilityError, Option<Issued>);
 
 /// Run one `{operation, params}` request through `endpoint`: route it to its ability, then
 /// through the pipeline with MCP-AQL's stages.
-async fn operation_once(
+pub(super) async fn operation_once(
     table: &Table,
     registry: &Registry,
     endpoint: &Endpoint,
@@ -572,7 +477,7 @@ pub(super) fn update_args(
 }
 
 /// `_confirmation` (or `confirmation_token`) from the parameters.
-fn confirmation_token(params: &mut Map<String, Value>) -> Option<String> {
+pub(super) fn confirmation_token(params: &mut Map<String, Value>) -> Option<String> {
     let token = params
         .remove("_confirmation")
         .or_else(|| params.remove("confirmation_token"))?;

@@ -31,7 +31,7 @@ pub(crate) struct Issued {
 /// The signature of token `id` expiring at `exp` for `holder`.
 fn tag(holder: &Holder<'_>, id: &[u8], exp: u64) -> Option<[u8; 32]> {
     let key = &holder.inner.seal.token_key;
-    crate::digest::keyed(key, &[id, &exp.to_be_bytes(), holder.id.as_bytes()])
+    crate::digest::keyed(key, &[id, &exp.to_be_bytes(), holder.id().as_bytes()])
 }
 
 /// Issue `holder` a token for `operation` with `params`, valid for `ttl`; `message` is what
@@ -56,7 +56,7 @@ pub(crate) async fn issue(
     let ledger = holder.ledger();
     let record = TokenRecord {
         id: hex(&id),
-        holder: holder.id.clone(),
+        holder: holder.id().to_owned(),
         operation: operation.to_owned(),
         params: hex(&digest(params)),
         issued_at_ms: now,
@@ -135,7 +135,7 @@ pub(crate) async fn redeem(
     }
     let record = TokenRecord {
         id: hex(id),
-        holder: holder.id.clone(),
+        holder: holder.id().to_owned(),
         operation: operation.to_owned(),
         params: hex(&digest(params)),
         issued_at_ms: 0,

@@ -10,6 +10,7 @@
 mod call;
 mod config;
 mod confirm;
+mod idempotent;
 mod introspect;
 pub(crate) mod query;
 mod relations;

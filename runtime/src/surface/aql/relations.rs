@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use super::call::operation;
+use super::idempotent::operation;
 use super::query::json_eq;
 use super::{Endpoint, Operation, Severity, Table, warning};
 use crate::ledger::Holder;
