@@ -54,6 +54,11 @@ pub enum Content {
         #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
         mime_type: Option<String>,
     },
+    /// A block passed on exactly as another server sent it (its `type`, annotations and
+    /// `_meta` included), as a bridge forwards an upstream's results; see
+    /// [`Content::passthrough`].
+    #[serde(untagged)]
+    Passthrough(serde_json::Map<String, serde_json::Value>),
 }
 
 /// The contents of an embedded resource: text or base64 bytes.
@@ -119,6 +124,17 @@ impl Content {
                 text: None,
                 blob: Some(base64(bytes.as_ref())),
             },
+        }
+    }
+
+    /// A block as another server sent it: any JSON object with a string `type`. `None` for
+    /// anything else.
+    pub fn passthrough(block: serde_json::Value) -> Option<Self> {
+        match block {
+            serde_json::Value::Object(map) if map.get("type").is_some_and(|t| t.is_string()) => {
+                Some(Self::Passthrough(map))
+            }
+            _ => None,
         }
     }
 

@@ -72,6 +72,9 @@ pub enum ErrorCode {
     /// A call with this idempotency key started and has not finished: it still runs, or
     /// its server stopped before it could say whether it took effect.
     IdempotencyInProgress,
+    /// A server this one forwards to (a bridged upstream) is not running or stopped
+    /// answering; the details name it and say why.
+    UpstreamUnavailable,
     /// A code defined by the application, in upper snake case.
     Custom(Cow<'static, str>),
 }
@@ -108,12 +111,13 @@ impl ErrorCode {
             Self::LimitExceeded => "LIMIT_EXCEEDED",
             Self::IdempotencyConflict => "IDEMPOTENCY_CONFLICT",
             Self::IdempotencyInProgress => "IDEMPOTENCY_IN_PROGRESS",
+            Self::UpstreamUnavailable => "UPSTREAM_UNAVAILABLE",
             Self::Custom(code) => code,
         }
     }
 
     /// Every framework code, for [`canonical`](Self::canonical).
-    const FRAMEWORK: [ErrorCode; 28] = [
+    const FRAMEWORK: [ErrorCode; 29] = [
         Self::ValidationMissingParam,
         Self::ValidationInvalidType,
         Self::ValidationInvalidValue,
@@ -142,6 +146,7 @@ impl ErrorCode {
         Self::LimitExceeded,
         Self::IdempotencyConflict,
         Self::IdempotencyInProgress,
+        Self::UpstreamUnavailable,
     ];
 
     /// A `Custom` code that spells a framework code is that code, so an application's

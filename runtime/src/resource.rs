@@ -112,6 +112,7 @@ pub(crate) fn contents(uri: &str, mime_type: Option<&str>, output: CallOutput) -
                 items.push(serde_json::to_value(resource).unwrap_or(Value::Null));
             }
             Content::ResourceLink { .. } => {}
+            Content::Passthrough(block) => items.push(passthrough_item(uri, mime_type, &block)),
         }
     }
     match structured {
@@ -129,6 +130,29 @@ pub(crate) fn contents(uri: &str, mime_type: Option<&str>, output: CallOutput) -
     }
     items.retain(|item| !item.is_null());
     items
+}
+
+/// The `resources/read` item of a passed-through block, as for the typed ones; `null`
+/// (dropped) for a link or an unknown type.
+fn passthrough_item(uri: &str, mime_type: Option<&str>, block: &Map<String, Value>) -> Value {
+    let field = |k: &str| block.get(k).and_then(Value::as_str);
+    match (
+        field("type"),
+        field("text"),
+        field("data"),
+        field("mimeType"),
+    ) {
+        (Some("text"), Some(text), _, _) => json!({
+            "uri": uri,
+            "mimeType": mime_type.unwrap_or("text/plain"),
+            "text": text,
+        }),
+        (Some("image" | "audio"), _, Some(data), Some(kind)) => {
+            json!({"uri": uri, "mimeType": kind, "blob": data})
+        }
+        (Some("resource"), ..) => block.get("resource").cloned().unwrap_or(Value::Null),
+        _ => Value::Null,
+    }
 }
 
 /// Sends `notifications/resources/updated` to the sessions subscribed to a resource, with

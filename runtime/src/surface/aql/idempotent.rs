@@ -46,7 +46,7 @@ pub(super) async fn operation(
             let record = json!({"data": data, "warnings": warnings});
             Idempotent::settle(&claim, holder, &record).await;
         }
-        Err((error, _)) if frees_key(error.code()) => Idempotent::release(&claim, holder).await,
+        Err((error, _)) if frees_key(error) => Idempotent::release(&claim, holder).await,
         Err((error, _)) => {
             let mut failed = json!({"code": error.code().as_str(), "message": error.message()});
             if let Some(details) = error.details() {
@@ -58,17 +58,25 @@ pub(super) async fn operation(
     outcome
 }
 
-/// Refusals that leave nothing to remember: the caller is meant to retry, confirmed.
-fn frees_key(code: &ErrorCode) -> bool {
-    matches!(
-        code,
+/// Refusals that leave nothing to remember: the caller is meant to retry, confirmed, or
+/// once the upstream that was down is back (a call never forwarded).
+fn frees_key(error: &AbilityError) -> bool {
+    match error.code() {
         ErrorCode::ConfirmationRequired
-            | ErrorCode::TokenInvalid
-            | ErrorCode::TokenExpired
-            | ErrorCode::TokenAlreadyUsed
-            | ErrorCode::TokenScopeMismatch
-            | ErrorCode::LimitExceeded
-    )
+        | ErrorCode::TokenInvalid
+        | ErrorCode::TokenExpired
+        | ErrorCode::TokenAlreadyUsed
+        | ErrorCode::TokenScopeMismatch
+        | ErrorCode::LimitExceeded => true,
+        ErrorCode::UpstreamUnavailable => {
+            error
+                .details()
+                .and_then(|d| d.get("forwarded"))
+                .and_then(Value::as_bool)
+                == Some(false)
+        }
+        _ => false,
+    }
 }
 
 /// A recorded outcome, as the first call answered it.
