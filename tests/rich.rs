@@ -125,3 +125,40 @@ async fn in_process_calls_see_both_parts() {
         Ok(json!({}))
     );
 }
+
+/// One line of text.
+#[ability(semantic = "READ")]
+fn motto() -> Contents {
+    Contents::new([Content::text("less is more")])
+}
+
+#[tokio::test]
+async fn mcp_aql_answers_content_blocks_as_data() {
+    let server = Server::builder()
+        .surface(abilities::Surface::aql_single())
+        .build()
+        .expect("valid");
+    let mut lines = Lines::initialized(&server).await;
+    let mut aql = async |id: u64, operation: &str| {
+        let result = lines
+            .call(id, "mcp_aql", json!({"operation": operation}))
+            .await;
+        serde_json::from_str::<serde_json::Value>(
+            result["content"][0]["text"].as_str().expect("text"),
+        )
+        .expect("JSON")
+    };
+    // One text block is the data itself; several blocks are listed as they are.
+    assert_eq!(
+        aql(2, "motto").await,
+        json!({"success": true, "data": "less is more"})
+    );
+    let gallery = aql(3, "gallery").await;
+    let blocks = gallery["data"]["content"].as_array().expect("the blocks");
+    assert_eq!(blocks.len(), 6, "{gallery}");
+    assert_eq!(
+        blocks[1],
+        json!({"type": "image", "data": "iVBORw==", "mimeType": "image/png"})
+    );
+    assert_eq!(blocks[5]["uri"], "test://linked");
+}

@@ -109,7 +109,7 @@ async fn call_tool(
     let response = outcome?;
     // A question the downstream client could not answer ends the call, whatever the
     // upstream made of the refusal.
-    if let Ok(error) = tokio::time::timeout(std::time::Duration::ZERO, call.aborted()).await {
+    if let Some(error) = call.abort_error() {
         return Err(error);
     }
     match response {

@@ -77,21 +77,25 @@ impl Call {
     /// End the call with `error` instead of the upstream's answer.
     pub(crate) fn abort(&self, error: AbilityError) {
         *self.abort.lock().unwrap_or_else(PoisonError::into_inner) = Some(error);
-        self.aborted.notify_one();
+        self.aborted.notify_waiters();
+    }
+
+    /// The error the call was aborted with, if it was.
+    pub(crate) fn abort_error(&self) -> Option<AbilityError> {
+        self.abort
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The error the call was aborted with, once it is.
     pub(crate) async fn aborted(&self) -> AbilityError {
         loop {
-            if let Some(error) = self
-                .abort
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone()
-            {
+            let notified = self.aborted.notified();
+            if let Some(error) = self.abort_error() {
                 return error;
             }
-            self.aborted.notified().await;
+            notified.await;
         }
     }
 }

@@ -3,7 +3,9 @@
 # streamable HTTP on 127.0.0.1: the TypeScript SDK v1 (which validates structuredContent against
 # outputSchema) and v2 (protocol 2026-07-28, pinned and negotiated, on every surface), the
 # Python SDK in both lifecycles, and the Inspector CLI; then the official
-# conformance suite against the `conformance` example, with its expected failures; then the
+# conformance suite against the `conformance` example, with its expected failures;
+# abilities-bridge over four real servers (everything, filesystem, memory from npm; time from
+# PyPI); then the
 # store suite on PostgreSQL and a cluster of three replicas behind nginx (both from Debian's
 # packages, which .ci/run installs). Installs pinned versions under target/interop. A missing
 # tool fails the run; nothing is skipped.
@@ -24,10 +26,16 @@ if ! cmp -s "$here/package.json" "$work/node/package.json" || [ ! -d "$work/node
   cp "$here/package.json" "$work/node/package.json"
   (cd "$work/node" && npm install --no-audit --no-fund --loglevel=error)
 fi
-cp "$here/ts_client.mjs" "$here/ts_surfaces.mjs" "$here/ts_aql.mjs" "$here/ts2_client.mjs" "$here/cluster.mjs" "$work/node/"
+cp "$here/ts_client.mjs" "$here/ts_surfaces.mjs" "$here/ts_aql.mjs" "$here/ts2_client.mjs" "$here/cluster.mjs" "$here/ts_bridge.mjs" "$work/node/"
 if ! "$work/venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "2.3.0")' 2>/dev/null; then
   python3 -m venv "$work/venv"
   "$work/venv/bin/pip" install --quiet --disable-pip-version-check 'mcp==2.3.0'
+fi
+
+# mcp-server-time in its own environment: it brings its own version of the Python SDK.
+if ! "$work/venv-time/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp-server-time") != "2026.10.19")' 2>/dev/null; then
+  python3 -m venv "$work/venv-time"
+  "$work/venv-time/bin/pip" install --quiet --disable-pip-version-check 'mcp-server-time==2026.10.19'
 fi
 
 mkdir -p "$work/conformance"
@@ -36,7 +44,8 @@ if ! cmp -s "$here/conformance/package.json" "$work/conformance/package.json" ||
   (cd "$work/conformance" && npm install --no-audit --no-fund --loglevel=error)
 fi
 
-(cd "$root" && cargo build --quiet --example site --example todo --example conformance)
+(cd "$root" && cargo build --quiet --example site --example todo --example conformance &&
+  cargo build --quiet -p abilities-bridge --bin abilities-bridge --example bridge_tokens)
 site="$root/target/debug/examples/site"
 tmp=$(mktemp -d)
 pids=()
@@ -112,6 +121,24 @@ inspect() {
 }
 run "inspector cli, stdio" inspect stdio "${stdio[@]}"
 run "inspector cli, http" inspect http "$url"
+
+# abilities-bridge over four real servers from npm and PyPI: the TypeScript SDK v2 through
+# MCP-AQL and native tools, then the token counts of their lists and of a scripted session.
+bridge_dir="$tmp/bridge"
+mkdir -p "$bridge_dir/files"
+bin="$work/node/node_modules/.bin"
+cat >"$bridge_dir/config.json" <<EOF
+{"mcpServers": {
+  "everything": {"command": "$bin/mcp-server-everything", "args": ["stdio"]},
+  "filesystem": {"command": "$bin/mcp-server-filesystem", "args": ["$bridge_dir/files"]},
+  "memory": {"command": "$bin/mcp-server-memory", "env": {"MEMORY_FILE_PATH": "$bridge_dir/memory.jsonl"}},
+  "time": {"command": "$work/venv-time/bin/mcp-server-time", "args": ["--local-timezone", "UTC"]}
+}}
+EOF
+run "ts sdk v2, abilities-bridge over everything, filesystem, memory and time (stdio)" \
+  node "$work/node/ts_bridge.mjs" "$bridge_dir/config.json" "$bridge_dir/files" "$root/target/debug/abilities-bridge"
+run "bridge token budgets (the four upstreams' lists and a 10-task session)" \
+  "$root/target/debug/examples/bridge_tokens" --config "$bridge_dir/config.json" --files "$bridge_dir/files" --check
 
 # The official conformance suite (Node 22, from npm) against the conformance example.
 start conformance "$root/target/debug/examples/conformance" --addr 127.0.0.1:0

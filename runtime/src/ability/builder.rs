@@ -12,7 +12,7 @@ use super::{
     Ability, AbilityKind, AbilityOutput, Annotations, Danger, Handler, Input, Parts, Semantic,
     TaskSupport,
 };
-use crate::{AbilityError, Context, RegistryError, schema};
+use crate::{AbilityError, Context, RegistryError};
 
 /// Builds an [`Ability`] at run time; see [`Ability::builder`].
 ///
@@ -210,23 +210,24 @@ impl AbilityBuilder {
             .clone()
             .ok_or_else(|| missing("description"))?;
         let handler = self.handler.clone().ok_or_else(|| missing("handler"))?;
-        let schema_of = |side: &'static str,
-                         value: Value|
-         -> Result<Map<String, Value>, RegistryError> {
-            // A dialect the author declared is kept: clients read the schema by it.
-            let dialect = value.get("$schema").cloned();
-            let schema =
-                schemars::Schema::try_from(value).map_err(|_| RegistryError::InvalidSchema {
-                    name: self.name.to_string(),
-                    at: at.clone(),
-                    reason: format!("the {side} schema must be a JSON object or a boolean"),
-                })?;
-            let mut schema = schema::clean(schema);
-            if let Some(dialect) = dialect {
-                schema.insert("$schema".to_owned(), dialect);
-            }
-            Ok(schema)
-        };
+        let schema_of =
+            |side: &'static str, value: Value| -> Result<Map<String, Value>, RegistryError> {
+                // The schema is kept as the author wrote it (its dialect and title included):
+                // clients read it as given.
+                match value {
+                    Value::Object(map) => Ok(map),
+                    Value::Bool(true) => Ok(Map::new()),
+                    Value::Bool(false) => Ok(Map::from_iter([(
+                        "not".to_owned(),
+                        Value::Object(Map::new()),
+                    )])),
+                    _ => Err(RegistryError::InvalidSchema {
+                        name: self.name.to_string(),
+                        at: at.clone(),
+                        reason: format!("the {side} schema must be a JSON object or a boolean"),
+                    }),
+                }
+            };
         let input = match self.input {
             None => Input::None,
             Some(value) => Input::Value {

@@ -74,6 +74,25 @@ fn respond(table: &Table, answer: Answer) -> CallToolResult {
 const MAX_WARNINGS: usize = 10;
 
 /// The success envelope, with `warnings` when there are any (deduplicated, at most ten).
+/// An operation's `data`: its structured value; without one, its content blocks (a bridged
+/// upstream's text, images...): the text itself when there is one text block and nothing
+/// else, else `{"content": [blocks]}`; `null` when it returned nothing.
+fn data_of(value: Option<Value>, content: Option<Vec<crate::Content>>) -> Value {
+    let blocks = match (value, content) {
+        (Some(value), _) => return value,
+        (None, Some(blocks)) if !blocks.is_empty() => blocks,
+        _ => return Value::Null,
+    };
+    let blocks: Vec<Value> = blocks
+        .iter()
+        .filter_map(|b| serde_json::to_value(b).ok())
+        .collect();
+    match blocks.as_slice() {
+        [one] if one["type"] == "text" && one["text"].is_string() => one["text"].clone(),
+        _ => json!({"content": blocks}),
+    }
+}
+
 fn success(data: Value, mut warnings: Vec<Value>) -> Value {
     let mut envelope = json!({"success": true, "data": data});
     let mut seen = std::collections::HashSet::new();
@@ -340,7 +359,8 @@ pub(super) async fn operation_once(
                     .and_then(|q| q.warnings.into_inner())
                     .unwrap_or_default(),
             );
-            let mut data = output.into_bare().0.unwrap_or(Value::Null);
+            let (value, content, _) = output.into_bare();
+            let mut data = data_of(value, content);
             for relation in include {
                 Box::pin(relations::related(
                     table,
