@@ -126,6 +126,13 @@ async fn ask_name(ctx: &Context) -> Result<Obj, AbilityError> {
     }))
 }
 
+/// Ask the client's model.
+#[ability(semantic = "READ")]
+async fn ask_model(ctx: &Context, prompt: String) -> Result<Obj, AbilityError> {
+    let answer = ctx.sample_text(&prompt, 20).await?;
+    Ok(obj(json!({"model_said": answer})))
+}
+
 /// Always fails.
 #[ability(semantic = "READ")]
 fn fail() -> Result<Obj, AbilityError> {

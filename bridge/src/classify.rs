@@ -37,17 +37,28 @@ const VERBS: [(Semantic, &[&str]); 4] = [
     (Semantic::Delete, &["delete", "remove", "drop", "clear"]),
 ];
 
-/// The first word of a tool name, lower-cased: `get_user`, `get-user`, `getUser` and
-/// `get.user` all start with `get`.
-fn first_word(name: &str) -> String {
-    let mut word = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if matches!(c, '_' | '-' | '.' | ' ' | '/') || (i > 0 && c.is_ascii_uppercase()) {
-            break;
+/// A tool name in snake case: `getUser`, `get-user`, `get.user`, `GET_USER` and `get user` all
+/// become `get_user` (a capital after a lower-case letter or a digit starts a word).
+fn snake(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    let mut prev: Option<char> = None;
+    for c in name.chars() {
+        if matches!(c, '_' | '-' | '.' | ' ' | '/') {
+            if !out.ends_with('_') {
+                out.push('_');
+            }
+        } else {
+            if c.is_ascii_uppercase()
+                && prev.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit())
+                && !out.ends_with('_')
+            {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
         }
-        word.push(c.to_ascii_lowercase());
+        prev = Some(c);
     }
-    word
+    out
 }
 
 /// Classify one upstream tool from its name, its `annotations` (as the upstream sent them)
@@ -63,7 +74,8 @@ pub fn classify(
             .and_then(|a| a.get(key))
             .and_then(Value::as_bool)
     };
-    let verb = first_word(name);
+    let snake = snake(name);
+    let verb = snake.split('_').next().unwrap_or("").to_owned();
     let (semantic, semantic_why) = if let Some(semantic) = tool.and_then(|t| t.semantic) {
         (semantic, "overlay".to_owned())
     } else if hint("readOnlyHint") == Some(true) {
@@ -88,7 +100,7 @@ pub fn classify(
         (danger, "server overlay".to_owned())
     } else {
         let base = Danger::for_semantic(semantic);
-        match Danger::from_name(&name.to_ascii_lowercase().replace('-', "_")) {
+        match Danger::from_name(&snake) {
             Some((named, pattern)) if named > base => (named, format!("name \"{pattern}\"")),
             _ => (base, format!("the {semantic} default")),
         }
@@ -187,6 +199,9 @@ mod tests {
                 assert_eq!(why, format!("verb \"{verb}\""), "{name}");
             }
         }
+        for name in ["GET_USER", "Get.User", "get user"] {
+            assert_eq!(of(name, Value::Null).0, Semantic::Read, "{name}");
+        }
         // A verb inside the name is not the name's verb.
         assert_eq!(
             of("directory_tree", Value::Null).0,
@@ -215,6 +230,9 @@ mod tests {
         );
         let (_, _, d, why) = of("purge-cache", Value::Null);
         assert_eq!((d, why.as_str()), (Danger::Dangerous, "name \"purge_*\""));
+        for name in ["dropTable", "drop.table", "WIPE_DISK", "wipeDisk"] {
+            assert_eq!(of(name, Value::Null).2, Danger::Forbidden, "{name}");
+        }
         // A read-only hint does not lower what the name says.
         let (s, _, d, _) = of("wipe_disk", json!({"readOnlyHint": true}));
         assert_eq!((s, d), (Semantic::Read, Danger::Forbidden));

@@ -158,6 +158,20 @@ impl Config {
             let launch = launch(&name, server)?;
             servers.insert(name.clone(), Upstream { name, launch });
         }
+        let mut namespaces = BTreeMap::new();
+        for (name, upstream) in &servers {
+            if let Launch::Http { headers: h, .. } = &upstream.launch {
+                headers(name, h)?;
+            }
+            if let Some(other) = namespaces.insert(crate::sync::sanitize(name), name) {
+                return Err(ConfigError::Server(
+                    name.clone(),
+                    format!(
+                        "its abilities would share a namespace with server \"{other}\": rename one"
+                    ),
+                ));
+            }
+        }
         let mut config = Self {
             servers,
             overlay: BTreeMap::new(),
@@ -336,6 +350,16 @@ mod tests {
             err(r#"{"mcpServers": {"x": {"type": "sse", "url": "http://h/sse"}}}"#).contains("SSE")
         );
         assert!(err(r#"{"mcpServers": {"x": {"url": "ftp://h"}}}"#).contains("http://"));
+        assert!(
+            err(r#"{"mcpServers": {"a b": {"command": "c"}, "a_b": {"command": "c"}}}"#)
+                .contains("share a namespace")
+        );
+        assert!(
+            err(
+                r#"{"mcpServers": {"x": {"url": "http://h/mcp", "headers": {"bad header": "v"}}}}"#
+            )
+            .contains("header \"bad header\"")
+        );
         assert!(
             err(r#"{"mcpServers": {"x": {"command": "c"}}, "overlay": {"y": {}}}"#)
                 .contains("server \"y\": the overlay names a server")

@@ -86,17 +86,20 @@ async fn call_tool(
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let mut options = PeerRequestOptions::no_options();
     options.timeout = ctx.timeout();
+    // Tracked before it is sent: what the upstream sends back may come at once.
+    let mut tracked = upstream.begin(ctx.clone());
     let handle = peer
         .send_cancellable_request(request, options)
         .await
         .map_err(|_| upstream.unavailable(false))?;
-    let token = handle.progress_token.clone();
+    tracked.set_token(handle.progress_token.clone());
     let mut guard = CancelOnDrop {
         peer: peer.clone(),
         id: Some(handle.id.clone()),
     };
-    let (call_id, call) = upstream.begin(ctx.clone(), token.clone());
+    let call = Arc::clone(&tracked.call);
     let outcome = tokio::select! {
+        biased;
         response = handle.await_response() => {
             guard.id = None;
             Ok(response)
@@ -104,7 +107,7 @@ async fn call_tool(
         error = call.aborted() => Err(error),
         () = ctx.cancellation().cancelled() => Err(AbilityError::new(ErrorCode::Cancelled, "the call was cancelled")),
     };
-    upstream.end(call_id, &token);
+    drop(tracked);
     drop(guard);
     let response = outcome?;
     // A question the downstream client could not answer ends the call, whatever the
@@ -243,20 +246,17 @@ impl ReadResource {
 }
 
 impl Handler for ReadResource {
-    fn call(&self, _ctx: Context, args: Value) -> CallFuture {
+    fn call(&self, ctx: Context, args: Value) -> CallFuture {
         let upstream = self.upstream.upgrade();
-        let mut uri = self.uri.clone();
-        for var in &self.vars {
-            let value = match args.get(var) {
-                Some(Value::String(s)) => s.clone(),
-                Some(other) => other.to_string(),
-                None => String::new(),
-            };
-            uri = uri.replace(&format!("{{{var}}}"), &value);
-        }
+        let uri = if self.vars.is_empty() {
+            self.uri.clone()
+        } else {
+            expand(&self.uri, &args)
+        };
         Box::pin(async move {
             let upstream = upstream.ok_or_else(gone)?;
             let peer = upstream.peer()?;
+            let _tracked = upstream.begin(ctx);
             let result = peer
                 .read_resource(ReadResourceRequestParams::new(uri))
                 .await
@@ -272,6 +272,36 @@ impl Handler for ReadResource {
             Ok(Output::contents(content))
         })
     }
+}
+
+/// A URI template of simple `{name}` expressions filled in from `args` in one pass, each value
+/// percent-encoded outside the unreserved characters, as RFC 6570 expands them (so a value
+/// cannot add a path segment, a query or another expression).
+pub(crate) fn expand(template: &str, args: &Value) -> String {
+    let mut uri = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        uri.push_str(&rest[..start]);
+        let var = &rest[start + 1..start + len];
+        let value = match args.get(var) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Null) | None => String::new(),
+            Some(other) => other.to_string(),
+        };
+        for byte in value.bytes() {
+            if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+                uri.push(char::from(byte));
+            } else {
+                uri.push_str(&format!("%{byte:02X}"));
+            }
+        }
+        rest = &rest[start + len + 1..];
+    }
+    uri.push_str(rest);
+    uri
 }
 
 /// Gets one upstream prompt.
@@ -290,12 +320,13 @@ impl GetPrompt {
 }
 
 impl Handler for GetPrompt {
-    fn call(&self, _ctx: Context, args: Value) -> CallFuture {
+    fn call(&self, ctx: Context, args: Value) -> CallFuture {
         let upstream = self.upstream.upgrade();
         let name = self.name.clone();
         Box::pin(async move {
             let upstream = upstream.ok_or_else(gone)?;
             let peer = upstream.peer()?;
+            let _tracked = upstream.begin(ctx);
             let mut params = GetPromptRequestParams::new(name);
             if let Value::Object(args) = args {
                 params = params.with_arguments(args);
@@ -331,5 +362,21 @@ impl Handler for GetPrompt {
             output.prompt = Some(prompt);
             Ok(output)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn templates_expand_once_and_encoded() {
+        let args = json!({"id": "a/b?c=%7By%7D", "y": "no", "n": 7});
+        assert_eq!(
+            super::expand("note://{id}/x/{n}", &args),
+            "note://a%2Fb%3Fc%3D%257By%257D/x/7"
+        );
+        assert_eq!(super::expand("note://{y}", &args), "note://no");
+        assert_eq!(super::expand("note://{gone}", &args), "note://");
     }
 }

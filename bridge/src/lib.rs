@@ -140,6 +140,14 @@ impl Bridge {
         rows
     }
 
+    /// Stop every upstream for good: no more restarts, and each child process group killed
+    /// now. Dropping the bridge does the same.
+    pub fn shutdown(&self) {
+        for upstream in &self.upstreams {
+            upstream.shut_down();
+        }
+    }
+
     fn status_ability(&self) -> Ability {
         let upstreams = self.upstreams.clone();
         Ability::builder(STATUS_ABILITY, Semantic::Read)
@@ -152,6 +160,12 @@ impl Bridge {
             })
             .build()
             .unwrap_or_else(|e| unreachable!("the status ability is well formed: {e}"))
+    }
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        self.shutdown();
     }
 }
 

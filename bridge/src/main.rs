@@ -105,20 +105,55 @@ async fn main() -> ExitCode {
     let bridge = Bridge::start(config, server.clone(), timing).await;
     if args.list {
         print!("{}", abilities_bridge::render_listing(&bridge));
+        bridge.shutdown();
         return ExitCode::SUCCESS;
     }
-    let served = match args.http {
-        Some(addr) => {
-            tracing::info!(%addr, "serving MCP at http://{addr}/mcp");
-            server.serve_http(addr).await
+    let serve = async {
+        match args.http {
+            Some(addr) => {
+                tracing::info!(%addr, "serving MCP at http://{addr}/mcp");
+                server.serve_http(addr).await
+            }
+            None => server.serve_stdio().await,
         }
-        None => server.serve_stdio().await,
     };
+    // Until the client goes (stdin closes) or a signal comes; then the upstreams go too.
+    let served = tokio::select! {
+        served = serve => served,
+        () = stop_signal() => Ok(()),
+    };
+    bridge.shutdown();
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("abilities-bridge: {error}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// SIGINT or SIGTERM (Ctrl-C elsewhere).
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(mut interrupt), Ok(mut terminate)) => {
+                tokio::select! {
+                    _ = interrupt.recv() => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            _ => std::future::pending().await,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
         }
     }
 }

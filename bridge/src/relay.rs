@@ -88,7 +88,7 @@ impl ClientHandler for Relay {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let call = self.call_for("elicitation")?;
         let (message, schema) = match request {
@@ -107,7 +107,12 @@ impl ClientHandler for Relay {
                 ));
             }
         };
-        match call.ctx.elicit(&message, schema).await {
+        // The upstream may give up on its question: then the downstream one is dropped too.
+        let asked = tokio::select! {
+            asked = call.ctx.elicit(&message, schema) => asked,
+            () = context.ct.cancelled() => return Err(ErrorData::internal_error("the upstream cancelled its question", None)),
+        };
+        match asked {
             Ok(answer) => {
                 let action = match answer.action {
                     ElicitAction::Accept => "accept",
@@ -126,14 +131,18 @@ impl ClientHandler for Relay {
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
         let call = self.call_for("sampling")?;
         let mut params = serde_json::to_value(params).unwrap_or(Value::Null);
         if let Some(map) = params.as_object_mut() {
             map.remove("_meta");
         }
-        match call.ctx.sample(params).await {
+        let asked = tokio::select! {
+            asked = call.ctx.sample(params) => asked,
+            () = context.ct.cancelled() => return Err(ErrorData::internal_error("the upstream cancelled its request", None)),
+        };
+        match asked {
             Ok(result) => serde_json::from_value(result).map_err(|e| {
                 ErrorData::internal_error(format!("the client's sampling answer: {e}"), None)
             }),

@@ -91,46 +91,79 @@ macro_rules! read_all {
     }};
 }
 
-/// Read every list the upstream serves, to the end.
+async fn all_tools(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, String> {
+    Ok(read_all!(peer, list_tools, tools))
+}
+
+async fn all_resources(peer: &Peer<RoleClient>) -> Result<Vec<Resource>, String> {
+    Ok(read_all!(peer, list_resources, resources))
+}
+
+async fn all_templates(peer: &Peer<RoleClient>) -> Result<Vec<ResourceTemplate>, String> {
+    Ok(read_all!(peer, list_resource_templates, resource_templates))
+}
+
+async fn all_prompts(peer: &Peer<RoleClient>) -> Result<Vec<Prompt>, String> {
+    Ok(read_all!(peer, list_prompts, prompts))
+}
+
+/// What the upstream's lists gave.
+#[derive(Default)]
+struct Lists {
+    tools: Vec<Tool>,
+    resources: Vec<Resource>,
+    templates: Vec<ResourceTemplate>,
+    prompts: Vec<Prompt>,
+}
+
+/// Read every list the upstream serves, to the end. Without its tools the upstream is not
+/// served (`Err`); a list of resources, templates or prompts that fails is reported in
+/// `problems` and the rest is served.
 async fn lists(
     peer: &Peer<RoleClient>,
-) -> Result<(Vec<Tool>, Vec<Resource>, Vec<ResourceTemplate>, Vec<Prompt>), String> {
+    problems: &mut Vec<(String, String)>,
+) -> Result<Lists, String> {
     let caps = peer
         .peer_info()
         .map(|info| info.capabilities.clone())
         .unwrap_or_default();
-    let tools = if caps.tools.is_some() {
-        read_all!(peer, list_tools, tools)
-    } else {
-        Vec::new()
-    };
-    let (resources, templates) = if caps.resources.is_some() {
-        (
-            read_all!(peer, list_resources, resources),
-            read_all!(peer, list_resource_templates, resource_templates),
-        )
-    } else {
-        (Vec::new(), Vec::new())
-    };
-    let prompts = if caps.prompts.is_some() {
-        read_all!(peer, list_prompts, prompts)
-    } else {
-        Vec::new()
-    };
-    Ok((tools, resources, templates, prompts))
-}
-
-/// Read the upstream's lists and bring its abilities in step with them.
-pub(crate) async fn resync(upstream: &Arc<Upstream>, peer: &Peer<RoleClient>) {
-    let (tools, resources, templates, prompts) = match lists(peer).await {
-        Ok(lists) => lists,
-        Err(error) => {
-            tracing::warn!(server = %upstream.name, %error, "could not read the upstream's lists");
-            upstream.update(|s| s.last_error = Some(format!("listing failed: {error}")));
-            return;
+    let mut lists = Lists::default();
+    if caps.tools.is_some() {
+        lists.tools = all_tools(peer)
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?;
+    }
+    let mut optional = |what: &str, result: Result<(), String>| {
+        if let Err(error) = result {
+            problems.push((what.to_owned(), format!("{what} failed: {error}")));
         }
     };
+    if caps.resources.is_some() {
+        let result = all_resources(peer).await.map(|r| lists.resources = r);
+        optional("resources/list", result);
+        let result = all_templates(peer).await.map(|t| lists.templates = t);
+        optional("resources/templates/list", result);
+    }
+    if caps.prompts.is_some() {
+        let result = all_prompts(peer).await.map(|p| lists.prompts = p);
+        optional("prompts/list", result);
+    }
+    Ok(lists)
+}
+
+/// Read the upstream's lists and bring its abilities in step with them. `Err` (nothing
+/// changed) when its tools cannot be listed.
+pub(crate) async fn resync(
+    upstream: &Arc<Upstream>,
+    peer: &Peer<RoleClient>,
+) -> Result<(), String> {
     let mut listing = Listing::default();
+    let Lists {
+        tools,
+        resources,
+        templates,
+        prompts,
+    } = lists(peer, &mut listing.skipped).await?;
     let mut wanted: BTreeMap<String, (Value, Ability)> = BTreeMap::new();
     let mut names = HashSet::new();
     let hide_all = upstream.overlay.as_ref().is_some_and(|o| o.hide);
@@ -223,6 +256,7 @@ pub(crate) async fn resync(upstream: &Arc<Upstream>, peer: &Peer<RoleClient>) {
     }
     apply(upstream, wanted, &mut listing);
     upstream.update(|s| s.listing = listing);
+    Ok(())
 }
 
 #[allow(

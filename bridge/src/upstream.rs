@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use abilities::{AbilityError, Context, ErrorCode, Server};
+use process_wrap::tokio::{ChildWrapper, CommandWrap};
 use rmcp::model::{ClientConfig, Implementation, ProgressToken, ProtocolVersion};
 use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
 use rmcp::{Peer, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
@@ -100,6 +100,43 @@ impl Call {
     }
 }
 
+/// A call in flight, tracked until this drops.
+pub(crate) struct Tracked {
+    upstream: Arc<Upstream>,
+    id: u64,
+    token: Option<ProgressToken>,
+    pub(crate) call: Arc<Call>,
+}
+
+impl Tracked {
+    /// The progress token the request went out with.
+    pub(crate) fn set_token(&mut self, token: ProgressToken) {
+        self.upstream
+            .by_token
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(token.clone(), self.id);
+        self.token = Some(token);
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.upstream
+            .calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
+        if let Some(token) = &self.token {
+            self.upstream
+                .by_token
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(token);
+        }
+    }
+}
+
 /// One upstream server.
 pub(crate) struct Upstream {
     /// Its name in the configuration.
@@ -118,6 +155,10 @@ pub(crate) struct Upstream {
     next_call: std::sync::atomic::AtomicU64,
     pub(crate) relist: Notify,
     first_attempt: Notify,
+    shutdown: Notify,
+    stopped: std::sync::atomic::AtomicBool,
+    /// The child process of a stdio upstream.
+    child: Mutex<Option<Box<dyn ChildWrapper>>>,
     /// The abilities registered for it, by name, with a fingerprint of what they were made
     /// from.
     pub(crate) registered: Mutex<BTreeMap<String, Value>>,
@@ -151,6 +192,9 @@ impl Upstream {
             next_call: std::sync::atomic::AtomicU64::new(0),
             relist: Notify::new(),
             first_attempt: Notify::new(),
+            shutdown: Notify::new(),
+            stopped: std::sync::atomic::AtomicBool::new(false),
+            child: Mutex::new(None),
             registered: Mutex::new(BTreeMap::new()),
         })
     }
@@ -205,8 +249,9 @@ impl Upstream {
         }))
     }
 
-    /// Track a call so its progress, logs and questions find their way back.
-    pub(crate) fn begin(&self, ctx: Context, token: ProgressToken) -> (u64, Arc<Call>) {
+    /// Track a call (a tool call, a read, a prompt) so its progress, logs and questions find
+    /// their way back; it is forgotten when the returned guard drops, however the call ends.
+    pub(crate) fn begin(self: &Arc<Self>, ctx: Context) -> Tracked {
         let id = self
             .next_call
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -219,37 +264,32 @@ impl Upstream {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id, Arc::clone(&call));
-        self.by_token
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(token, id);
-        (id, call)
+        Tracked {
+            upstream: Arc::clone(self),
+            id,
+            token: None,
+            call,
+        }
     }
 
-    /// Stop tracking a call.
-    pub(crate) fn end(&self, id: u64, token: &ProgressToken) {
-        self.calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&id);
-        self.by_token
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(token);
-    }
-
-    /// The call a progress token belongs to.
+    /// The call a progress token belongs to; while the token is not yet recorded, the one
+    /// call in flight.
     pub(crate) fn call_by_token(&self, token: &ProgressToken) -> Option<Arc<Call>> {
-        let id = *self
+        let id = self
             .by_token
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(token)?;
-        self.calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&id)
-            .cloned()
+            .get(token)
+            .copied();
+        match id {
+            Some(id) => self
+                .calls
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(&id)
+                .cloned(),
+            None => self.sole_call().ok(),
+        }
     }
 
     /// The one call in flight, which a request from the upstream (a question, a log line)
@@ -273,21 +313,31 @@ impl Upstream {
     }
 
     /// Start the upstream and keep it running: on exit or failure, wait (doubling from
-    /// `backoff` up to `max_backoff`, reset once it has run a minute) and start it again.
+    /// `backoff` up to `max_backoff`, reset once it has run a minute) and start it again,
+    /// until the bridge shuts down.
     pub(crate) async fn supervise(self: Arc<Self>) {
         let mut wait = self.timing.backoff;
-        loop {
+        while !self.is_shut_down() {
             self.update(|s| {
                 s.status = Status::Starting;
                 s.starts += 1;
                 s.since = Instant::now();
             });
             let started = Instant::now();
-            match tokio::time::timeout(self.timing.start_timeout, self.connect()).await {
-                Ok(Ok(running)) => {
-                    let peer = running.peer().clone();
+            // Starting, initializing and reading the lists, all within the start limit.
+            let start = async {
+                let running = self.connect().await?;
+                let peer = running.peer().clone();
+                sync::resync(&self, &peer).await?;
+                Ok::<_, String>((running, peer))
+            };
+            let outcome = tokio::select! {
+                outcome = tokio::time::timeout(self.timing.start_timeout, start) => outcome,
+                () = self.shutdown.notified() => break,
+            };
+            match outcome {
+                Ok(Ok((running, peer))) => {
                     *self.peer.lock().unwrap_or_else(PoisonError::into_inner) = Some(peer.clone());
-                    sync::resync(&self, &peer).await;
                     self.update(|s| {
                         s.status = Status::Up;
                         s.since = Instant::now();
@@ -299,13 +349,25 @@ impl Upstream {
                     loop {
                         tokio::select! {
                             _ = &mut closed => break,
-                            () = self.relist.notified() => sync::resync(&self, &peer).await,
+                            () = self.relist.notified() => {
+                                let limit = self.timing.start_timeout;
+                                match tokio::time::timeout(limit, sync::resync(&self, &peer)).await {
+                                    Ok(Ok(())) => {}
+                                    Ok(Err(error)) => self.update(|s| s.last_error = Some(error)),
+                                    Err(_) => self.update(|s| {
+                                        s.last_error = Some(format!("re-listing took longer than {limit:?}"));
+                                    }),
+                                }
+                            }
+                            () = self.shutdown.notified() => break,
                         }
                     }
                     *self.peer.lock().unwrap_or_else(PoisonError::into_inner) = None;
-                    let why = "the upstream closed its connection or exited".to_owned();
-                    tracing::warn!(server = %self.name, last_stderr = ?self.state().last_stderr, "{why}");
-                    self.update(|s| s.last_error = Some(why));
+                    if !self.is_shut_down() {
+                        let why = "the upstream closed its connection or exited".to_owned();
+                        tracing::warn!(server = %self.name, last_stderr = ?self.state().last_stderr, "{why}");
+                        self.update(|s| s.last_error = Some(why));
+                    }
                 }
                 Ok(Err(error)) => {
                     tracing::warn!(server = %self.name, %error, "upstream did not start");
@@ -313,13 +375,14 @@ impl Upstream {
                 }
                 Err(_) => {
                     let why = format!(
-                        "did not answer initialize within {:?}",
+                        "did not answer initialize and its lists within {:?}",
                         self.timing.start_timeout
                     );
                     tracing::warn!(server = %self.name, "upstream {why}");
                     self.update(|s| s.last_error = Some(why));
                 }
             }
+            self.reap();
             self.update(|s| {
                 s.status = Status::Down;
                 s.since = Instant::now();
@@ -328,8 +391,48 @@ impl Upstream {
             if started.elapsed() > Duration::from_secs(60) {
                 wait = self.timing.backoff;
             }
-            tokio::time::sleep(wait).await;
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                () = self.shutdown.notified() => break,
+            }
             wait = (wait * 2).min(self.timing.max_backoff);
+        }
+        self.reap();
+    }
+
+    fn is_shut_down(&self) -> bool {
+        self.stopped.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Stop for good: no more restarts, and the child process group killed now.
+    pub(crate) fn shut_down(&self) {
+        self.stopped
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.shutdown.notify_waiters();
+        self.kill_child();
+    }
+
+    /// Kill the child's process group, if there is a child (synchronously: this works while
+    /// the runtime shuts down too).
+    fn kill_child(&self) -> Option<Box<dyn ChildWrapper>> {
+        let mut child = self
+            .child
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()?;
+        let _ = child.start_kill();
+        let _ = child.try_wait();
+        Some(child)
+    }
+
+    /// Kill what is left of the child and collect its exit, so no zombie stays behind.
+    fn reap(&self) {
+        if let Some(mut child) = self.kill_child()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move {
+                let _ = child.wait().await;
+            });
         }
     }
 
@@ -344,22 +447,33 @@ impl Upstream {
                 cwd,
             } => {
                 let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args).envs(env);
+                cmd.args(args)
+                    .envs(env)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
                 if let Some(cwd) = cwd {
                     cmd.current_dir(cwd);
                 }
-                let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
+                let mut wrapped = CommandWrap::from(cmd);
+                // Its own process group, so what it starts (`npx` starts node) is killed
+                // with it.
                 #[cfg(unix)]
                 wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
-                let (transport, stderr) = TokioChildProcess::builder(wrapped)
-                    .stderr(Stdio::piped())
+                let mut child = wrapped
                     .spawn()
                     .map_err(|e| format!("cannot run {command}: {e}"))?;
-                if let Some(stderr) = stderr {
+                let stdin = child.stdin().take();
+                let stdout = child.stdout().take();
+                if let Some(stderr) = child.stderr().take() {
                     tokio::spawn(read_stderr(Arc::downgrade(self), stderr));
                 }
+                *self.child.lock().unwrap_or_else(PoisonError::into_inner) = Some(child);
+                let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
+                    return Err(format!("{command}: no pipe to its stdin or stdout"));
+                };
                 relay
-                    .serve(transport)
+                    .serve((stdout, stdin))
                     .await
                     .map_err(|e| self.with_stderr(format!("initialize failed: {e}")))
             }
@@ -402,17 +516,26 @@ fn client_info() -> ClientConfig {
 /// An upstream's stderr goes to the bridge's log (never to the stdio channel), and its last
 /// line is kept for `UPSTREAM_UNAVAILABLE`.
 async fn read_stderr(upstream: Weak<Upstream>, stderr: tokio::process::ChildStderr) {
-    let mut lines = tokio::io::BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
+    use tokio::io::AsyncReadExt;
+    let mut reader = tokio::io::BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // At most 8 KiB a line: a line without end is cut, not buffered forever.
+        match (&mut reader).take(8192).read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
         let Some(upstream) = upstream.upgrade() else {
             return;
         };
-        let line = line.trim_end();
-        if line.is_empty() {
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end();
+        if text.is_empty() {
             continue;
         }
-        tracing::info!(target: "abilities_bridge::upstream", server = %upstream.name, "{line}");
-        let kept: String = line.chars().take(500).collect();
+        tracing::info!(target: "abilities_bridge::upstream", server = %upstream.name, "{text}");
+        let kept: String = text.chars().take(500).collect();
         upstream.update(|s| s.last_stderr = Some(kept));
     }
 }

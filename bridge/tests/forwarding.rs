@@ -227,9 +227,21 @@ async fn elicitation_is_relayed_to_the_downstream_user() {
         "{answered}"
     );
 
+    // On 2026-07-28 the question comes back as multi-round input; the answer reaches the
+    // upstream when the call runs again.
+    let (modern, _) = support::connect_with(&server, true, "2026-07-28").await;
+    let answered = call(&modern, "up-ask_name", json!({})).await;
+    assert_eq!(
+        answered["structuredContent"],
+        json!({"hello": "ada"}),
+        "{answered}"
+    );
+
     // A downstream client without elicitation: the call says so.
     let (plain, _) = connect(&server, false).await;
     let refused = error_of(&call(&plain, "up-ask_name", json!({})).await);
+    assert_eq!(refused["code"], "CLIENT_CAPABILITY_MISSING", "{refused}");
+    let refused = error_of(&call(&plain, "up-ask_model", json!({"prompt": "hi"})).await);
     assert_eq!(refused["code"], "CLIENT_CAPABILITY_MISSING", "{refused}");
 }
 

@@ -13,8 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use abilities::rmcp::model::{
-    CallToolRequestParams, ClientConfig, ElicitRequestParams, ElicitResult, ErrorData,
-    LoggingMessageNotificationParam, ProgressNotificationParam,
+    CallToolRequestParams, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ErrorData, LoggingMessageNotificationParam,
+    ProgressNotificationParam,
 };
 use abilities::rmcp::service::{NotificationContext, RequestContext, RunningService};
 use abilities::rmcp::{ClientHandler, RoleClient, ServiceExt};
@@ -78,23 +79,25 @@ pub struct Seen {
     pub tools_changed: usize,
 }
 
-/// A downstream client that answers elicitation with `{"name": "ada"}` when it declares it,
+/// A downstream client that answers elicitation with `{"name": "ada"}` and sampling with
+/// `echo: <prompt>` when it declares them,
 /// and records progress, logs and list changes.
 #[derive(Clone)]
 pub struct Recorder {
     pub elicitation: bool,
+    pub protocol: &'static str,
     pub seen: Arc<Mutex<Seen>>,
 }
 
 impl ClientHandler for Recorder {
     fn get_info(&self) -> ClientConfig {
         let capabilities = if self.elicitation {
-            json!({"elicitation": {}})
+            json!({"elicitation": {}, "sampling": {}})
         } else {
             json!({})
         };
         serde_json::from_value(json!({
-            "protocolVersion": "2025-11-25",
+            "protocolVersion": self.protocol,
             "capabilities": capabilities,
             "clientInfo": {"name": "recorder", "version": "1"}
         }))
@@ -112,6 +115,23 @@ impl ClientHandler for Recorder {
             serde_json::from_value(json!({"action": "accept", "content": {"name": "ada"}}))
                 .expect("a result"),
         )
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let asked = serde_json::to_value(&params).expect("serializes");
+        let prompt = asked["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap_or_default();
+        Ok(serde_json::from_value(json!({
+            "role": "assistant",
+            "content": {"type": "text", "text": format!("echo: {prompt}")},
+            "model": "test-model"
+        }))
+        .expect("a result"))
     }
 
     async fn on_progress(
@@ -137,10 +157,19 @@ impl ClientHandler for Recorder {
     }
 }
 
-/// Connect a [`Recorder`] to `server`.
+/// Connect a [`Recorder`] to `server` (protocol 2025-11-25).
 pub async fn connect(
     server: &Server,
     elicitation: bool,
+) -> (RunningService<RoleClient, Recorder>, Arc<Mutex<Seen>>) {
+    connect_with(server, elicitation, "2025-11-25").await
+}
+
+/// Connect a [`Recorder`] speaking `protocol`.
+pub async fn connect_with(
+    server: &Server,
+    elicitation: bool,
+    protocol: &'static str,
 ) -> (RunningService<RoleClient, Recorder>, Arc<Mutex<Seen>>) {
     let handler = server.handler(None);
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
@@ -152,6 +181,7 @@ pub async fn connect(
     let seen = Arc::new(Mutex::new(Seen::default()));
     let client = Recorder {
         elicitation,
+        protocol,
         seen: Arc::clone(&seen),
     }
     .serve(client_io)
