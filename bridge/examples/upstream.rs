@@ -2,7 +2,7 @@
 //! tools of every classification, progress and logs, a question for the user, a failure, a
 //! crash, a tool list that grows, a resource, a template and a prompt.
 //!
-//! `cargo run -p abilities-bridge --example upstream -- [--page-size N] [--hang] [--fail-start]`
+//! `cargo run -p abilities-bridge --example upstream -- [--page-size N] [--hang] [--fail-start] [--http]`
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -229,6 +229,23 @@ async fn main() {
         }
     };
     let _ = slot.0.set(server.clone());
+    if args.iter().any(|a| a == "--http") {
+        // Streamable HTTP on a free port of 127.0.0.1; the URL goes to stdout.
+        let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
+            Ok(listener) => listener,
+            Err(error) => {
+                eprintln!("{error}");
+                std::process::exit(2);
+            }
+        };
+        if let Ok(addr) = listener.local_addr() {
+            println!("http://{addr}/mcp");
+        }
+        if let Err(error) = abilities::serve_router(listener, server.app()).await {
+            eprintln!("{error}");
+        }
+        return;
+    }
     if let Err(error) = server.serve_stdio().await {
         eprintln!("{error}");
     }

@@ -230,6 +230,11 @@ fn launch(name: &str, server: RawServer) -> Result<Launch, ConfigError> {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(problem("`url` must be an http:// or https:// URL"));
             }
+            if url.starts_with("https://") && !cfg!(feature = "tls") {
+                return Err(problem(
+                    "https:// needs TLS: install abilities-bridge with `--features tls`",
+                ));
+            }
             Ok(Launch::Http {
                 url,
                 headers: server.headers,
@@ -350,6 +355,12 @@ mod tests {
             err(r#"{"mcpServers": {"x": {"type": "sse", "url": "http://h/sse"}}}"#).contains("SSE")
         );
         assert!(err(r#"{"mcpServers": {"x": {"url": "ftp://h"}}}"#).contains("http://"));
+        if !cfg!(feature = "tls") {
+            assert!(
+                err(r#"{"mcpServers": {"x": {"url": "https://h/mcp"}}}"#)
+                    .contains("--features tls")
+            );
+        }
         assert!(
             err(r#"{"mcpServers": {"a b": {"command": "c"}, "a_b": {"command": "c"}}}"#)
                 .contains("share a namespace")

@@ -55,7 +55,7 @@ pub struct Row {
     pub server: String,
     /// The ability's name, or the upstream's name for something not served.
     pub ability: String,
-    /// `tool`, `resource`, `resource template` or `prompt`.
+    /// `tool`, `resource`, `template` (a resource template) or `prompt`.
     pub kind: &'static str,
     /// A tool's semantic (`-` otherwise).
     pub semantic: String,

@@ -25,7 +25,7 @@ pub(crate) struct Served {
     pub(crate) ability: String,
     /// The upstream's own name for it.
     pub(crate) upstream: String,
-    /// `tool`, `resource`, `resource template` or `prompt`.
+    /// `tool`, `resource`, `template` (a resource template) or `prompt`.
     pub(crate) kind: &'static str,
     /// A tool's classification.
     #[serde(skip)]

@@ -317,3 +317,29 @@ async fn mcp_aql_gates_what_the_upstream_would_destroy() {
     );
     assert_eq!(confirmed["data"], json!({"deleted": 3}), "{confirmed}");
 }
+
+#[tokio::test]
+async fn an_http_upstream_is_reached_by_its_url() {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(support::upstream_bin())
+        .arg("--http")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the upstream runs");
+    let mut url = String::new();
+    tokio::io::BufReader::new(child.stdout.take().expect("its stdout"))
+        .read_line(&mut url)
+        .await
+        .expect("its URL");
+    let config = json!({"mcpServers": {"web": {"type": "http", "url": url.trim(), "headers": {"X-Trace": "bridge"}}}});
+    let (server, bridge) = bridge(config, Surface::Native).await;
+    assert_eq!(bridge.status()[0]["status"], "up", "{}", bridge.status());
+    let (client, _) = connect(&server, false).await;
+    let echoed = call(&client, "web-echo", json!({"text": "over http"})).await;
+    assert_eq!(
+        echoed["structuredContent"],
+        json!({"echoed": "over http"}),
+        "{echoed}"
+    );
+}
