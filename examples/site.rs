@@ -120,13 +120,22 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                 eprintln!("serving {what} at {base}{path}");
             }
             eprintln!(
-                "client config: {{\"mcpServers\": {{\"site\": {{\"type\": \"http\", \"url\": \"{url}\"}}}}}}"
+                "client config (Claude Code, Cursor): {{\"mcpServers\": {{\"site\": {{\"type\": \"http\", \"url\": \"{url}\"}}}}}}"
             );
-            eprintln!("try: npx @modelcontextprotocol/inspector-cli {url} --method tools/list");
+            eprintln!("try: npx @modelcontextprotocol/inspector --cli {url} --method tools/list");
             println!("{url}");
             abilities::serve_router(listener, server.app()).await?;
         }
-        None => server.serve_stdio().await?,
+        None => {
+            // stdout is the protocol: what a client needs goes to stderr.
+            let exe = std::env::current_exe()?;
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            eprintln!(
+                "serving MCP on stdio; client config (Claude Desktop): {}",
+                serde_json::json!({"mcpServers": {"site": {"command": exe, "args": args}}})
+            );
+            server.serve_stdio().await?
+        }
     }
     Ok(())
 }

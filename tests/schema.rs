@@ -155,7 +155,7 @@ fn named_parameters_make_an_object_with_descriptions_bounds_and_defaults() {
             "type": "object",
             "properties": {
                 "limit": {"type": "integer", "minimum": 0, "maximum": 255, "default": 10},
-                "status": {"type": ["string", "null"]}
+                "status": {"anyOf": [{"type": "string"}, {"type": "null"}]}
             }
         })
     );
@@ -198,7 +198,7 @@ fn vec_and_option_outputs_are_wrapped() {
         output("maybe_title"),
         Some(json!({
             "type": "object",
-            "properties": {"result": {"type": ["string", "null"]}},
+            "properties": {"result": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
             "required": ["result"]
         }))
     );

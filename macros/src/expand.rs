@@ -416,14 +416,44 @@ fn default_fns(
     // `value__` and `json__` keep the names of two parameters (`x`, `json_x`) apart.
     let typed = format_ident!("__ability_default_value__{}", ident_name(ident));
     let json = format_ident!("__ability_default_json__{}", ident_name(ident));
+    // A string literal for an owned string type (`String`, `Cow<str>`, `PathBuf`...) is
+    // converted, so `default = "text"` works as written.
+    let body = if is_str_literal(expr) && owns_text(ty) {
+        quote_spanned!(expr.span()=> ::core::convert::From::from(#expr))
+    } else {
+        quote!(#expr)
+    };
     support.extend(quote! {
-        fn #typed() -> #ty { #expr }
+        fn #typed() -> #ty { #body }
         fn #json() -> #p::serde_json::Value { #p::encode_default(#typed()) }
     });
     (
         quote!(::core::option::Option::Some(#typed as fn() -> #ty)),
         quote!(::core::option::Option::Some(#json as fn() -> #p::serde_json::Value)),
     )
+}
+
+fn is_str_literal(expr: &syn::Expr) -> bool {
+    matches!(
+        expr,
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(_),
+            ..
+        })
+    )
+}
+
+/// Whether `ty` names a type built from a `&str` (by its last path segment).
+fn owns_text(ty: &syn::Type) -> bool {
+    let syn::Type::Path(path) = ty else {
+        return false;
+    };
+    path.path.segments.last().is_some_and(|s| {
+        matches!(
+            s.ident.to_string().as_str(),
+            "String" | "Cow" | "PathBuf" | "Arc" | "Rc" | "Box"
+        )
+    })
 }
 
 /// The span of an item's keyword (`struct`, `impl`, ...), past its attributes and visibility.

@@ -65,6 +65,7 @@ pub(crate) fn object_schema(properties: &[PropertyDef]) -> Map<String, Value> {
     if !defs.is_empty() {
         let mut defs = Value::Object(defs);
         drop_numeric_formats(&mut defs);
+        no_type_arrays(&mut defs);
         object.insert("$defs".to_owned(), defs);
     }
     object
@@ -109,6 +110,7 @@ pub(crate) struct WireSchema {
 pub(crate) fn clean(schema: Schema) -> Map<String, Value> {
     let mut value = schema.to_value();
     drop_numeric_formats(&mut value);
+    no_type_arrays(&mut value);
     let mut map = match value {
         Value::Object(map) => map,
         Value::Bool(false) => Map::from_iter([("not".to_owned(), json!({}))]),
@@ -117,6 +119,28 @@ pub(crate) fn clean(schema: Schema) -> Map<String, Value> {
     map.remove("$schema");
     map.remove("title");
     map
+}
+
+/// Replace every `"type": [..]` of several types (`Option<T>` gives `["string", "null"]`) by
+/// `"anyOf": [{"type": ..}, ..]`, every other keyword left where it is: the same schema, in a
+/// form every function-calling API accepts (Gemini refuses type arrays, the Inspector's strict
+/// mode warns on them). A schema that has its own `anyOf` keeps its array.
+pub(crate) fn no_type_arrays(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let several = matches!(map.get("type"), Some(Value::Array(types)) if types.len() > 1);
+            if several
+                && !map.contains_key("anyOf")
+                && let Some(Value::Array(types)) = map.remove("type")
+            {
+                let branches = types.into_iter().map(|t| json!({"type": t})).collect();
+                map.insert("anyOf".to_owned(), Value::Array(branches));
+            }
+            map.values_mut().for_each(no_type_arrays);
+        }
+        Value::Array(items) => items.iter_mut().for_each(no_type_arrays),
+        _ => {}
+    }
 }
 
 fn drop_numeric_formats(value: &mut Value) {

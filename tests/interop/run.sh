@@ -44,7 +44,7 @@ if ! cmp -s "$here/conformance/package.json" "$work/conformance/package.json" ||
   (cd "$work/conformance" && npm install --no-audit --no-fund --loglevel=error)
 fi
 
-(cd "$root" && cargo build --quiet --example site --example todo --example conformance &&
+(cd "$root" && cargo build --quiet --example site --example todo --example conformance --example hello --example axum_app &&
   cargo build --quiet -p abilities-bridge --bin abilities-bridge --example bridge_tokens)
 site="$root/target/debug/examples/site"
 tmp=$(mktemp -d)
@@ -139,6 +139,32 @@ run "ts sdk v2, abilities-bridge over everything, filesystem, memory and time (s
   node "$work/node/ts_bridge.mjs" "$bridge_dir/config.json" "$bridge_dir/files" "$root/target/debug/abilities-bridge"
 run "bridge token budgets (the four upstreams' lists and a 10-task session)" \
   "$root/target/debug/examples/bridge_tokens" --config "$bridge_dir/config.json" --files "$bridge_dir/files" --check
+
+# Inspector 2.12's --strict portability check of every example's tool schemas (type arrays,
+# keywords function-calling APIs reject...): each must list its tools with zero warnings. This
+# is also the README's Inspector command (`inspector --cli URL --method tools/list`).
+strict() {
+  local out err
+  out=$(cd "$work/node/run" && node "$work/node/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js" --cli --strict "$@" --method tools/list 2>"$tmp/strict.err") || {
+    cat "$tmp/strict.err" >&2
+    return 1
+  }
+  grep -q '"tools"' <<<"$out" || { echo "no tools listed: $out" >&2; return 1; }
+  if grep -qE '^(Warning|Error)' "$tmp/strict.err"; then
+    cat "$tmp/strict.err" >&2
+    return 1
+  fi
+}
+start axum_app "$root/target/debug/examples/axum_app" --addr 127.0.0.1:0 --db "$tmp/axum.db"
+axum_url=$started_url
+start strict_conformance "$root/target/debug/examples/conformance" --addr 127.0.0.1:0
+strict_conformance_url=$started_url
+run "inspector 2.12 --strict, site (http)" strict "$url"
+run "inspector 2.12 --strict, site (stdio, MCP-AQL CRUDE)" strict "$site" --db "$tmp/strict.db" --mode aql-crude
+run "inspector 2.12 --strict, todo (stdio)" strict "$root/target/debug/examples/todo" --db "$tmp/strict-todo.db"
+run "inspector 2.12 --strict, hello (stdio)" strict "$root/target/debug/examples/hello"
+run "inspector 2.12 --strict, axum_app (http)" strict "$axum_url"
+run "inspector 2.12 --strict, conformance (http)" strict "$strict_conformance_url"
 
 # The official conformance suite (Node 22, from npm) against the conformance example.
 start conformance "$root/target/debug/examples/conformance" --addr 127.0.0.1:0

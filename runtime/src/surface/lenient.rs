@@ -64,11 +64,18 @@ fn coerce_value(value: &mut Value, schema: &Map<String, Value>) {
     }
 }
 
+/// The types a schema allows: its `type`, or those of its `anyOf` branches (`Option<T>`).
 fn types(schema: &Map<String, Value>) -> Vec<&str> {
     match schema.get("type") {
         Some(Value::String(t)) => vec![t.as_str()],
         Some(Value::Array(list)) => list.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
+        _ => match schema.get("anyOf") {
+            Some(Value::Array(branches)) => branches
+                .iter()
+                .filter_map(|b| b.get("type").and_then(Value::as_str))
+                .collect(),
+            _ => Vec::new(),
+        },
     }
 }
 

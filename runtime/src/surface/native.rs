@@ -55,7 +55,7 @@ pub(crate) fn site_context_tool() -> Tool {
                 "required": ["name", "version"]
             },
             "site": {
-                "type": ["object", "null"],
+                "anyOf": [{"type": "object"}, {"type": "null"}],
                 "properties": {
                     "site_id": {"type": "string"},
                     "site_url": {"type": "string"},
