@@ -188,6 +188,7 @@ fn config(mode: AqlMode) -> Aql {
 
 fn server_with(aql: Aql) -> Server {
     Server::builder()
+        .site(abilities::Site::new("test", "https://example.com"))
         .state(tasks())
         .surface(Surface::Aql(aql))
         .build()

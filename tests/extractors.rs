@@ -36,6 +36,7 @@ fn remaining(tenant: Tenant, quota: State<Quota>, used: u32) -> String {
 #[tokio::test]
 async fn a_user_extractor_reaches_the_handler_and_is_no_property() {
     let server = Server::builder()
+        .site(abilities::Site::new("test", "https://example.com"))
         .state(Quota(10))
         .build()
         .expect("the server builds");

@@ -212,6 +212,7 @@ async fn a_listen_stream_that_asked_for_tool_changes_hears_them() {
 #[tokio::test]
 async fn lists_paginate_with_cursors_that_survive_a_change() {
     let server = Server::builder()
+        .site(abilities::Site::new("test", "https://example.com"))
         .page_size(2)
         .ability(tool("live/a"))
         .ability(tool("live/c"))

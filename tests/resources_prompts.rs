@@ -158,6 +158,7 @@ fn ping() -> &'static str {
 
 fn server() -> Server {
     Server::builder()
+        .site(abilities::Site::new("test", "https://example.com"))
         .state(Mutex::new("Ship it".to_owned()))
         .local_scopes(Vec::<String>::new())
         .build()

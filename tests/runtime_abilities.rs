@@ -60,6 +60,7 @@ fn archive() -> Ability {
 
 fn server(surface: Surface) -> Server {
     Server::builder()
+        .site(abilities::Site::new("test", "https://example.com"))
         .surface(surface)
         .ability(search())
         .ability(archive())

@@ -89,10 +89,10 @@ async fn classification_overlay_and_names() {
     let schema = Value::Object((*sum.input_schema).clone());
     assert_eq!(schema["properties"]["a"]["type"], "integer");
     assert_eq!(schema["required"], json!(["a", "b"]));
-    // The upstream's own parameters, its optional `site_id` among them, and nothing added.
+    // The upstream's own parameters and nothing added (it has no site: no `site_id`).
     assert_eq!(
         schema["properties"].as_object().map(|p| p.len()),
-        Some(3),
+        Some(2),
         "{schema}"
     );
     let echo = tools.iter().find(|t| t.name == "up-echo").expect("listed");

@@ -345,6 +345,9 @@ async fn main() -> ExitCode {
     let run = async {
         let server = Server::builder()
             .name("abilities-conformance", env!("CARGO_PKG_VERSION"))
+            // A site, so the first tool listed is `get_site_context`: the header scenarios of
+            // the suite call the first tool with no arguments and expect it to answer.
+            .site(abilities::Site::new("conformance", "http://127.0.0.1"))
             .ability(json_schema_2020_12_tool()?)
             .authenticator(StaticTokens::new().allow_anonymous(Caller::trusted("conformance")))
             .build()?;

@@ -358,7 +358,7 @@ impl ServerBuilder {
         let notifier = ResourceNotifier::shared(&store);
         let mut state = self.state;
         state.insert(notifier.clone());
-        let snapshot = Snapshot::new(registry, &surfaces, &state)?;
+        let snapshot = Snapshot::new(registry, &surfaces, &state, self.site.is_some())?;
         let authenticator = self
             .authenticator
             .unwrap_or_else(|| Arc::new(StaticTokens::new().allow_anonymous(Caller::anonymous())));

@@ -127,12 +127,13 @@ impl Snapshot {
         registry: Registry,
         surfaces: &[Surface],
         state: &StateMap,
+        site: bool,
     ) -> Result<Self, ServerError> {
         check_reserved(&registry)?;
         check_requirements(&registry, state)?;
         let views = surfaces
             .iter()
-            .map(|surface| View::new(surface.clone(), &registry).map(Arc::new))
+            .map(|surface| View::new(surface.clone(), &registry, site).map(Arc::new))
             .collect::<Result<Vec<_>, _>>()?;
         let catalog = Arc::new(Catalog::new(&registry));
         let capabilities = builder::capabilities(&catalog, &registry);
@@ -221,7 +222,12 @@ impl Inner {
         let Some((registry, out)) = change(&current.registry)? else {
             return Ok(None);
         };
-        let next = Arc::new(Snapshot::new(registry, &surfaces, &self.state)?);
+        let next = Arc::new(Snapshot::new(
+            registry,
+            &surfaces,
+            &self.state,
+            self.site.is_some(),
+        )?);
         *self
             .snapshot
             .write()
@@ -246,7 +252,7 @@ impl Server {
     }
 
     /// The tools as `tools/list` reports them on this server's surface (native:
-    /// `get_site_context`, then one per tool ability), every page.
+    /// `get_site_context` when the server has a site, then one per tool ability), every page.
     pub fn tools(&self) -> Vec<Tool> {
         self.inner.snapshot().view(self.slot).tools.clone()
     }
@@ -266,7 +272,11 @@ impl Server {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let current = self.inner.snapshot();
-        let view = Arc::new(View::new(surface.clone(), &current.registry)?);
+        let view = Arc::new(View::new(
+            surface.clone(),
+            &current.registry,
+            self.inner.site.is_some(),
+        )?);
         let mut views = current.views.clone();
         views.push(view);
         surfaces.push(surface.clone());
@@ -321,9 +331,9 @@ impl Server {
 ///     .build()
 ///     .unwrap();
 /// server.abilities().add(ping).unwrap();
-/// assert_eq!(server.tools()[1].name, "ping");
+/// assert_eq!(server.tools()[0].name, "ping");
 /// server.abilities().remove("ping").unwrap();
-/// assert_eq!(server.tools().len(), 1);
+/// assert!(server.tools().is_empty());
 /// ```
 pub struct Abilities<'a> {
     server: &'a Server,

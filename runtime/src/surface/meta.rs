@@ -163,14 +163,14 @@ pub(crate) fn discover(registry: &Registry) -> CallToolResult {
     )
 }
 
-pub(crate) fn get_info(registry: &Registry, args: &Value) -> CallToolResult {
-    match info(registry, args) {
+pub(crate) fn get_info(registry: &Registry, args: &Value, site: bool) -> CallToolResult {
+    match info(registry, args, site) {
         Ok(value) => success(CallOutput::structured_only(value), false),
         Err(error) => error_result(&error),
     }
 }
 
-fn info(registry: &Registry, args: &Value) -> Result<Value, AbilityError> {
+fn info(registry: &Registry, args: &Value, site: bool) -> Result<Value, AbilityError> {
     let ability = public(registry, string_arg(args, "ability_name")?)?;
     let mut info = Map::new();
     info.insert("name".into(), json!(ability.name()));
@@ -199,7 +199,7 @@ fn info(registry: &Registry, args: &Value) -> Result<Value, AbilityError> {
                 "uri": kind.get("uri"),
                 "input_wrapped": ability.input_wrapped(),
                 "output_wrapped": ability.output_wrapped(),
-                "site_id": ability.takes_site_id(),
+                "site_id": site && ability.takes_site_id(),
             }
         }),
     );

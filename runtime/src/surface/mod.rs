@@ -141,7 +141,12 @@ pub(crate) struct View {
 impl View {
     /// The view of `surface` over `registry`. Nothing passes from the view it replaces:
     /// what outlives a change (confirmation tokens) is in the server's store.
-    pub(crate) fn new(surface: Surface, registry: &Registry) -> Result<Self, SurfaceError> {
+    /// Without a `site`, no `get_site_context` and no `site_id` parameter are shown.
+    pub(crate) fn new(
+        surface: Surface,
+        registry: &Registry,
+        site: bool,
+    ) -> Result<Self, SurfaceError> {
         let mut entries: Vec<(Tool, Entry)> = Vec::new();
         // Native tools rank by ability name, which stays put as abilities come and go; the
         // few tools of the other surfaces rank by position.
@@ -149,11 +154,13 @@ impl View {
         let mut aql_table = None;
         match &surface {
             Surface::Native | Surface::Standard => {
-                entries.push((native::site_context_tool(), Entry::SiteContext));
-                ranks.push("0".to_owned());
+                if site {
+                    entries.push((native::site_context_tool(), Entry::SiteContext));
+                    ranks.push("0".to_owned());
+                }
                 for (i, ability) in registry.iter().enumerate() {
                     if ability.is_tool() {
-                        entries.push((native::tool(ability), Entry::Ability(i)));
+                        entries.push((native::tool(ability, site), Entry::Ability(i)));
                         ranks.push(format!("1{}", ability.name()));
                     }
                 }
@@ -164,7 +171,7 @@ impl View {
                 entries.push((meta::execute_tool(&names.execute), Entry::Execute));
             }
             Surface::Aql(config) => {
-                let table = aql::Table::new(config.clone(), registry)?;
+                let table = aql::Table::new(config.clone(), registry, site)?;
                 for (tool, endpoint) in table.tools() {
                     entries.push((tool, Entry::Aql(endpoint)));
                 }
@@ -250,7 +257,7 @@ impl View {
                 self.finish(outcome)
             }
             Entry::Discover => Ok(meta::discover(registry)),
-            Entry::GetInfo => Ok(meta::get_info(registry, &args)),
+            Entry::GetInfo => Ok(meta::get_info(registry, &args, ctx.site().is_some())),
             Entry::Execute => Ok(Box::pin(meta::execute(registry, ctx, args)).await),
             Entry::Aql(endpoint) => match &self.aql {
                 Some(table) => {

@@ -172,7 +172,7 @@ pub(crate) struct Table {
 }
 
 impl Table {
-    pub(crate) fn new(config: Aql, registry: &Registry) -> Result<Self, SurfaceError> {
+    pub(crate) fn new(config: Aql, registry: &Registry, site: bool) -> Result<Self, SurfaceError> {
         let mut operations: Vec<Operation> = Vec::new();
         let mut by_name: HashMap<String, usize> = HashMap::new();
         by_name.insert("introspect".to_owned(), usize::MAX);
@@ -196,7 +196,7 @@ impl Table {
                 });
             }
             by_name.insert(name.clone(), operations.len());
-            operations.push(operation(name, i, ability, &config));
+            operations.push(operation(name, i, ability, &config, site));
         }
         for relation in &config.relations {
             relations::check_relation(relation, &operations, &by_name)?;
@@ -331,12 +331,16 @@ fn annotations(read_only: bool, destructive: bool) -> ToolAnnotations {
         .destructive(destructive)
 }
 
-fn operation(name: String, index: usize, ability: &Ability, config: &Aql) -> Operation {
+fn operation(name: String, index: usize, ability: &Ability, config: &Aql, site: bool) -> Operation {
     let family = ability.family().map_or_else(
         || ability.semantic().as_str().to_ascii_lowercase(),
         str::to_owned,
     );
-    let schema = ability.tool_input_schema();
+    let schema = if site {
+        ability.tool_input_schema()
+    } else {
+        ability.input_schema()
+    };
     let required: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)
