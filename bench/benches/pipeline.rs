@@ -4,7 +4,7 @@
 //! invoked in process without a transport; and the flattened ability built at run time
 //! (`Ability::builder`), which must cost what the macro's does.
 //!
-//! Run: `cargo bench --bench pipeline`. The handlers are synchronous, so each pipeline call
+//! Run: `cargo bench -p abilities-bench --bench pipeline`. The handlers are synchronous, so each pipeline call
 //! completes on its first poll; the handler group runs each call on a current-thread runtime,
 //! the same for both.
 

@@ -1,7 +1,7 @@
 //! MCP-AQL costs: `introspect` (the operation list and one operation's detail) and a batch of
 //! 100 operations, each a whole `tools/call` through the handler, in process.
 //!
-//! Run: `cargo bench --bench aql`.
+//! Run: `cargo bench -p abilities-bench --bench aql`.
 
 mod common;
 

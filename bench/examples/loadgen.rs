@@ -1,4 +1,4 @@
-// cargo build --release --examples && target/release/examples/loadgen
+// cargo build --release --workspace --examples && target/release/examples/loadgen
 //! A load generator: N concurrent clients calling `my-plugin-count-posts` (an SQLite count)
 //! against the `site` example (abilities), `rmcp_site` (the same tool hand-written with rmcp's
 //! macros) and `bare_site` (the same count behind a bare JSON-RPC endpoint, no MCP machinery:
@@ -11,7 +11,7 @@
 //! no session: `--tool` with `--arguments` from every client, or with `--confirm` the
 //! `todo` example's MCP-AQL confirmed deletions, timed one by one.
 
-#[path = "shared/load_url.rs"]
+#[path = "../../examples/shared/load_url.rs"]
 mod load_url;
 
 use std::collections::HashMap;
@@ -386,7 +386,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     for (_, bin) in &servers {
         if !bin.exists() {
             return Err(format!(
-                "{} is missing: build the servers first (cargo build --release --examples)",
+                "{} is missing: build the servers first (cargo build --release --workspace --examples)",
                 bin.display()
             )
             .into());

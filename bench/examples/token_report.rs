@@ -1,4 +1,4 @@
-// cargo run --example token_report
+// cargo run -p abilities-bench --example token_report
 //! How many tokens each surface's `tools/list` costs a model: the `site` and `todo` examples
 //! and a 45-operation fixture, in native, MCP-AQL CRUDE and MCP-AQL single modes, counted
 //! with the o200k_base tokenizer on the exact JSON a client receives.
@@ -6,10 +6,10 @@
 //! Exits non-zero when the fixture misses a budget: single mode at most 3% of native, CRUDE
 //! at most 15%.
 
-#[path = "shared/site.rs"]
+#[path = "../../examples/shared/site.rs"]
 #[allow(dead_code, reason = "only the abilities are listed here")]
 mod site;
-#[path = "shared/todo.rs"]
+#[path = "../../examples/shared/todo.rs"]
 #[allow(
     dead_code,
     clippy::duplicate_mod,

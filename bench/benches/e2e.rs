@@ -4,13 +4,13 @@
 //! transport (what stdio carries, on an in-memory pipe) and over streamable HTTP on 127.0.0.1.
 //! abilities validates every call against the schema; rmcp only deserializes.
 //!
-//! Run: `cargo bench --bench e2e` (`E2E_CALLERS`, `E2E_CALLS` and `E2E_ROUNDS` override the
+//! Run: `cargo bench -p abilities-bench --bench e2e` (`E2E_CALLERS`, `E2E_CALLS` and `E2E_ROUNDS` override the
 //! defaults of 16 callers, 20,000 calls and 3 rounds). Prints calls/s, p50 and p99 for both
 //! servers and the throughput ratio; the rounds alternate servers and the median round counts.
 
-#[path = "../examples/shared/rmcp_site.rs"]
+#[path = "../../examples/shared/rmcp_site.rs"]
 mod rmcp_site;
-#[path = "../examples/shared/site.rs"]
+#[path = "../../examples/shared/site.rs"]
 #[allow(dead_code, reason = "the bench calls one ability")]
 mod site;
 

@@ -2,7 +2,7 @@
 //! `tools/list` for 10, 100, 1,000 and 10,000 abilities: one page through the handler (the
 //! default 100 tools, what a client's request costs), and every tool at once.
 //!
-//! Run: `cargo bench --bench registry`. The abilities are real `#[ability]` output: five
+//! Run: `cargo bench -p abilities-bench --bench registry`. The abilities are real `#[ability]` output: five
 //! templates of different shapes below, replicated under generated names (`ns3/op-1234`), so
 //! the build does the work it does for that many distinct functions without compiling them.
 
