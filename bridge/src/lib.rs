@@ -88,7 +88,10 @@ impl Bridge {
             })
             .collect();
         let bridge = Self { upstreams };
-        if let Err(error) = server.abilities().add(bridge.status_ability()) {
+        let status = bridge.status_ability().map_err(|e| e.to_string());
+        if let Err(error) =
+            status.and_then(|a| server.abilities().add(a).map_err(|e| e.to_string()))
+        {
             tracing::warn!(%error, "the status ability is not served");
         }
         for upstream in &bridge.upstreams {
@@ -110,32 +113,33 @@ impl Bridge {
     pub fn listing(&self) -> Vec<Row> {
         let mut rows = Vec::new();
         for upstream in &self.upstreams {
-            let state = upstream.state();
-            for served in &state.listing.served {
-                let class = served.class.as_ref();
-                rows.push(Row {
-                    server: upstream.name.clone(),
-                    ability: served.ability.clone(),
-                    kind: served.kind,
-                    semantic: class.map_or("-".into(), |c| c.semantic.to_string()),
-                    semantic_why: class.map_or(String::new(), |c| c.semantic_why.clone()),
-                    danger: class.map_or("-".into(), |c| c.danger.as_str().to_owned()),
-                    danger_why: class.map_or(String::new(), |c| c.danger_why.clone()),
-                    skipped: None,
-                });
-            }
-            for (name, why) in &state.listing.skipped {
-                rows.push(Row {
-                    server: upstream.name.clone(),
-                    ability: name.clone(),
-                    kind: "-",
-                    semantic: "-".into(),
-                    semantic_why: String::new(),
-                    danger: "-".into(),
-                    danger_why: String::new(),
-                    skipped: Some(why.clone()),
-                });
-            }
+            upstream.read(|state| {
+                for served in &state.listing.served {
+                    let class = served.class.as_ref();
+                    rows.push(Row {
+                        server: upstream.name.clone(),
+                        ability: served.ability.clone(),
+                        kind: served.kind,
+                        semantic: class.map_or("-".into(), |c| c.semantic.to_string()),
+                        semantic_why: class.map_or(String::new(), |c| c.semantic_why.clone()),
+                        danger: class.map_or("-".into(), |c| c.danger.as_str().to_owned()),
+                        danger_why: class.map_or(String::new(), |c| c.danger_why.clone()),
+                        skipped: None,
+                    });
+                }
+                for (name, why) in &state.listing.skipped {
+                    rows.push(Row {
+                        server: upstream.name.clone(),
+                        ability: name.clone(),
+                        kind: "-",
+                        semantic: "-".into(),
+                        semantic_why: String::new(),
+                        danger: "-".into(),
+                        danger_why: String::new(),
+                        skipped: Some(why.clone()),
+                    });
+                }
+            });
         }
         rows
     }
@@ -148,7 +152,7 @@ impl Bridge {
         }
     }
 
-    fn status_ability(&self) -> Ability {
+    fn status_ability(&self) -> Result<Ability, abilities::RegistryError> {
         let upstreams = self.upstreams.clone();
         Ability::builder(STATUS_ABILITY, Semantic::Read)
             .title("Upstream servers")
@@ -159,7 +163,6 @@ impl Bridge {
                 async move { Ok::<_, AbilityError>(json!({"upstreams": status})) }
             })
             .build()
-            .unwrap_or_else(|e| unreachable!("the status ability is well formed: {e}"))
     }
 }
 
@@ -170,7 +173,10 @@ impl Drop for Bridge {
 }
 
 fn status_of(upstream: &Upstream) -> Value {
-    let state = upstream.state();
+    upstream.read(|state| status_json(upstream, state))
+}
+
+fn status_json(upstream: &Upstream, state: &upstream::State) -> Value {
     let count = |kind: &str| {
         state
             .listing

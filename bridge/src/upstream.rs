@@ -199,11 +199,9 @@ impl Upstream {
         })
     }
 
-    pub(crate) fn state(&self) -> State {
-        self.state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+    /// Read the state under its lock, without copying it (the listing can be long).
+    pub(crate) fn read<T>(&self, read: impl FnOnce(&State) -> T) -> T {
+        read(&self.state.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     pub(crate) fn update(&self, change: impl FnOnce(&mut State)) {
@@ -227,14 +225,15 @@ impl Upstream {
     /// `UPSTREAM_UNAVAILABLE` for this upstream: its state, its last error and stderr line.
     /// `forwarded`: the call had reached it (so whether it took effect is unknown).
     pub(crate) fn unavailable(&self, forwarded: bool) -> AbilityError {
-        let state = self.state();
+        let (status, last_error, last_stderr) =
+            self.read(|s| (s.status, s.last_error.clone(), s.last_stderr.clone()));
         let message = if forwarded {
             format!(
                 "upstream \"{}\" stopped while the call ran: whether it took effect is unknown",
                 self.name
             )
         } else {
-            let status = match state.status {
+            let status = match status {
                 Status::Starting => "is starting",
                 Status::Up | Status::Down => "is not running; it is being restarted",
             };
@@ -242,10 +241,10 @@ impl Upstream {
         };
         AbilityError::new(ErrorCode::UpstreamUnavailable, message).with_details(json!({
             "server": self.name,
-            "status": state.status,
+            "status": status,
             "forwarded": forwarded,
-            "last_error": state.last_error,
-            "last_stderr": state.last_stderr,
+            "last_error": last_error,
+            "last_stderr": last_stderr,
         }))
     }
 
@@ -306,7 +305,7 @@ impl Upstream {
     /// Wait for the first start to succeed or fail.
     pub(crate) async fn first_attempt(&self) {
         let notified = self.first_attempt.notified();
-        if self.state().starts > 0 && self.state().status != Status::Starting {
+        if self.read(|s| s.starts > 0 && s.status != Status::Starting) {
             return;
         }
         notified.await;
@@ -365,7 +364,7 @@ impl Upstream {
                     *self.peer.lock().unwrap_or_else(PoisonError::into_inner) = None;
                     if !self.is_shut_down() {
                         let why = "the upstream closed its connection or exited".to_owned();
-                        tracing::warn!(server = %self.name, last_stderr = ?self.state().last_stderr, "{why}");
+                        tracing::warn!(server = %self.name, last_stderr = ?self.read(|s| s.last_stderr.clone()), "{why}");
                         self.update(|s| s.last_error = Some(why));
                     }
                 }
@@ -494,7 +493,7 @@ impl Upstream {
     }
 
     fn with_stderr(&self, error: String) -> String {
-        match self.state().last_stderr {
+        match self.read(|s| s.last_stderr.clone()) {
             Some(line) => format!("{error} (last stderr line: {line})"),
             None => error,
         }

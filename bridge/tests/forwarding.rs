@@ -213,13 +213,19 @@ async fn progress_logs_and_cancellation_cross_the_bridge() {
 }
 
 #[tokio::test]
-async fn elicitation_is_relayed_to_the_downstream_user() {
+async fn elicitation_and_sampling_are_relayed_to_the_downstream_client() {
     let (server, _bridge) = bridge(
         json!({"mcpServers": {"up": upstream(&[])}}),
         Surface::Native,
     )
     .await;
     let (client, _) = connect(&server, true).await;
+    let sampled = call(&client, "up-ask_model", json!({"prompt": "hi"})).await;
+    assert_eq!(
+        sampled["structuredContent"],
+        json!({"model_said": "echo: hi"}),
+        "{sampled}"
+    );
     let answered = call(&client, "up-ask_name", json!({})).await;
     assert_eq!(
         answered["structuredContent"],

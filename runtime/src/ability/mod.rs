@@ -420,6 +420,16 @@ impl Ability {
         &self.tool_input_schema
     }
 
+    /// The input schema a server lists: [`tool_input_schema`](Self::tool_input_schema) on a
+    /// server with a site, [`input_schema`](Self::input_schema) on one without.
+    pub(crate) fn listed_input_schema(&self, site: bool) -> &Arc<Map<String, Value>> {
+        if site {
+            &self.tool_input_schema
+        } else {
+            &self.input_schema
+        }
+    }
+
     /// Whether the input is wrapped under `input` on the wire.
     pub fn input_wrapped(&self) -> bool {
         matches!(self.input_shape, InputShape::Wrapped { .. })

@@ -17,15 +17,10 @@ pub(crate) const SITE_CONTEXT_TOOL: &str = "get_site_context";
 /// The MCP tool of an ability: its input schema with the optional `site_id` when the server
 /// has a `site` (and the ability takes one), without it otherwise.
 pub(crate) fn tool(ability: &Ability, site: bool) -> Tool {
-    let schema = if site {
-        ability.tool_input_schema()
-    } else {
-        ability.input_schema()
-    };
     let mut tool = Tool::new(
         ability.tool_name().to_owned(),
         ability.description_cow(),
-        Arc::clone(schema),
+        Arc::clone(ability.listed_input_schema(site)),
     )
     .with_annotations(annotations(ability));
     if let Some(title) = ability.title() {

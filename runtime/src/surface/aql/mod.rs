@@ -336,11 +336,7 @@ fn operation(name: String, index: usize, ability: &Ability, config: &Aql, site: 
         || ability.semantic().as_str().to_ascii_lowercase(),
         str::to_owned,
     );
-    let schema = if site {
-        ability.tool_input_schema()
-    } else {
-        ability.input_schema()
-    };
+    let schema = ability.listed_input_schema(site);
     let required: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)
