@@ -579,7 +579,10 @@ async fn http_rejects_bad_bodies_hosts_and_tokens_with_json_rpc_errors() {
     assert_eq!(big.message()["error"]["code"], -32600);
     let token = post(addr, "/mcp", &[("authorization", "Bearer wrong")], "{}").await;
     assert_eq!(token.status, 401);
-    assert_eq!(token.header("www-authenticate").as_deref(), Some("Bearer"));
+    assert_eq!(
+        token.header("www-authenticate").as_deref(),
+        Some(r#"Bearer error="invalid_token""#)
+    );
     let rebinding = post(
         addr,
         "/mcp",

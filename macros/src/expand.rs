@@ -24,6 +24,16 @@ pub(crate) fn ability(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let args = parse_ability_args(args, &mut errors);
+    let method = item.sig.receiver().is_some();
+    if !method && crate::place::is_associated(&item.sig.ident) {
+        errors.spanned(
+            &item.sig.ident,
+            format!(
+                "`#[ability]` goes on free functions, and `{}` is an associated function: move it out of the `impl` block; the data `self` would hold reaches an ability as `State<T>` (give the server `.state(..)`)",
+                item.sig.ident
+            ),
+        );
+    }
     let sig = analyse(&mut item, &mut errors);
     check::check(&args, &sig, &item, &mut errors);
     let description = args
@@ -81,7 +91,8 @@ fn generate(
     let mut decode = TokenStream::new();
     let mut asserts = TokenStream::new();
     let param_of = |ty: &syn::Type| quote_spanned!(ty.span()=> <#ty as #p::Param<_>>);
-    let is_value = |ty: &syn::Type| quote_spanned!(ty.span()=> #p::is_value::<_, #ty>());
+    // The same projection as `param_of`: a type that is no parameter is one error, not two.
+    let is_value = |ty: &syn::Type| quote_spanned!(ty.span()=> <#ty as #p::Param<_>>::VALUE);
     for param in &owned {
         let ParamKind::Owned(_, Some(attr_span)) = &param.kind else {
             continue;

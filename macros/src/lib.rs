@@ -7,6 +7,7 @@ mod check;
 mod doc;
 mod expand;
 mod fallback;
+mod place;
 mod sig;
 
 use proc_macro::TokenStream;

@@ -83,7 +83,7 @@ pub(crate) fn analyse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
         match input {
             FnArg::Receiver(receiver) => errors.spanned(
                 receiver.self_token,
-                "`#[ability]` goes on free functions, not methods: `self` cannot be an ability parameter",
+                "`#[ability]` goes on free functions, not methods: `self` cannot be an ability parameter; move the function out of the `impl` block and take the data `self` would hold as `State<T>` (give the server `.state(..)`)",
             ),
             FnArg::Typed(arg) => {
                 let mut param_args = ParamArgs::default();

@@ -15,6 +15,6 @@ pub use crate::ability::{
 };
 pub use crate::extract::{
     AbilityInput, ExtractorParam, FromContext, FromContextRef, Param, ValueParam, encode_default,
-    into_object, is_value,
+    into_object,
 };
 pub use crate::{AbilityError, Annotations, Context, Danger, Semantic, TaskSupport};

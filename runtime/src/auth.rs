@@ -21,6 +21,21 @@ pub enum AuthError {
     /// The token is not known.
     #[error("invalid bearer token")]
     InvalidToken,
+    /// The `Authorization` header is not one `Bearer <token>`: another scheme, an empty
+    /// token, several headers. Refused, never taken for an anonymous request.
+    #[error("malformed Authorization header: {0}")]
+    MalformedAuthorization(&'static str),
+}
+
+impl AuthError {
+    /// The `WWW-Authenticate` challenge of the 401 answer (RFC 6750 §3).
+    pub fn challenge(&self) -> &'static str {
+        match self {
+            Self::MissingToken => "Bearer",
+            Self::InvalidToken => r#"Bearer error="invalid_token""#,
+            Self::MalformedAuthorization(_) => r#"Bearer error="invalid_request""#,
+        }
+    }
 }
 
 /// Decides who an HTTP request comes from. Implement it to check tokens against your own store;
@@ -69,7 +84,7 @@ impl StaticTokens {
     }
 
     fn lookup(&self, request: &Parts) -> Result<Caller, AuthError> {
-        match bearer_token(request) {
+        match bearer(request)? {
             Some(token) => self
                 .tokens
                 .get(token)
@@ -86,16 +101,48 @@ impl Authenticator for StaticTokens {
     }
 }
 
-/// The token of an `Authorization: Bearer <token>` header.
-pub fn bearer_token(request: &Parts) -> Option<&str> {
-    let value = request
+/// The token of the request's one `Authorization: Bearer <token>` header: `Ok(None)` without
+/// the header, an error when it is there but is not one well-formed bearer token (another
+/// scheme such as `Basic`, an empty token, a value that is not visible ASCII, or two
+/// `Authorization` headers), which a server must refuse rather than read as anonymous.
+pub fn bearer(request: &Parts) -> Result<Option<&str>, AuthError> {
+    let mut values = request
         .headers
-        .get(axum::http::header::AUTHORIZATION)?
+        .get_all(axum::http::header::AUTHORIZATION)
+        .iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(AuthError::MalformedAuthorization(
+            "several Authorization headers",
+        ));
+    }
+    let value = value
         .to_str()
-        .ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| token.trim())
-        .filter(|t| !t.is_empty())
+        .map_err(|_| AuthError::MalformedAuthorization("the value is not visible ASCII"))?;
+    let (scheme, token) = value.trim().split_once(' ').unwrap_or((value.trim(), ""));
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(AuthError::MalformedAuthorization(
+            "the scheme is not Bearer",
+        ));
+    }
+    let token = token.trim();
+    if token.is_empty() {
+        return Err(AuthError::MalformedAuthorization(
+            "the bearer token is empty",
+        ));
+    }
+    if token.contains(char::is_whitespace) {
+        return Err(AuthError::MalformedAuthorization(
+            "the bearer token contains spaces",
+        ));
+    }
+    Ok(Some(token))
+}
+
+/// The token of an `Authorization: Bearer <token>` header, `None` when there is none or it is
+/// malformed (see [`bearer`], which tells the two apart).
+pub fn bearer_token(request: &Parts) -> Option<&str> {
+    bearer(request).ok().flatten()
 }

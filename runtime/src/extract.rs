@@ -194,12 +194,6 @@ impl<T: FromContext> Param<ExtractorParam> for T {
     }
 }
 
-/// Whether `T` is a value parameter, for the generated code's `const` assertions.
-#[doc(hidden)]
-pub const fn is_value<M, T: Param<M>>() -> bool {
-    T::VALUE
-}
-
 /// A type that can be an ability parameter.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an ability parameter",

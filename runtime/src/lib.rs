@@ -15,6 +15,7 @@ mod extract;
 mod ledger;
 mod normalize;
 mod pipeline;
+mod profile;
 mod prompt;
 mod registry;
 mod resource;
@@ -37,7 +38,7 @@ pub use ability::{
     Output, Semantic, TaskSupport,
 };
 pub use adapter::McpHandler;
-pub use auth::{AuthError, AuthFuture, Authenticator, StaticTokens, bearer_token};
+pub use auth::{AuthError, AuthFuture, Authenticator, StaticTokens, bearer, bearer_token};
 pub use content::{Content, Contents, EmbeddedResource, Rich};
 pub use context::{
     Ask, Caller, CancellationToken, ClientChannel, ClientFuture, ClientRequestFuture, Context,
@@ -47,6 +48,7 @@ pub use error::{AbilityError, ErrorCode, RegistryError};
 pub use extract::{FromContext, FromContextRef, Requirement};
 pub use ledger::IDEMPOTENCY_META_KEY;
 pub use pipeline::CallOutput;
+pub use profile::SchemaProfile;
 pub use prompt::{Prompt, PromptMessage, Role};
 pub use registry::{Iter, Registry};
 pub use resource::ResourceNotifier;

@@ -98,7 +98,13 @@ impl McpHandler {
         let ctx = ctx
             .with_cancellation(cancel.clone())
             .with_timeout(self.inner.tasks.ttl());
-        let mut call = Box::pin(async move { pipeline::run(&ability, ctx, args, &[]).await });
+        let stages: &'static [&'static dyn crate::pipeline::Stage] =
+            if self.inner.profile == crate::SchemaProfile::OpenAiStrict {
+                &[&crate::profile::NullAsAbsent]
+            } else {
+                &[]
+            };
+        let mut call = Box::pin(async move { pipeline::run(&ability, ctx, args, stages).await });
         let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
         let failed = matches!(first, Poll::Ready(Err(_)));
         if let Some(input) = Pending::answer(question.as_ref(), &self.inner, failed)? {

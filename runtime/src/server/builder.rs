@@ -15,10 +15,10 @@ use super::{Inner, Listeners, Server, ServerError, Snapshot};
 use crate::adapter::input::{self, StateSeal};
 use crate::auth::{Authenticator, StaticTokens};
 use crate::store::{SqliteStore, Store};
-use crate::surface::Surface;
 use crate::surface::catalog::Catalog;
+use crate::surface::{Listing, Surface};
 use crate::task::{TaskConfig, Tasks};
-use crate::{Ability, Caller, Registry, ResourceNotifier, Site, StateMap};
+use crate::{Ability, Caller, Registry, ResourceNotifier, SchemaProfile, Site, StateMap};
 
 /// Limits and options of the streamable HTTP transport.
 #[derive(Clone, Debug)]
@@ -29,6 +29,10 @@ pub(crate) struct HttpOptions {
     pub(crate) allowed_origins: Vec<String>,
     pub(crate) max_sessions: usize,
     pub(crate) session_idle: Duration,
+    /// How long a connection may take to send a request's head.
+    pub(crate) header_read_timeout: Duration,
+    /// How long a request may take to send its body, once its head is in.
+    pub(crate) body_read_timeout: Duration,
 }
 
 impl Default for HttpOptions {
@@ -44,6 +48,8 @@ impl Default for HttpOptions {
             ],
             max_sessions: 1000,
             session_idle: Duration::from_secs(300),
+            header_read_timeout: crate::transport::http::DEFAULT_HEADER_READ_TIMEOUT,
+            body_read_timeout: crate::transport::http::DEFAULT_BODY_READ_TIMEOUT,
         }
     }
 }
@@ -72,6 +78,7 @@ pub struct ServerBuilder {
     version: String,
     instructions: Option<String>,
     site: Option<Site>,
+    schema_profile: SchemaProfile,
     state: StateMap,
     local_caller: Caller,
     authenticator: Option<Arc<dyn Authenticator>>,
@@ -97,6 +104,7 @@ impl ServerBuilder {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             instructions: None,
             site: None,
+            schema_profile: SchemaProfile::Portable,
             state: StateMap::new(),
             local_caller: Caller::trusted("local"),
             authenticator: None,
@@ -173,6 +181,14 @@ impl ServerBuilder {
         self
     }
 
+    /// How native (and standard) tools' input schemas are written for the model APIs that
+    /// read them (default: [`SchemaProfile::Portable`]). [`build`](Self::build) fails when an
+    /// ability's schema has no form in the profile, naming it.
+    pub fn schema_profile(mut self, profile: SchemaProfile) -> Self {
+        self.schema_profile = profile;
+        self
+    }
+
     /// Application state handed to abilities as `State<T>`; call once per type.
     pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         self.state.insert(value);
@@ -210,9 +226,26 @@ impl ServerBuilder {
         self
     }
 
-    /// The largest HTTP request body accepted (default 4 MiB).
+    /// The largest HTTP request body accepted (default 4 MiB). A request that declares a
+    /// larger `Content-Length` is answered `413` at once, before any of its body is read.
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {
         self.http.max_body_bytes = bytes;
+        self
+    }
+
+    /// How long an HTTP connection may take to send a request's head (default 10 s); a
+    /// connection that is slower is closed, so slow clients cannot hold connections open by
+    /// trickling headers. Applies to [`Server::serve_http`] and [`Server::serve_listener`].
+    pub fn header_read_timeout(mut self, limit: Duration) -> Self {
+        self.http.header_read_timeout = limit;
+        self
+    }
+
+    /// How long an HTTP request may take to send its whole body once its head is in (default
+    /// 30 s); past it, the request is answered `408` with a JSON-RPC error and what was read
+    /// is dropped.
+    pub fn body_read_timeout(mut self, limit: Duration) -> Self {
+        self.http.body_read_timeout = limit;
         self
     }
 
@@ -358,7 +391,11 @@ impl ServerBuilder {
         let notifier = ResourceNotifier::shared(&store);
         let mut state = self.state;
         state.insert(notifier.clone());
-        let snapshot = Snapshot::new(registry, &surfaces, &state, self.site.is_some())?;
+        let listing = Listing {
+            site: self.site.is_some(),
+            profile: self.schema_profile,
+        };
+        let snapshot = Snapshot::new(registry, &surfaces, &state, listing)?;
         let authenticator = self
             .authenticator
             .unwrap_or_else(|| Arc::new(StaticTokens::new().allow_anonymous(Caller::anonymous())));
@@ -374,6 +411,7 @@ impl ServerBuilder {
                 info: Implementation::new(self.name, self.version),
                 instructions: self.instructions,
                 site: self.site.map(Arc::new),
+                profile: self.schema_profile,
                 state: Arc::new(state),
                 local_caller: self.local_caller,
                 authenticator,

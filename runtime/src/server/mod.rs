@@ -17,7 +17,7 @@ pub(crate) use listeners::{Listener, Listeners, Lists};
 use crate::adapter::input::StateSeal;
 use crate::auth::Authenticator;
 use crate::surface::catalog::Catalog;
-use crate::surface::{Surface, SurfaceError, View, native};
+use crate::surface::{Listing, Surface, SurfaceError, View, native};
 use crate::{Ability, Caller, Registry, RegistryError, ResourceNotifier, Site, StateMap};
 
 /// Why a server could not be built.
@@ -81,6 +81,23 @@ pub enum ServerError {
     /// The store could not be opened.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
+    /// An ability's input schema has no form in the server's
+    /// [`SchemaProfile`](crate::SchemaProfile).
+    #[error(
+        "ability `{ability}` ({at}): its input schema at `{pointer}` {problem}, which the {profile:?} schema profile cannot express"
+    )]
+    SchemaProfile {
+        /// The ability's name.
+        ability: String,
+        /// Where it is defined.
+        at: String,
+        /// The profile.
+        profile: crate::SchemaProfile,
+        /// JSON Pointer into the listed input schema.
+        pointer: String,
+        /// What strict form cannot write.
+        problem: String,
+    },
     /// [`Abilities::remove`] found no ability of that name.
     #[error("no ability named `{0}` is served")]
     UnknownAbility(String),
@@ -127,13 +144,14 @@ impl Snapshot {
         registry: Registry,
         surfaces: &[Surface],
         state: &StateMap,
-        site: bool,
+        listing: Listing,
     ) -> Result<Self, ServerError> {
         check_reserved(&registry)?;
         check_requirements(&registry, state)?;
+        crate::profile::check(listing.profile, &registry, listing.site)?;
         let views = surfaces
             .iter()
-            .map(|surface| View::new(surface.clone(), &registry, site).map(Arc::new))
+            .map(|surface| View::new(surface.clone(), &registry, listing).map(Arc::new))
             .collect::<Result<Vec<_>, _>>()?;
         let catalog = Arc::new(Catalog::new(&registry));
         let capabilities = builder::capabilities(&catalog, &registry);
@@ -191,6 +209,8 @@ pub(crate) struct Inner {
     pub(crate) info: Implementation,
     pub(crate) instructions: Option<String>,
     pub(crate) site: Option<Arc<Site>>,
+    /// How native tools' input schemas are written.
+    pub(crate) profile: crate::SchemaProfile,
     pub(crate) state: Arc<StateMap>,
     pub(crate) local_caller: Caller,
     pub(crate) authenticator: Arc<dyn Authenticator>,
@@ -206,6 +226,14 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
+    /// What the views list: with `site_id` or without, in which schema profile.
+    pub(crate) fn listing(&self) -> Listing {
+        Listing {
+            site: self.site.is_some(),
+            profile: self.profile,
+        }
+    }
+
     /// What clients see now.
     pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
         Arc::clone(&self.snapshot.read().unwrap_or_else(PoisonError::into_inner))
@@ -226,7 +254,7 @@ impl Inner {
             registry,
             &surfaces,
             &self.state,
-            self.site.is_some(),
+            self.listing(),
         )?);
         *self
             .snapshot
@@ -275,7 +303,7 @@ impl Server {
         let view = Arc::new(View::new(
             surface.clone(),
             &current.registry,
-            self.inner.site.is_some(),
+            self.inner.listing(),
         )?);
         let mut views = current.views.clone();
         views.push(view);

@@ -126,6 +126,14 @@ pub(crate) enum Entry {
     Aql(aql::Endpoint),
 }
 
+/// What a view lists besides the registry: the `site_id` parameter (when the server has a
+/// site) and the schema profile of native tools.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Listing {
+    pub(crate) site: bool,
+    pub(crate) profile: crate::SchemaProfile,
+}
+
 /// A surface's tools, derived once from the registry.
 pub(crate) struct View {
     pub(crate) surface: Surface,
@@ -136,6 +144,8 @@ pub(crate) struct View {
     aql: Option<aql::Table>,
     /// Some native tool may run as a background task (calls look no further when none can).
     tasks: bool,
+    /// Native and standard calls read `null` as absent where the strict profile listed it.
+    strict: bool,
 }
 
 impl View {
@@ -145,8 +155,9 @@ impl View {
     pub(crate) fn new(
         surface: Surface,
         registry: &Registry,
-        site: bool,
+        listing: Listing,
     ) -> Result<Self, SurfaceError> {
+        let Listing { site, profile } = listing;
         let mut entries: Vec<(Tool, Entry)> = Vec::new();
         // Native tools rank by ability name, which stays put as abilities come and go; the
         // few tools of the other surfaces rank by position.
@@ -160,7 +171,14 @@ impl View {
                 }
                 for (i, ability) in registry.iter().enumerate() {
                     if ability.is_tool() {
-                        entries.push((native::tool(ability, site), Entry::Ability(i)));
+                        let mut tool = native::tool(ability, site);
+                        if profile != crate::SchemaProfile::Portable {
+                            // Checked when the snapshot was made.
+                            if let Ok(schema) = crate::profile::apply(profile, &tool.input_schema) {
+                                tool.input_schema = std::sync::Arc::new(schema);
+                            }
+                        }
+                        entries.push((tool, Entry::Ability(i)));
                         ranks.push(format!("1{}", ability.name()));
                     }
                 }
@@ -197,6 +215,7 @@ impl View {
             index,
             aql: aql_table,
             tasks,
+            strict: profile == crate::SchemaProfile::OpenAiStrict,
         })
     }
 
@@ -247,8 +266,12 @@ impl View {
                         "the tool table is inconsistent",
                     )));
                 };
-                let stages: &[&dyn Stage] = match self.surface {
-                    Surface::Standard => &[&lenient::Lenient],
+                let stages: &[&dyn Stage] = match (&self.surface, self.strict) {
+                    (Surface::Standard, false) => &[&lenient::Lenient],
+                    (Surface::Standard, true) => {
+                        &[&lenient::Lenient, &crate::profile::NullAsAbsent]
+                    }
+                    (_, true) => &[&crate::profile::NullAsAbsent],
                     _ => &[],
                 };
                 // Not boxed: the handler's waiting path is boxed apart, so this future stays

@@ -7,13 +7,16 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::serve::ListenerExt;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
@@ -85,24 +88,74 @@ impl Server {
     /// Serve [`app`](Self::app) on `addr` until Ctrl-C.
     pub async fn serve_http(&self, addr: SocketAddr) -> Result<(), ServerError> {
         let listener = TcpListener::bind(addr).await?;
-        serve_router(listener, self.app()).await
+        self.serve_listener(listener).await
+    }
+
+    /// Serve [`app`](Self::app) on a bound `listener` until Ctrl-C, with the builder's
+    /// [header read timeout](crate::ServerBuilder::header_read_timeout).
+    pub async fn serve_listener(&self, listener: TcpListener) -> Result<(), ServerError> {
+        serve_on(listener, self.app(), self.inner.http.header_read_timeout).await
     }
 }
 
-/// Serve `router` on `listener` until Ctrl-C, letting requests in flight finish. Responses are
-/// small JSON-RPC messages, so Nagle's algorithm is off (`TCP_NODELAY`): with it, a client that
-/// delays its ACKs waits 40 ms for every answer.
+/// How long a connection may take to send a request's head, by default.
+pub(crate) const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a request may take to send its body, by default.
+pub(crate) const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Serve `router` on `listener` until Ctrl-C, letting requests in flight finish (for up to
+/// 10 s); a connection
+/// that takes more than 10 s to send a request's head is closed. Responses are small JSON-RPC
+/// messages, so Nagle's algorithm is off (`TCP_NODELAY`): with it, a client that delays its
+/// ACKs waits 40 ms for every answer.
 pub async fn serve_router(listener: TcpListener, router: Router) -> Result<(), ServerError> {
-    let listener = listener.tap_io(|stream| {
+    serve_on(listener, router, DEFAULT_HEADER_READ_TIMEOUT).await
+}
+
+async fn serve_on(
+    listener: TcpListener,
+    router: Router,
+    header_read_timeout: Duration,
+) -> Result<(), ServerError> {
+    let graceful = GracefulShutdown::new();
+    let mut stop = std::pin::pin!(tokio::signal::ctrl_c());
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors, or a connection reset before it was taken:
+                    // the listener itself is fine.
+                    tracing::warn!(%error, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut stop => break,
+        };
         if let Err(error) = stream.set_nodelay(true) {
             tracing::debug!(%error, "could not set TCP_NODELAY");
         }
-    });
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+        let service = TowerToHyperService::new(router.clone());
+        let connection = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(header_read_timeout)
+            .serve_connection(TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::trace!(%error, "connection ended");
+            }
+        });
+    }
+    // Requests in flight finish; a stream that would never end (an SSE listener) is not
+    // waited for past 10 s.
+    if tokio::time::timeout(Duration::from_secs(10), graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::info!("connections still open 10 s after the stop signal were closed");
+    }
     Ok(())
 }
 
@@ -168,14 +221,39 @@ async fn gate(inner: &Inner, mcp: &Mcp, sessions: &Sessions, request: Request) -
         return serve(mcp, Request::from_parts(parts, body)).await;
     }
     let limit = inner.http.max_body_bytes;
-    let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
-        Ok(bytes) => bytes,
+    let too_large = || {
+        rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &Value::Null,
+            -32600,
+            format!("Invalid Request: the body exceeds {limit} bytes"),
+        )
+    };
+    // A declared length over the limit is refused before a byte of the body is waited for.
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return too_large();
+    }
+    let read = tokio::time::timeout(
+        inner.http.body_read_timeout,
+        axum::body::to_bytes(body, limit),
+    );
+    let bytes: Bytes = match read.await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => return too_large(),
         Err(_) => {
             return rpc_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
+                StatusCode::REQUEST_TIMEOUT,
                 &Value::Null,
                 -32600,
-                format!("Invalid Request: the body exceeds {limit} bytes"),
+                format!(
+                    "Invalid Request: the body did not arrive within {} s",
+                    inner.http.body_read_timeout.as_secs_f64()
+                ),
             );
         }
     };
@@ -236,9 +314,10 @@ fn unauthorized(error: &AuthError) -> Response {
         -32001,
         format!("Unauthorized: {error}"),
     );
-    response
-        .headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(error.challenge()),
+    );
     response
 }
 

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The README's quick start as a newcomer follows it: a new crate beside the checkout, its
+# `[dependencies]` and `src/main.rs` taken from README.md as written, built, then served over
+# stdio and asked `initialize`, `tools/list` and `tools/call` by a client written here.
+# Run: bash scripts/quickstart.sh (CI runs it).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+ln -s "$root" "$work/abilities"
+mkdir -p "$work/hello-mcp/src"
+# The blocks of the "Quick start" section: the first ```toml and the first ```rust.
+python3 - "$root/README.md" "$work/hello-mcp" <<'PY'
+import re, sys
+readme, out = sys.argv[1], sys.argv[2]
+text = open(readme).read()
+section = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+toml = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
+rust = re.search(r"```rust[^\n]*\n(.*?)```", section, re.S).group(1)
+assert "[dependencies]" in toml and "fn main" in rust, "the quick start lost its blocks"
+open(f"{out}/Cargo.toml", "w").write(
+    '[package]\nname = "hello-mcp"\nversion = "0.1.0"\nedition = "2024"\n\n' + toml)
+open(f"{out}/src/main.rs", "w").write(rust)
+PY
+cp "$root/Cargo.lock" "$work/hello-mcp/Cargo.lock"
+cd "$work/hello-mcp"
+CARGO_TARGET_DIR="$root/target/quickstart" cargo build --quiet
+bin="$root/target/quickstart/debug/hello-mcp"
+python3 - "$bin" <<'PY'
+import json, subprocess, sys
+server = subprocess.Popen([sys.argv[1]], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+def send(message):
+    server.stdin.write(json.dumps(message) + "\n")
+    server.stdin.flush()
+def answer(id):
+    while True:
+        line = server.stdout.readline()
+        assert line, "the server closed stdout: " + server.stderr.read()
+        message = json.loads(line)
+        if message.get("id") == id:
+            return message
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "quickstart", "version": "0"}}})
+assert answer(1)["result"]["serverInfo"]["name"] == "hello"
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+names = sorted(t["name"] for t in answer(2)["result"]["tools"])
+assert names == ["divide", "greet"], names
+send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+      "params": {"name": "greet", "arguments": {"input": "Ada"}}})
+result = answer(3)["result"]
+assert result["structuredContent"] == {"result": "Hello, Ada!"}, result
+send({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+      "params": {"name": "divide", "arguments": {"dividend": 1, "divisor": 0}}})
+result = answer(4)["result"]
+assert result["isError"] is True and "zero" in result["content"][0]["text"], result
+server.stdin.close()
+server.wait(timeout=10)
+print("quick start: built from README.md, listed divide and greet, answered both")
+PY
