@@ -49,6 +49,16 @@ struct Args {
     /// the same for every replica. Default: a random key of this process.
     #[arg(long, env = "ABILITIES_STATE_KEY", hide_env_values = true)]
     state_key: Option<String>,
+    /// OAuth: accept JWT access tokens of this authorization server (the `iss` claim) instead
+    /// of --token; needs --audience and --jwks, and a build with `--features jwt`.
+    #[arg(long, requires_all = ["audience", "jwks"])]
+    issuer: Option<String>,
+    /// OAuth: this server's canonical URL, the tokens' `aud` (e.g. https://mcp.example.com/mcp).
+    #[arg(long, requires = "issuer")]
+    audience: Option<String>,
+    /// OAuth: the issuer's key set, a JWKS file or URL.
+    #[arg(long, requires = "issuer")]
+    jwks: Option<String>,
 }
 
 #[tokio::main]
@@ -104,12 +114,17 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if args.mode == mode::Mode::All && args.http.is_none() {
         return Err("--mode all serves several HTTP paths: add --http ADDR".into());
     }
+    builder = match (&args.issuer, &args.audience, &args.jwks) {
+        (Some(issuer), Some(audience), Some(jwks)) => {
+            oauth(builder, issuer, audience, jwks).await?
+        }
+        _ => builder.authenticator(tokens),
+    };
     let server = builder
         .name("abilities-site-example", env!("CARGO_PKG_VERSION"))
         .instructions("A WordPress-like site: count, read, list, create and delete posts.")
         .site(Site::new("example", "https://example.com"))
         .state(db)
-        .authenticator(tokens)
         .build()?;
     match args.http {
         Some(addr) => {
@@ -138,4 +153,33 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
+}
+
+/// OAuth 2.1: JWT access tokens of `issuer` for `audience`, checked against `jwks` (a file, or
+/// a URL fetched now and on an unknown key id).
+#[cfg(feature = "jwt")]
+async fn oauth(
+    builder: abilities::ServerBuilder,
+    issuer: &str,
+    audience: &str,
+    jwks: &str,
+) -> Result<abilities::ServerBuilder, Box<dyn std::error::Error>> {
+    let auth = abilities::JwtAuthenticator::new(issuer, audience)
+        .scopes_supported(["posts:write", "posts:delete"]);
+    let auth = if jwks.starts_with("http://") || jwks.starts_with("https://") {
+        auth.jwks_url(jwks).await?
+    } else {
+        auth.jwks_file(jwks)?
+    };
+    Ok(builder.authenticator(auth))
+}
+
+#[cfg(not(feature = "jwt"))]
+async fn oauth(
+    _: abilities::ServerBuilder,
+    _: &str,
+    _: &str,
+    _: &str,
+) -> Result<abilities::ServerBuilder, Box<dyn std::error::Error>> {
+    Err("--issuer needs a build with the `jwt` feature: cargo run --features jwt --example site -- ...".into())
 }

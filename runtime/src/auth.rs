@@ -25,6 +25,9 @@ pub enum AuthError {
     /// token, several headers. Refused, never taken for an anonymous request.
     #[error("malformed Authorization header: {0}")]
     MalformedAuthorization(&'static str),
+    /// The token was read and refused, for the reason given (expired, another audience...).
+    #[error("invalid bearer token: {0}")]
+    Rejected(String),
 }
 
 impl AuthError {
@@ -32,7 +35,7 @@ impl AuthError {
     pub fn challenge(&self) -> &'static str {
         match self {
             Self::MissingToken => "Bearer",
-            Self::InvalidToken => r#"Bearer error="invalid_token""#,
+            Self::InvalidToken | Self::Rejected(_) => r#"Bearer error="invalid_token""#,
             Self::MalformedAuthorization(_) => r#"Bearer error="invalid_request""#,
         }
     }
@@ -43,6 +46,19 @@ impl AuthError {
 pub trait Authenticator: Send + Sync + 'static {
     /// The caller of a request, from its head (headers, extensions...).
     fn authenticate<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a>;
+
+    /// The RFC 9728 protected resource metadata to serve at
+    /// `/.well-known/oauth-protected-resource`, for an OAuth resource server; `None` (the
+    /// default) serves none.
+    fn resource_metadata(&self) -> Option<serde_json::Value> {
+        None
+    }
+
+    /// The absolute URL of that document, named in every 401's `WWW-Authenticate`
+    /// (`resource_metadata="..."`).
+    fn resource_metadata_url(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A fixed table of bearer tokens, each mapped to a caller; requests without a token get the

@@ -12,6 +12,8 @@ mod context;
 mod digest;
 mod error;
 mod extract;
+#[cfg(feature = "jwt")]
+mod jwt;
 mod ledger;
 mod normalize;
 mod pipeline;
@@ -46,6 +48,12 @@ pub use context::{
 };
 pub use error::{AbilityError, ErrorCode, RegistryError};
 pub use extract::{FromContext, FromContextRef, Requirement};
+/// The JWT crate [`JwtAuthenticator`] is built on (its `Algorithm` and `jwk::JwkSet`), at
+/// the version it uses.
+#[cfg(feature = "jwt")]
+pub use jsonwebtoken;
+#[cfg(feature = "jwt")]
+pub use jwt::{JwtAuthenticator, JwtAuthenticatorBuilder, JwtError};
 pub use ledger::IDEMPOTENCY_META_KEY;
 pub use pipeline::CallOutput;
 pub use profile::SchemaProfile;

@@ -26,7 +26,7 @@ if ! cmp -s "$here/package.json" "$work/node/package.json" || [ ! -d "$work/node
   cp "$here/package.json" "$work/node/package.json"
   (cd "$work/node" && npm install --no-audit --no-fund --loglevel=error)
 fi
-cp "$here/ts_client.mjs" "$here/ts_surfaces.mjs" "$here/ts_aql.mjs" "$here/ts2_client.mjs" "$here/cluster.mjs" "$here/ts_bridge.mjs" "$work/node/"
+cp "$here/ts_client.mjs" "$here/ts_surfaces.mjs" "$here/ts_aql.mjs" "$here/ts2_client.mjs" "$here/cluster.mjs" "$here/ts_bridge.mjs" "$here/ts_oauth.mjs" "$work/node/"
 if ! "$work/venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "2.3.0")' 2>/dev/null; then
   python3 -m venv "$work/venv"
   "$work/venv/bin/pip" install --quiet --disable-pip-version-check 'mcp==2.3.0'
@@ -44,7 +44,7 @@ if ! cmp -s "$here/conformance/package.json" "$work/conformance/package.json" ||
   (cd "$work/conformance" && npm install --no-audit --no-fund --loglevel=error)
 fi
 
-(cd "$root" && cargo build --quiet --example site --example todo --example conformance --example hello --example axum_app &&
+(cd "$root" && cargo build --quiet --features jwt --example site --example todo --example conformance --example hello --example axum_app &&
   cargo build --quiet -p abilities-bridge --bin abilities-bridge --example bridge_tokens)
 site="$root/target/debug/examples/site"
 tmp=$(mktemp -d)
@@ -80,6 +80,10 @@ start aql "$site" --http 127.0.0.1:0 --mode aql-single --db "$tmp/aql.db"
 aql_url=$started_url
 start crude "$site" --http 127.0.0.1:0 --mode aql-crude --db "$tmp/crude.db"
 crude_url=$started_url
+jwt_fixtures="$root/bench/tests/fixtures/jwt"
+start oauth "$site" --http 127.0.0.1:0 --db "$tmp/oauth.db" --issuer https://auth.example.com \
+  --audience https://mcp.example.com/mcp --jwks "$jwt_fixtures/jwks1.json"
+oauth_url=$started_url
 
 passed=0
 failed=0
@@ -95,6 +99,8 @@ stdio=("$site" --db "$tmp/stdio.db")
 run "ts sdk, stdio" node "$work/node/ts_client.mjs" "$expect" stdio "${stdio[@]}"
 run "ts sdk, http" node "$work/node/ts_client.mjs" "$expect" http "$url"
 run "ts sdk, meta and standard surfaces" node "$work/node/ts_surfaces.mjs" "$expect" "$surfaces_base"
+run "ts sdk v2, OAuth bearer tokens (site --issuer)" node "$work/node/ts_oauth.mjs" "$oauth_url" \
+  "$jwt_fixtures/rsa1.pem" https://auth.example.com https://mcp.example.com/mcp
 run "ts sdk v2, every surface, pinned to 2026-07-28 (and a task)" \
   node "$work/node/ts2_client.mjs" "$expect" pin "$surfaces_base" "$aql_url" "$crude_url"
 run "ts sdk v2, every surface, version negotiation auto" \

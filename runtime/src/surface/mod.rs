@@ -226,6 +226,18 @@ impl View {
             .and_then(|&(_, position)| self.tools.get(position))
     }
 
+    /// The ability behind the native tool `name`.
+    pub(crate) fn ability<'r>(
+        &self,
+        registry: &'r Registry,
+        name: &str,
+    ) -> Option<&'r crate::Ability> {
+        match self.index.get(name) {
+            Some((Entry::Ability(i), _)) => registry.at(*i),
+            _ => None,
+        }
+    }
+
     /// The ability behind the native tool `name` when it may run as a background task.
     pub(crate) fn task_ability(
         &self,

@@ -58,12 +58,49 @@ impl Server {
             sessions.manager(),
             config,
         );
-        Endpoint(Arc::new((Arc::clone(&self.inner), mcp, sessions)))
+        Endpoint(Arc::new((
+            Arc::clone(&self.inner),
+            mcp,
+            sessions,
+            self.slot,
+        )))
     }
 
-    /// A router serving this server's surface at `path` (e.g. `/mcp`).
+    /// A router serving this server's surface at `path` (e.g. `/mcp`), and, when the
+    /// authenticator is an OAuth resource server, its RFC 9728 metadata at
+    /// `/.well-known/oauth-protected-resource` and `/.well-known/oauth-protected-resource{path}`.
     pub fn router(&self, path: &str) -> Router {
-        Router::new().nest_service(path, self.http_service())
+        self.with_metadata(
+            Router::new().nest_service(path, self.http_service()),
+            [path],
+        )
+    }
+
+    fn with_metadata<'a>(
+        &self,
+        router: Router,
+        paths: impl IntoIterator<Item = &'a str>,
+    ) -> Router {
+        let Some(metadata) = self.inner.authenticator.resource_metadata() else {
+            return router;
+        };
+        let document = axum::Json(metadata);
+        let serve = move || {
+            let document = document.clone();
+            async move { document }
+        };
+        let mut router = router.route(
+            "/.well-known/oauth-protected-resource",
+            axum::routing::get(serve.clone()),
+        );
+        for path in paths {
+            let path = path.trim_end_matches('/');
+            if !path.is_empty() {
+                let route = format!("/.well-known/oauth-protected-resource{path}");
+                router = router.route(&route, axum::routing::get(serve.clone()));
+            }
+        }
+        router
     }
 
     /// A router serving every surface [mounted](crate::ServerBuilder::mount) on the builder at
@@ -72,7 +109,8 @@ impl Server {
         if self.inner.mounts.is_empty() {
             return self.router("/mcp");
         }
-        self.inner
+        let app = self
+            .inner
             .mounts
             .iter()
             .fold(Router::new(), |app, (path, slot, surface)| {
@@ -82,7 +120,11 @@ impl Server {
                     surface: Arc::clone(surface),
                 };
                 app.nest_service(path, server.http_service())
-            })
+            });
+        self.with_metadata(
+            app,
+            self.inner.mounts.iter().map(|(path, _, _)| path.as_str()),
+        )
     }
 
     /// Serve [`app`](Self::app) on `addr` until Ctrl-C.
@@ -163,7 +205,7 @@ async fn serve_on(
 /// nothing but an `Arc` (rmcp's service, called as a tower service, clones its whole
 /// configuration per request).
 #[derive(Clone)]
-struct Endpoint(Arc<(Arc<Inner>, Mcp, Sessions)>);
+struct Endpoint(Arc<(Arc<Inner>, Mcp, Sessions, usize)>);
 
 type Mcp = StreamableHttpService<McpHandler, LocalSessionManager>;
 
@@ -179,8 +221,8 @@ impl Service<Request> for Endpoint {
     fn call(&mut self, request: Request) -> Self::Future {
         let endpoint = Arc::clone(&self.0);
         Box::pin(async move {
-            let (inner, mcp, sessions) = &*endpoint;
-            Ok(gate(inner, mcp, sessions, request).await)
+            let (inner, mcp, sessions, slot) = &*endpoint;
+            Ok(gate(inner, mcp, sessions, *slot, request).await)
         })
     }
 }
@@ -190,11 +232,22 @@ async fn serve(mcp: &Mcp, request: Request) -> Response {
     mcp.handle(request).await.map(Body::new)
 }
 
-async fn gate(inner: &Inner, mcp: &Mcp, sessions: &Sessions, request: Request) -> Response {
+async fn gate(
+    inner: &Inner,
+    mcp: &Mcp,
+    sessions: &Sessions,
+    slot: usize,
+    request: Request,
+) -> Response {
     let (mut parts, body) = request.into_parts();
     let caller = match inner.authenticator.authenticate(&parts).await {
         Ok(caller) => caller,
-        Err(error) => return unauthorized(&error),
+        Err(error) => {
+            return unauthorized(
+                &error,
+                inner.authenticator.resource_metadata_url().as_deref(),
+            );
+        }
     };
     parts.extensions.insert(caller.clone());
     if parts.method == Method::DELETE {
@@ -260,6 +313,11 @@ async fn gate(inner: &Inner, mcp: &Mcp, sessions: &Sessions, request: Request) -
     if let Err((id, why)) = check_cursor(&bytes) {
         return rpc_error(StatusCode::OK, &id, -32602, why);
     }
+    if let Some(url) = inner.authenticator.resource_metadata_url()
+        && let Some(refusal) = insufficient_scope(inner, slot, &bytes, &caller, &url)
+    {
+        return refusal;
+    }
     if let Some(tasks) = listened_tasks(&bytes) {
         parts.extensions.insert(tasks);
     }
@@ -307,17 +365,71 @@ async fn gate(inner: &Inner, mcp: &Mcp, sessions: &Sessions, request: Request) -
     }
 }
 
-fn unauthorized(error: &AuthError) -> Response {
+/// For an OAuth resource server: a `tools/call` of a native tool whose ability needs a scope
+/// the token lacks is `403` with `WWW-Authenticate: Bearer error="insufficient_scope",
+/// scope="..."` (RFC 6750 §3.1), so the client can ask the user for that scope and retry.
+fn insufficient_scope(
+    inner: &Inner,
+    slot: usize,
+    bytes: &[u8],
+    caller: &crate::Caller,
+    metadata: &str,
+) -> Option<Response> {
+    let message: Value = serde_json::from_slice(bytes).ok()?;
+    if message.get("method")?.as_str()? != "tools/call" {
+        return None;
+    }
+    let name = message.get("params")?.get("name")?.as_str()?;
+    let snapshot = inner.snapshot();
+    let scope = snapshot
+        .view(slot)
+        .ability(&snapshot.registry, name)?
+        .permission()
+        .filter(|scope| !caller.has_scope(scope))?
+        .to_owned();
+    let mut response = rpc_error(
+        StatusCode::FORBIDDEN,
+        &answer_id(&message),
+        -32001,
+        format!("Forbidden: tool '{name}' needs the scope '{scope}', which the token lacks"),
+    );
+    let url = metadata.replace(['"', '\\'], "");
+    let scope = scope.replace(['"', '\\'], "");
+    let challenge =
+        format!(r#"Bearer resource_metadata="{url}", error="insufficient_scope", scope="{scope}""#);
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    Some(response)
+}
+
+fn unauthorized(error: &AuthError, metadata: Option<&str>) -> Response {
     let mut response = rpc_error(
         StatusCode::UNAUTHORIZED,
         &Value::Null,
         -32001,
         format!("Unauthorized: {error}"),
     );
-    response.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        HeaderValue::from_static(error.challenge()),
-    );
+    let challenge = match metadata {
+        // RFC 9728 §5.1: the metadata URL first, then RFC 6750's `error`.
+        Some(url) => {
+            let rest = error.challenge().trim_start_matches("Bearer").trim_start();
+            let url = url.replace(['"', '\\'], "");
+            if rest.is_empty() {
+                format!(r#"Bearer resource_metadata="{url}""#)
+            } else {
+                format!(r#"Bearer resource_metadata="{url}", {rest}"#)
+            }
+        }
+        None => error.challenge().to_owned(),
+    };
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
     response
 }
 
