@@ -344,8 +344,22 @@ async fn a_jwks_file_serves_offline_and_bad_configurations_are_refused() {
         answer.message()["result"]["structuredContent"],
         json!({"result": "ada"})
     );
-    // Anonymous allowed: no header passes, a bad token still does not.
+    // Anonymous allowed: no header passes, a bad token still does not, and a scoped tool
+    // asks an anonymous caller to log in (401), not for a scope (403).
     assert_eq!(post(addr, "/mcp", &[], PING).await.status, 200);
+    let anonymous = post(addr, "/mcp", &[], call_whoami()).await;
+    assert_eq!(anonymous.status, 401, "{anonymous:?}");
+    let port = resource
+        .strip_prefix("http://")
+        .map(str::to_owned)
+        .unwrap_or_default();
+    assert_eq!(
+        anonymous.header("www-authenticate"),
+        Some(format!(
+            r#"Bearer resource_metadata="http://{}/.well-known/oauth-protected-resource/mcp""#,
+            port.trim_end_matches("/mcp")
+        ))
+    );
     let bad = post(addr, "/mcp", &[("authorization", "Bearer x.y.z")], PING).await;
     assert_eq!(bad.status, 401);
 

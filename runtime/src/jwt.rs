@@ -422,10 +422,21 @@ fn keys_of(
             continue;
         };
         // The key's own algorithm, or the accepted one of its family.
-        let declared = jwk
-            .common
-            .key_algorithm
-            .and_then(|a| a.to_string().parse::<Algorithm>().ok());
+        // Encryption keys never verify signatures.
+        if matches!(
+            jwk.common.public_key_use,
+            Some(jsonwebtoken::jwk::PublicKeyUse::Encryption)
+        ) {
+            continue;
+        }
+        let declared = match jwk.common.key_algorithm {
+            None => None,
+            Some(a) => match a.to_string().parse::<Algorithm>() {
+                Ok(alg) => Some(alg),
+                // An algorithm this server does not sign with (`RSA-OAEP`...): not a key for it.
+                Err(_) => continue,
+            },
+        };
         let family = |alg: &Algorithm| {
             matches!(
                 (&jwk.algorithm, alg),
@@ -466,24 +477,30 @@ fn check_url(url: &str) -> Result<(), JwtError> {
         source_name: url.to_owned(),
         problem: problem.to_owned(),
     };
-    if let Some(rest) = url.strip_prefix("http://") {
-        let host = rest.split(['/', '?']).next().unwrap_or_default();
-        let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
-        let loopback = matches!(host, "localhost" | "127.0.0.1" | "[::1]");
-        if !loopback {
-            return Err(problem(
-                "plain http is accepted for loopback hosts only: keys fetched over http can be forged on the way",
-            ));
-        }
-        return Ok(());
+    let parsed = reqwest::Url::parse(url).map_err(|e| problem(&format!("not a URL: {e}")))?;
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(problem("the URL carries credentials"));
     }
-    if url.starts_with("https://") {
-        if cfg!(feature = "jwt-tls") {
-            return Ok(());
+    match parsed.scheme() {
+        "http" => {
+            let loopback = match parsed.host() {
+                Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+                Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+                Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+                None => false,
+            };
+            if loopback {
+                Ok(())
+            } else {
+                Err(problem(
+                    "plain http is accepted for loopback hosts only: keys fetched over http can be forged on the way",
+                ))
+            }
         }
-        return Err(problem("https:// needs the `jwt-tls` feature"));
+        "https" if cfg!(feature = "jwt-tls") => Ok(()),
+        "https" => Err(problem("https:// needs the `jwt-tls` feature")),
+        _ => Err(problem("the URL is neither https:// nor http://")),
     }
-    Err(problem("the URL is neither https:// nor http://"))
 }
 
 async fn fetch(url: &str) -> Result<JwkSet, JwtError> {
@@ -491,8 +508,10 @@ async fn fetch(url: &str) -> Result<JwkSet, JwtError> {
         source_name: url.to_owned(),
         problem,
     };
+    // No redirects: one could lead from https (or loopback) to anywhere.
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| problem(e.to_string()))?;
     let response = client
@@ -503,9 +522,18 @@ async fn fetch(url: &str) -> Result<JwkSet, JwtError> {
     if !response.status().is_success() {
         return Err(problem(format!("answered {}", response.status())));
     }
-    let bytes = response.bytes().await.map_err(|e| problem(e.to_string()))?;
-    if bytes.len() > 1024 * 1024 {
-        return Err(problem("the key set is over 1 MiB".into()));
+    const MAX: usize = 1024 * 1024;
+    let too_big = || problem("the key set is over 1 MiB".into());
+    if response.content_length().is_some_and(|n| n > MAX as u64) {
+        return Err(too_big());
+    }
+    let mut response = response;
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| problem(e.to_string()))? {
+        if bytes.len() + chunk.len() > MAX {
+            return Err(too_big());
+        }
+        bytes.extend_from_slice(&chunk);
     }
     serde_json::from_slice(&bytes).map_err(|e| problem(e.to_string()))
 }
@@ -556,7 +584,18 @@ impl Authenticator for JwtAuthenticator {
 
 #[cfg(test)]
 mod tests {
-    use super::metadata_url;
+    use super::{check_url, metadata_url};
+
+    #[test]
+    fn plain_http_only_to_loopback() {
+        assert!(check_url("http://127.0.0.1:8080/jwks.json").is_ok());
+        assert!(check_url("http://localhost/jwks.json").is_ok());
+        assert!(check_url("http://[::1]/jwks.json").is_ok());
+        assert!(check_url("http://localhost:1@evil.example/jwks.json").is_err());
+        assert!(check_url("http://evil.example/jwks.json").is_err());
+        assert!(check_url("http://127.0.0.1.evil.example/jwks.json").is_err());
+        assert!(check_url("ftp://127.0.0.1/jwks.json").is_err());
+    }
 
     #[test]
     fn the_metadata_url_keeps_the_resource_path() {

@@ -405,7 +405,27 @@ fn strip_nulls(args: &mut Map<String, Value>, schema: &Map<String, Value>) {
 
 fn strip_value(value: &mut Value, schema: &Map<String, Value>) {
     match value {
-        Value::Object(map) => strip_nulls(map, schema),
+        Value::Object(map) if schema.contains_key("properties") => strip_nulls(map, schema),
+        Value::Object(map) => {
+            // A union (an enum with struct variants): the one object branch that names every
+            // key sent. None or several, and the value is left for validation to judge.
+            let fits = |branch: &&Map<String, Value>| {
+                branch
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .is_some_and(|p| map.keys().all(|k| p.contains_key(k)))
+            };
+            let branches: Vec<&Map<String, Value>> = ["anyOf", "oneOf"]
+                .iter()
+                .filter_map(|k| schema.get(*k).and_then(Value::as_array))
+                .flatten()
+                .filter_map(Value::as_object)
+                .filter(fits)
+                .collect();
+            if let [branch] = branches.as_slice() {
+                strip_nulls(map, branch);
+            }
+        }
         Value::Array(items) => {
             if let Some(Value::Object(item)) = schema.get("items") {
                 for value in items {
@@ -542,5 +562,17 @@ mod tests {
             Value::Object(args),
             json!({"tag": null, "need": null, "inner": {}, "list": [{}, {"n": 2}], "other": null})
         );
+        // Into the one branch of a union that names the keys sent.
+        let Value::Object(union) = json!({"type": "object", "properties": {"shape": {"oneOf": [
+            {"type": "object", "properties": {"radius": {"type": "number"}, "label": {"type": "string"}}, "required": ["radius"]},
+            {"type": "object", "properties": {"side": {"type": "number"}}, "required": ["side"]}
+        ]}}}) else {
+            unreachable!()
+        };
+        let Value::Object(mut args) = json!({"shape": {"radius": 1, "label": null}}) else {
+            unreachable!()
+        };
+        strip_nulls(&mut args, &union);
+        assert_eq!(Value::Object(args), json!({"shape": {"radius": 1}}));
     }
 }

@@ -190,13 +190,14 @@ async fn serve_on(
             }
         });
     }
-    // Requests in flight finish; a stream that would never end (an SSE listener) is not
-    // waited for past 10 s.
+    // No new connections; requests in flight finish, and a stream that would never end (an
+    // SSE listener) is not waited for past 10 s.
+    drop(listener);
     if tokio::time::timeout(Duration::from_secs(10), graceful.shutdown())
         .await
         .is_err()
     {
-        tracing::info!("connections still open 10 s after the stop signal were closed");
+        tracing::info!("connections still open 10 s after the stop signal are not waited for");
     }
     Ok(())
 }
@@ -297,7 +298,19 @@ async fn gate(
     );
     let bytes: Bytes = match read.await {
         Ok(Ok(bytes)) => bytes,
-        Ok(Err(_)) => return too_large(),
+        Ok(Err(error)) => {
+            let limited = std::error::Error::source(&error)
+                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+            if limited {
+                return too_large();
+            }
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                -32600,
+                format!("Invalid Request: the body could not be read: {error}"),
+            );
+        }
         Err(_) => {
             return rpc_error(
                 StatusCode::REQUEST_TIMEOUT,
@@ -376,7 +389,8 @@ fn insufficient_scope(
     metadata: &str,
 ) -> Option<Response> {
     let message: Value = serde_json::from_slice(bytes).ok()?;
-    if message.get("method")?.as_str()? != "tools/call" {
+    // A request (a notification gets no answer), and a `tools/call` one.
+    if message.get("method")?.as_str()? != "tools/call" || message.get("id").is_none() {
         return None;
     }
     let name = message.get("params")?.get("name")?.as_str()?;
@@ -387,6 +401,10 @@ fn insufficient_scope(
         .permission()
         .filter(|scope| !caller.has_scope(scope))?
         .to_owned();
+    if caller.is_anonymous() {
+        // No token at all: log in first, rather than ask for a scope.
+        return Some(unauthorized(&AuthError::MissingToken, Some(metadata)));
+    }
     let mut response = rpc_error(
         StatusCode::FORBIDDEN,
         &answer_id(&message),
