@@ -85,8 +85,11 @@ async fn jwks_server(initial: &str) -> (String, Arc<Mutex<Vec<u8>>>, Arc<Mutex<u
     (format!("http://{addr}/jwks.json"), served, fetches)
 }
 
-/// A server with `auth` on a free port; returns its address and its resource URL.
-async fn serve(build: impl FnOnce(String) -> JwtAuthenticator) -> (SocketAddr, String) {
+/// A server on a free port with the authenticator `build` makes for its resource URL; returns
+/// its address and that URL.
+async fn serve<F: std::future::Future<Output = JwtAuthenticator>>(
+    build: impl FnOnce(String) -> F,
+) -> (SocketAddr, String) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a port");
@@ -95,7 +98,7 @@ async fn serve(build: impl FnOnce(String) -> JwtAuthenticator) -> (SocketAddr, S
     let server = Server::builder()
         .registry(Registry::collect_in("jwt::notes").expect("valid"))
         .stateless(true)
-        .authenticator(build(resource.clone()))
+        .authenticator(build(resource.clone()).await)
         .build()
         .expect("builds");
     tokio::spawn(async move { server.serve_listener(listener).await });
@@ -111,27 +114,14 @@ fn call_whoami() -> String {
 #[tokio::test]
 async fn tokens_are_checked_and_every_refusal_says_why() {
     let (jwks, _, _) = jwks_server("jwks1.json").await;
-    let (addr, resource) = {
-        let jwks = jwks.clone();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("a port");
-        let addr = listener.local_addr().expect("addr");
-        let resource = format!("http://{addr}/mcp");
-        let auth = JwtAuthenticator::new(ISSUER, resource.clone())
+    let (addr, resource) = serve(|resource| async move {
+        JwtAuthenticator::new(ISSUER, resource)
             .scopes_supported(["notes:read"])
             .jwks_url(jwks)
             .await
-            .expect("the JWKS is fetched");
-        let server = Server::builder()
-            .registry(Registry::collect_in("jwt::notes").expect("valid"))
-            .stateless(true)
-            .authenticator(auth)
-            .build()
-            .expect("builds");
-        tokio::spawn(async move { server.serve_listener(listener).await });
-        (addr, resource)
-    };
+            .expect("the JWKS is fetched")
+    })
+    .await;
     let metadata_url = format!("http://{addr}/.well-known/oauth-protected-resource/mcp");
 
     // A good RS256 token and a good ES256 token: the caller is `sub`, with the token's scopes.
@@ -286,26 +276,14 @@ async fn tokens_are_checked_and_every_refusal_says_why() {
 #[tokio::test]
 async fn an_unknown_key_id_fetches_the_jwks_again() {
     let (jwks, served, fetches) = jwks_server("jwks1.json").await;
-    let (addr, resource) = {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("a port");
-        let addr = listener.local_addr().expect("addr");
-        let resource = format!("http://{addr}/mcp");
-        let auth = JwtAuthenticator::new(ISSUER, resource.clone())
+    let (addr, resource) = serve(|resource| async move {
+        JwtAuthenticator::new(ISSUER, resource)
             .min_refresh(Duration::ZERO)
             .jwks_url(jwks)
             .await
-            .expect("fetched");
-        let server = Server::builder()
-            .registry(Registry::collect_in("jwt::notes").expect("valid"))
-            .stateless(true)
-            .authenticator(auth)
-            .build()
-            .expect("builds");
-        tokio::spawn(async move { server.serve_listener(listener).await });
-        (addr, resource)
-    };
+            .expect("fetched")
+    })
+    .await;
     assert_eq!(*fetches.lock().expect("lock"), 1, "fetched at start");
     let token = mint(Algorithm::RS256, "rsa2.pem", Some("k2"), &claims(&resource));
     let bearer = format!("Bearer {token}");
@@ -330,7 +308,7 @@ async fn an_unknown_key_id_fetches_the_jwks_again() {
 
 #[tokio::test]
 async fn a_jwks_file_serves_offline_and_bad_configurations_are_refused() {
-    let (addr, resource) = serve(|resource| {
+    let (addr, resource) = serve(|resource| async move {
         JwtAuthenticator::new(ISSUER, resource)
             .allow_anonymous(Caller::anonymous())
             .jwks_file(format!("{FIXTURES}/jwks1.json"))
