@@ -14,77 +14,13 @@ use std::time::Duration;
 
 use abilities::{Server, SqliteStore, Store as _, ability};
 use serde_json::{Value, json};
-use support::{post, serve_http};
+use support::{Shared, post, serve_http};
 
 /// Wait a little, then answer: slow enough to run in the background.
 #[ability(semantic = "READ", task = "optional")]
 async fn slow_answer() -> u64 {
     tokio::time::sleep(Duration::from_millis(50)).await;
     42
-}
-
-/// A store that says replicas share it (an SQLite one, for the test).
-struct Shared(Arc<SqliteStore>);
-
-impl abilities::Store for Shared {
-    fn insert_task(&self, record: abilities::TaskRecord) -> abilities::StoreFuture<'_, ()> {
-        self.0.insert_task(record)
-    }
-    fn task<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> abilities::StoreFuture<'a, Option<abilities::TaskRecord>> {
-        self.0.task(id)
-    }
-    fn update_task(&self, record: abilities::TaskRecord) -> abilities::StoreFuture<'_, ()> {
-        self.0.update_task(record)
-    }
-    fn fail_abandoned<'a>(
-        &'a self,
-        failed: &'a abilities::TaskRecord,
-        lease_ms: u64,
-    ) -> abilities::StoreFuture<'a, bool> {
-        self.0.fail_abandoned(failed, lease_ms)
-    }
-    fn touch_tasks<'a>(&'a self, ids: &'a [String], now_ms: u64) -> abilities::StoreFuture<'a, ()> {
-        self.0.touch_tasks(ids, now_ms)
-    }
-    fn issue_token<'a>(
-        &'a self,
-        token: &'a abilities::TokenRecord,
-        limit: u32,
-    ) -> abilities::StoreFuture<'a, bool> {
-        self.0.issue_token(token, limit)
-    }
-    fn spend_token<'a>(
-        &'a self,
-        token: &'a abilities::TokenRecord,
-    ) -> abilities::StoreFuture<'a, abilities::Spend> {
-        self.0.spend_token(token)
-    }
-    fn claim<'a>(
-        &'a self,
-        claim: &'a abilities::Claim,
-    ) -> abilities::StoreFuture<'a, abilities::Claimed> {
-        self.0.claim(claim)
-    }
-    fn settle<'a>(
-        &'a self,
-        holder: &'a str,
-        key: &'a str,
-        outcome: &'a Value,
-    ) -> abilities::StoreFuture<'a, ()> {
-        self.0.settle(holder, key, outcome)
-    }
-    fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> abilities::StoreFuture<'a, ()> {
-        self.0.release(holder, key)
-    }
-    fn sweep(&self, now_ms: u64) -> abilities::StoreFuture<'_, u64> {
-        self.0.sweep(now_ms)
-    }
-    fn is_shared(&self) -> bool {
-        true
-    }
 }
 
 fn now_ms() -> u64 {

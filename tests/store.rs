@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use abilities::{
-    Claim, Claimed, PostgresStore, Spend, SqliteStore, Store, TaskRecord, TaskStatus, TokenRecord,
+    Claim, Claimed, PostgresStore, RateTaken, Spend, SqliteStore, Store, TaskRecord, TaskStatus,
+    TokenRecord,
 };
 use serde_json::json;
 
@@ -262,7 +263,49 @@ async fn a_key_is_claimed_once_under_a_race(store: Arc<dyn Store>) {
     assert_eq!(new, 1);
 }
 
+/// 3 calls per second: the burst of 3, then refused until an interval (333 ms) has passed;
+/// another key has its own budget.
+async fn rate_budgets_allow_the_burst_then_refuse(store: &dyn Store) {
+    let key = unique("posts/create alice");
+    let now = now_ms();
+    for _ in 0..3 {
+        assert_eq!(
+            store.take_rate(&key, 3, 1000, now).await.unwrap(),
+            RateTaken::Allowed
+        );
+    }
+    let RateTaken::Limited { retry_after_ms } = store.take_rate(&key, 3, 1000, now).await.unwrap()
+    else {
+        panic!("the fourth call of a 3/s budget was allowed");
+    };
+    assert!((1..=340).contains(&retry_after_ms), "{retry_after_ms}");
+    let other = unique("posts/create bob");
+    assert_eq!(
+        store.take_rate(&other, 3, 1000, now).await.unwrap(),
+        RateTaken::Allowed
+    );
+}
+
+/// Of 8 racers for a budget of 5, exactly 5 get a call.
+async fn a_rate_budget_is_shared_under_a_race(store: Arc<dyn Store>) {
+    let key = unique("racer");
+    let now = now_ms();
+    let takes = (0..8).map(|_| {
+        let (store, key) = (Arc::clone(&store), key.clone());
+        tokio::spawn(async move { store.take_rate(&key, 5, 60_000, now).await.unwrap() })
+    });
+    let mut allowed = 0;
+    for taken in takes {
+        if taken.await.unwrap() == RateTaken::Allowed {
+            allowed += 1;
+        }
+    }
+    assert_eq!(allowed, 5);
+}
+
 async fn suite(store: Arc<dyn Store>) {
+    rate_budgets_allow_the_burst_then_refuse(&*store).await;
+    a_rate_budget_is_shared_under_a_race(Arc::clone(&store)).await;
     tasks_round_trip(&*store).await;
     tokens_spend_once_and_are_limited_per_holder(&*store).await;
     a_token_is_spent_once_under_a_race(Arc::clone(&store)).await;

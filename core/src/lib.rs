@@ -1,10 +1,12 @@
 //! The rules `#[ability]` checks at compile time and the runtime applies to abilities built at
-//! run time, written once: ability names, tool names and URI templates.
+//! run time, written once: ability names, tool names, URI templates and call rates.
 //!
 //! Depend on `abilities`; this crate is an implementation detail, version-pinned by it.
 
 mod name;
+mod rate;
 mod uri;
 
 pub use name::{MAX_ABILITY_NAME, MAX_TOOL_NAME, check_ability_name, tool_name};
+pub use rate::parse_rate;
 pub use uri::{UriTemplate, template_variables};

@@ -27,6 +27,7 @@ pub(crate) const ABILITY_KEYS: &[&str] = &[
     FAMILY,
     DANGER,
     TASK,
+    RATE,
     CRATE,
 ];
 const SEMANTIC: &str = "semantic";
@@ -48,6 +49,7 @@ const PROMPT: &str = "prompt";
 const FAMILY: &str = "family";
 const DANGER: &str = "danger";
 const TASK: &str = "task";
+const RATE: &str = "rate";
 const CRATE: &str = "crate";
 
 /// The danger levels of MCP-AQL, as written in the attribute.
@@ -63,8 +65,9 @@ pub(crate) const DANGERS: &[&str] = &[
 pub(crate) const TASKS: &[&str] = &["forbidden", "optional", "required"];
 
 /// The keys `#[param]` accepts.
-pub(crate) const PARAM_KEYS: &[&str] = &[DESCRIPTION, DEFAULT, COMPLETE, HEADER];
+pub(crate) const PARAM_KEYS: &[&str] = &[DESCRIPTION, DEFAULT, COMPLETE, HEADER, SENSITIVE];
 const DEFAULT: &str = "default";
+const SENSITIVE: &str = "sensitive";
 const COMPLETE: &str = "complete";
 const HEADER: &str = "header";
 
@@ -100,6 +103,8 @@ pub(crate) struct AbilityArgs {
     pub(crate) danger: Option<LitStr>,
     /// `task = "optional"`: whether the ability may run as a background task.
     pub(crate) task: Option<LitStr>,
+    /// `rate = "10/min"`: how often one caller may call the ability.
+    pub(crate) rate: Option<LitStr>,
     /// `crate = "my_facade::abilities"`: where generated code finds the framework.
     pub(crate) krate: Option<syn::Path>,
 }
@@ -113,6 +118,8 @@ pub(crate) struct ParamArgs {
     pub(crate) complete: Option<syn::Path>,
     /// `header = "Region"`: the client mirrors the value in the `Mcp-Param-Region` header.
     pub(crate) header: Option<LitStr>,
+    /// `sensitive`: the value never appears in a log, an audit event or an error message.
+    pub(crate) sensitive: Option<Span>,
 }
 
 /// Collects errors so every mistake is reported in one compile.
@@ -275,6 +282,15 @@ pub(crate) fn parse_ability_args(tokens: TokenStream, errors: &mut Errors) -> Ab
                     set(&mut args.task, lit, &meta, errors);
                 }
             }
+            // rate = "10/min" | "5/s" | "1000/hour" | "100/15min"
+            RATE => {
+                if let Some(lit) = string_value(&meta, RATE, "rate = \"10/min\"", errors)? {
+                    if let Err(reason) = abilities_core::parse_rate(&lit.value()) {
+                        errors.spanned(&lit, reason);
+                    }
+                    set(&mut args.rate, lit, &meta, errors);
+                }
+            }
             // crate = "path::to::abilities" (for crates that re-export the framework)
             CRATE => {
                 if let Some(lit) =
@@ -345,6 +361,15 @@ pub(crate) fn parse_param_attr(attr: &syn::Attribute, args: &mut ParamArgs, erro
                         );
                     }
                     set(&mut args.header, lit, &meta, errors);
+                }
+            }
+            // sensitive
+            SENSITIVE => {
+                if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
+                    errors.spanned(&meta.path, "`sensitive` takes no value: write `sensitive`");
+                    skip_value(&meta)?;
+                } else {
+                    set(&mut args.sensitive, meta.path.span(), &meta, errors);
                 }
             }
             // default = <expression of the parameter's type>

@@ -145,6 +145,9 @@ fn generate(
                 quote!(::core::option::Option::None),
             ),
         };
+        let sensitive = owned.iter().any(|param| {
+            matches!(&param.kind, ParamKind::Owned(param_args, _) if param_args.sensitive.is_some())
+        });
         let candidates = owned.iter().map(|param| {
             let param = param_of(&param.ty);
             quote!(let __ability_schema = match __ability_schema {
@@ -177,6 +180,7 @@ fn generate(
             default: #default,
             description: #description,
             complete: #complete,
+            sensitive: #sensitive,
         })
     } else {
         decode.extend(quote!(let mut __ability_args = #p::into_object(__ability_args);));
@@ -192,6 +196,7 @@ fn generate(
             let description = option_str(param_args.description.as_ref());
             let complete = completer(&p, param_args.complete.as_ref());
             let header = option_str(param_args.header.as_ref());
+            let sensitive = param_args.sensitive.is_some();
             let param = param_of(ty);
             properties.push(quote!(#p::PropertyDef {
                 name: #name,
@@ -200,6 +205,7 @@ fn generate(
                 header: #header,
                 default: #default,
                 complete: #complete,
+                sensitive: #sensitive,
             }));
             decode.extend(quote_spanned!(ty.span()=>
                 let #ident: #ty = #param::take(&__ability_ctx, &mut __ability_args, #name, #take_default)?;
@@ -318,6 +324,14 @@ fn generate(
         Some("required") => quote!(#p::TaskSupport::Required),
         _ => quote!(#p::TaskSupport::Forbidden),
     };
+    let rate = match args
+        .rate
+        .as_ref()
+        .and_then(|lit| abilities_core::parse_rate(&lit.value()).ok())
+    {
+        Some((calls, period)) => quote!(::core::option::Option::Some((#calls, #period))),
+        None => quote!(::core::option::Option::None),
+    };
     let deprecated = match deprecation(&item.attrs) {
         Some(note) => quote!(::core::option::Option::Some(#note)),
         None => quote!(::core::option::Option::None),
@@ -365,6 +379,7 @@ fn generate(
                     family: #family,
                     danger: #danger,
                     task: #task,
+                    rate: #rate,
                     deprecated: #deprecated,
                     input: #input_def,
                     requires: #requires,

@@ -12,6 +12,7 @@ use std::time::Duration;
 pub use tokio_util::sync::CancellationToken;
 
 use crate::extract::{FromContext, Requirement};
+use crate::pipeline::Guards;
 
 mod ask;
 mod caller;
@@ -235,9 +236,31 @@ pub struct Context {
     /// What a surface hands its handlers beyond the core context (MCP-AQL's collection
     /// query), typed by the surface that set it.
     surface: Option<Arc<dyn Any + Send + Sync>>,
+    /// The server's rate limits and audit trail; `None` for calls made in process with a
+    /// context of their own.
+    guards: Option<Arc<Guards>>,
+    /// The surface the call came through, as the audit trail names it.
+    via: Option<&'static str>,
 }
 
 impl Context {
+    /// The server's rate limits and audit trail, for the pipeline.
+    pub(crate) fn guards(&self) -> Option<&Arc<Guards>> {
+        self.guards.as_ref()
+    }
+
+    /// The surface the call came through (`native`, `standard`, `meta`, `aql`, `resource`,
+    /// `prompt`, `task`), or `in-process`.
+    pub(crate) fn via(&self) -> &'static str {
+        self.via.unwrap_or("in-process")
+    }
+
+    /// The same context, as a call through `via`.
+    pub(crate) fn with_via(mut self, via: &'static str) -> Self {
+        self.via = Some(via);
+        self
+    }
+
     /// What the surface serving the call set for its handlers, if it is a `T`.
     pub(crate) fn surface_data<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.surface
@@ -267,6 +290,8 @@ impl Context {
         site: Option<Arc<Site>>,
         timeout: Option<Duration>,
         client: Arc<dyn ClientChannel>,
+        guards: Arc<Guards>,
+        via: &'static str,
     ) -> Self {
         Self {
             request_id: None,
@@ -278,6 +303,8 @@ impl Context {
             timeout,
             client: Some(Client(client)),
             surface: None,
+            guards: Some(guards),
+            via: Some(via),
         }
     }
 

@@ -75,6 +75,9 @@ pub enum ErrorCode {
     /// A server this one forwards to (a bridged upstream) is not running or stopped
     /// answering; the details name it and say why.
     UpstreamUnavailable,
+    /// The caller called this ability more often than its rate allows; `details.retry_after`
+    /// says in how many seconds a call is allowed again.
+    RateLimited,
     /// A code defined by the application, in upper snake case.
     Custom(Cow<'static, str>),
 }
@@ -112,12 +115,13 @@ impl ErrorCode {
             Self::IdempotencyConflict => "IDEMPOTENCY_CONFLICT",
             Self::IdempotencyInProgress => "IDEMPOTENCY_IN_PROGRESS",
             Self::UpstreamUnavailable => "UPSTREAM_UNAVAILABLE",
+            Self::RateLimited => "RATE_LIMITED",
             Self::Custom(code) => code,
         }
     }
 
     /// Every framework code, for [`canonical`](Self::canonical).
-    const FRAMEWORK: [ErrorCode; 29] = [
+    const FRAMEWORK: [ErrorCode; 30] = [
         Self::ValidationMissingParam,
         Self::ValidationInvalidType,
         Self::ValidationInvalidValue,
@@ -147,6 +151,7 @@ impl ErrorCode {
         Self::IdempotencyConflict,
         Self::IdempotencyInProgress,
         Self::UpstreamUnavailable,
+        Self::RateLimited,
     ];
 
     /// A `Custom` code that spells a framework code is that code, so an application's

@@ -5,6 +5,7 @@
 
 mod ability;
 mod adapter;
+mod audit;
 mod auth;
 mod clock;
 mod content;
@@ -15,6 +16,7 @@ mod extract;
 #[cfg(feature = "jwt")]
 mod jwt;
 mod ledger;
+mod limit;
 mod normalize;
 mod pipeline;
 mod profile;
@@ -40,6 +42,7 @@ pub use ability::{
     Output, Semantic, TaskSupport,
 };
 pub use adapter::McpHandler;
+pub use audit::AUDIT_TARGET;
 pub use auth::{AuthError, AuthFuture, Authenticator, StaticTokens, bearer, bearer_token};
 pub use content::{Content, Contents, EmbeddedResource, Rich};
 pub use context::{
@@ -55,6 +58,7 @@ pub use jsonwebtoken;
 #[cfg(feature = "jwt")]
 pub use jwt::{JwtAuthenticator, JwtAuthenticatorBuilder, JwtError};
 pub use ledger::IDEMPOTENCY_META_KEY;
+pub use limit::{Rate, RateError};
 pub use pipeline::CallOutput;
 pub use profile::SchemaProfile;
 pub use prompt::{Prompt, PromptMessage, Role};
@@ -65,8 +69,8 @@ pub use site::{CONTRACT_VERSION, Site};
 #[cfg(feature = "postgres")]
 pub use store::PostgresStore;
 pub use store::{
-    Claim, Claimed, Spend, SqliteStore, Store, StoreError, StoreFuture, TaskRecord, TaskStatus,
-    TokenRecord, Updates,
+    Claim, Claimed, RateTaken, Spend, SqliteStore, Store, StoreError, StoreFuture, TaskRecord,
+    TaskStatus, TokenRecord, Updates,
 };
 pub use surface::aql::{
     Aql, AqlLimits, AqlMode, CollectionQuery, ComputedField, Condition, FilterOp, SortKey, Window,

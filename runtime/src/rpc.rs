@@ -24,7 +24,7 @@ use crate::{AbilityError, ErrorCode as Code};
 /// The JSON-RPC code an error travels as (`resources/read`, `prompts/get`, completion,
 /// standard mode): `-32602` (invalid params) for what the caller sent (validation, unknown
 /// ability or resource, another site, an idempotency key reused), `-32001` for a missing
-/// scope, `-32000` for a limit reached, a call still running or an upstream down, `-32603` (internal error)
+/// scope, `-32000` for a limit or rate reached, a call still running or an upstream down, `-32603` (internal error)
 /// for everything else.
 pub(crate) fn rpc_code(error: &AbilityError) -> i32 {
     match error.code() {
@@ -35,7 +35,10 @@ pub(crate) fn rpc_code(error: &AbilityError) -> i32 {
         | Code::SiteMismatch
         | Code::IdempotencyConflict => -32602,
         Code::PermissionDenied => -32001,
-        Code::LimitExceeded | Code::IdempotencyInProgress | Code::UpstreamUnavailable => -32000,
+        Code::LimitExceeded
+        | Code::IdempotencyInProgress
+        | Code::UpstreamUnavailable
+        | Code::RateLimited => -32000,
         _ => -32603,
     }
 }

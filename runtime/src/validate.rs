@@ -12,14 +12,19 @@ const MAX_QUOTED: usize = 120;
 
 /// Validate `args`; on failure the error's code is the most telling violation's
 /// (a missing parameter, then a wrong type, then a broken constraint) and
-/// `details.violations` lists all of them as `{pointer, code, message}`.
-pub(crate) fn check(validator: &Validator, args: &Value) -> Result<(), AbilityError> {
+/// `details.violations` lists all of them as `{pointer, code, message}`. A violation inside
+/// one of the `sensitive` top-level arguments names the keyword it broke, never the value.
+pub(crate) fn check(
+    validator: &Validator,
+    args: &Value,
+    sensitive: &[std::borrow::Cow<'static, str>],
+) -> Result<(), AbilityError> {
     if validator.is_valid(args) {
         return Ok(());
     }
     let mut violations: Vec<Violation> = validator
         .iter_errors(args)
-        .map(Violation::from_error)
+        .map(|error| Violation::from_error(error, sensitive))
         .collect();
     if violations.is_empty() {
         return Ok(());
@@ -55,8 +60,17 @@ struct Violation {
 }
 
 impl Violation {
-    fn from_error(error: ValidationError<'_>) -> Self {
+    fn from_error(
+        error: ValidationError<'_>,
+        sensitive: &[std::borrow::Cow<'static, str>],
+    ) -> Self {
         let at = error.instance_path().as_str().to_owned();
+        let secret = sensitive.iter().any(|name| {
+            let escaped = name.replace('~', "~0").replace('/', "~1");
+            at.strip_prefix('/')
+                .and_then(|rest| rest.strip_prefix(escaped.as_str()))
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        });
         match error.kind() {
             ValidationErrorKind::Required { property } => {
                 let name = property
@@ -90,6 +104,16 @@ impl Violation {
                     rank: 1,
                 }
             }
+            _ if secret => Self {
+                message: format!(
+                    "parameter '{}' is invalid: it does not satisfy `{}` (the value is sensitive and not shown)",
+                    display_pointer(&at),
+                    error.kind().keyword()
+                ),
+                pointer: at,
+                code: ErrorCode::ValidationInvalidValue,
+                rank: 2,
+            },
             _ => {
                 let mut what = error.to_string();
                 if what.chars().count() > MAX_QUOTED {

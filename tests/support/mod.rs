@@ -347,3 +347,76 @@ pub fn assert_aql_envelope(envelope: &Value) {
         .collect();
     assert!(errors.is_empty(), "{errors:?}\n{envelope:#}");
 }
+
+/// A store that says replicas share it (an SQLite one, for the test).
+pub struct Shared(pub std::sync::Arc<abilities::SqliteStore>);
+
+impl abilities::Store for Shared {
+    fn insert_task(&self, record: abilities::TaskRecord) -> abilities::StoreFuture<'_, ()> {
+        self.0.insert_task(record)
+    }
+    fn task<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> abilities::StoreFuture<'a, Option<abilities::TaskRecord>> {
+        self.0.task(id)
+    }
+    fn update_task(&self, record: abilities::TaskRecord) -> abilities::StoreFuture<'_, ()> {
+        self.0.update_task(record)
+    }
+    fn touch_tasks<'a>(&'a self, ids: &'a [String], now_ms: u64) -> abilities::StoreFuture<'a, ()> {
+        self.0.touch_tasks(ids, now_ms)
+    }
+    fn fail_abandoned<'a>(
+        &'a self,
+        failed: &'a abilities::TaskRecord,
+        lease_ms: u64,
+    ) -> abilities::StoreFuture<'a, bool> {
+        self.0.fail_abandoned(failed, lease_ms)
+    }
+    fn issue_token<'a>(
+        &'a self,
+        token: &'a abilities::TokenRecord,
+        limit: u32,
+    ) -> abilities::StoreFuture<'a, bool> {
+        self.0.issue_token(token, limit)
+    }
+    fn spend_token<'a>(
+        &'a self,
+        token: &'a abilities::TokenRecord,
+    ) -> abilities::StoreFuture<'a, abilities::Spend> {
+        self.0.spend_token(token)
+    }
+    fn claim<'a>(
+        &'a self,
+        claim: &'a abilities::Claim,
+    ) -> abilities::StoreFuture<'a, abilities::Claimed> {
+        self.0.claim(claim)
+    }
+    fn settle<'a>(
+        &'a self,
+        holder: &'a str,
+        key: &'a str,
+        outcome: &'a serde_json::Value,
+    ) -> abilities::StoreFuture<'a, ()> {
+        self.0.settle(holder, key, outcome)
+    }
+    fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> abilities::StoreFuture<'a, ()> {
+        self.0.release(holder, key)
+    }
+    fn take_rate<'a>(
+        &'a self,
+        key: &'a str,
+        calls: u32,
+        period_ms: u64,
+        now_ms: u64,
+    ) -> abilities::StoreFuture<'a, abilities::RateTaken> {
+        self.0.take_rate(key, calls, period_ms, now_ms)
+    }
+    fn sweep(&self, now_ms: u64) -> abilities::StoreFuture<'_, u64> {
+        self.0.sweep(now_ms)
+    }
+    fn is_shared(&self) -> bool {
+        true
+    }
+}

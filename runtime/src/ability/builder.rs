@@ -36,6 +36,8 @@ pub struct AbilityBuilder {
     family: Option<Cow<'static, str>>,
     danger: Option<Danger>,
     task: TaskSupport,
+    rate: Option<crate::Rate>,
+    sensitive: Vec<Cow<'static, str>>,
     deprecated: Option<Cow<'static, str>>,
     input: Option<Value>,
     output: Option<Value>,
@@ -63,6 +65,8 @@ impl AbilityBuilder {
             family: None,
             danger: None,
             task: TaskSupport::Forbidden,
+            rate: None,
+            sensitive: Vec::new(),
             deprecated: None,
             input: None,
             output: None,
@@ -151,6 +155,23 @@ impl AbilityBuilder {
         self
     }
 
+    /// How often one caller may call it (default: the server's
+    /// [`rate_limit`](crate::ServerBuilder::rate_limit), if any).
+    pub fn rate(mut self, rate: crate::Rate) -> Self {
+        self.rate = Some(rate);
+        self
+    }
+
+    /// Top-level arguments whose values never appear in a log, an audit event or an error
+    /// message (passwords, API keys).
+    pub fn sensitive<S: Into<Cow<'static, str>>>(
+        mut self,
+        names: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.sensitive.extend(names.into_iter().map(Into::into));
+        self
+    }
+
     /// The MCP-AQL danger level (default: from the semantic).
     pub fn danger(mut self, danger: Danger) -> Self {
         self.danger = Some(danger);
@@ -235,6 +256,7 @@ impl AbilityBuilder {
                 default: None,
                 description: None,
                 complete: None,
+                sensitive: false,
             },
         };
         let output = self.output.map(|v| schema_of("output", v)).transpose()?;
@@ -252,6 +274,8 @@ impl AbilityBuilder {
             family: self.family,
             danger: self.danger,
             task: self.task,
+            rate: self.rate,
+            sensitive: self.sensitive,
             deprecated: self.deprecated,
             input,
             output,

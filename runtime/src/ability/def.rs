@@ -30,6 +30,8 @@ pub enum InputDef {
         description: Option<&'static str>,
         /// From `#[param(complete = ...)]`.
         complete: Option<Completer>,
+        /// From `#[param(sensitive)]`: the whole input is.
+        sensitive: bool,
     },
 }
 
@@ -49,6 +51,8 @@ pub struct PropertyDef {
     pub default: Option<fn() -> Value>,
     /// From `#[param(complete = ...)]`.
     pub complete: Option<Completer>,
+    /// From `#[param(sensitive)]`.
+    pub sensitive: bool,
 }
 
 /// Everything `#[ability]` knows about a function at compile time: string slices and function
@@ -70,6 +74,8 @@ pub struct AbilityDef {
     pub danger: Option<Danger>,
     /// From `task = "..."`.
     pub task: TaskSupport,
+    /// From `rate = "10/min"`, checked by the macro: (calls, period in seconds).
+    pub rate: Option<(u32, u64)>,
     /// The note of the function's `#[deprecated]`, if it has one (`""` for none).
     pub deprecated: Option<&'static str>,
     pub input: InputDef,

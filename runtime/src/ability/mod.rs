@@ -26,7 +26,7 @@ use crate::normalize::InputShape;
 use crate::schema::{self, Side};
 use abilities_core::{UriTemplate, check_ability_name, template_variables, tool_name};
 
-use crate::{RegistryError, Requirement};
+use crate::{Rate, RegistryError, Requirement};
 
 /// The optional argument every site-checked tool accepts.
 pub(crate) const SITE_ID: &str = "site_id";
@@ -50,6 +50,9 @@ pub struct Ability {
     /// `danger` was declared, not taken from the semantic.
     danger_declared: bool,
     task: TaskSupport,
+    rate: Option<Rate>,
+    /// The top-level arguments never logged, audited or quoted in an error.
+    sensitive: Vec<Cow<'static, str>>,
     deprecated: Option<Cow<'static, str>>,
     rust_path: Cow<'static, str>,
     file: Cow<'static, str>,
@@ -89,6 +92,8 @@ pub(crate) enum Input {
         default: Option<Value>,
         description: Option<Cow<'static, str>>,
         complete: Option<Completer>,
+        /// `#[param(sensitive)]` on the one value: all of it is.
+        sensitive: bool,
     },
 }
 
@@ -107,6 +112,10 @@ pub(crate) struct Parts {
     pub(crate) family: Option<Cow<'static, str>>,
     pub(crate) danger: Option<Danger>,
     pub(crate) task: TaskSupport,
+    pub(crate) rate: Option<Rate>,
+    /// Top-level arguments marked sensitive besides the input's own (abilities built at run
+    /// time name them).
+    pub(crate) sensitive: Vec<Cow<'static, str>>,
     pub(crate) deprecated: Option<Cow<'static, str>>,
     pub(crate) input: Input,
     /// The output schema before the wire transformation; `None` when there is none.
@@ -166,11 +175,13 @@ impl Ability {
                 default,
                 description,
                 complete,
+                sensitive,
             } => Input::Value {
                 schema: schema::clean(schema()),
                 default: default.map(|f| f()),
                 description: description.map(Cow::Borrowed),
                 complete,
+                sensitive,
             },
         };
         Self::from_parts(Parts {
@@ -187,6 +198,10 @@ impl Ability {
             family: def.family.map(Cow::Borrowed),
             danger: def.danger,
             task: def.task,
+            rate: def
+                .rate
+                .map(|(calls, period_s)| Rate::from_checked(calls, period_s)),
+            sensitive: Vec::new(),
             deprecated: def.deprecated.map(Cow::Borrowed),
             input,
             output: (def.output)().map(schema::clean),
@@ -264,6 +279,8 @@ impl Ability {
             AbilityKind::Resource { uri, .. } => UriTemplate::parse(uri),
             _ => None,
         };
+        let sensitive =
+            sensitive_arguments(&parts.input, &input_schema, &input_shape, parts.sensitive);
         let input_schema = Arc::new(input_schema);
         let tool_input_schema = if takes_site_id {
             Arc::new(tool_input_schema)
@@ -287,6 +304,8 @@ impl Ability {
                 .unwrap_or_else(|| Danger::for_semantic(parts.semantic)),
             danger_declared: parts.danger.is_some(),
             task: parts.task,
+            rate: parts.rate,
+            sensitive,
             deprecated: parts.deprecated,
             rust_path: parts.rust_path,
             file: parts.file,
@@ -325,6 +344,19 @@ impl Ability {
     /// Whether the ability may run as a background task (`task = "..."`).
     pub fn task_support(&self) -> TaskSupport {
         self.task
+    }
+
+    /// The top-level arguments marked `#[param(sensitive)]` (or
+    /// [`AbilityBuilder::sensitive`]): never logged, audited or quoted in an error message.
+    pub fn sensitive(&self) -> &[Cow<'static, str>] {
+        &self.sensitive
+    }
+
+    /// How often one caller may call it, from `#[ability(rate = "10/min")]` or
+    /// [`AbilityBuilder::rate`]; `None` takes the server's default
+    /// ([`ServerBuilder::rate_limit`](crate::ServerBuilder::rate_limit)).
+    pub fn rate(&self) -> Option<Rate> {
+        self.rate
     }
 
     /// Whether the danger level was declared (`danger = "..."`) rather than defaulted.
@@ -506,6 +538,40 @@ fn arguments(input: &Input, wire: &Map<String, Value>, wrapped: bool) -> Vec<Arg
             }
         })
         .collect()
+}
+
+/// The wire names of the sensitive arguments: the marked parameters, the `input` key of a
+/// sensitive wrapped value, or every property of a sensitive object value.
+fn sensitive_arguments(
+    input: &Input,
+    schema: &Map<String, Value>,
+    shape: &InputShape,
+    mut named: Vec<Cow<'static, str>>,
+) -> Vec<Cow<'static, str>> {
+    match input {
+        Input::Object(properties) => named.extend(
+            properties
+                .iter()
+                .filter(|p| p.sensitive)
+                .map(|p| Cow::Borrowed(p.name)),
+        ),
+        Input::Value {
+            sensitive: true, ..
+        } => match shape {
+            InputShape::Wrapped { key, .. } => named.push(Cow::Borrowed(*key)),
+            _ => named.extend(
+                schema
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .into_iter()
+                    .flat_map(|p| p.keys().cloned().map(Cow::Owned)),
+            ),
+        },
+        _ => {}
+    }
+    named.sort();
+    named.dedup();
+    named
 }
 
 fn input_schema(input: &Input) -> (Map<String, Value>, InputShape) {

@@ -32,6 +32,8 @@ impl McpHandler {
         };
         let response = self.call_tool_once(request, context).await;
         let outcome = match &response {
+            // Refused for its rate: it did not run, and a retry later may.
+            Ok(CallToolResponse::Complete(result)) if rate_limited(result) => None,
             Ok(CallToolResponse::Complete(result)) => Some(json!({"complete": result})),
             Ok(CallToolResponse::Task(task)) => Some(json!({"task": task})),
             // An internal error may come after the handler did its work (it failed, panicked
@@ -95,4 +97,17 @@ fn replay(mut outcome: Value) -> Result<CallToolResponse, ErrorData> {
     }
     let result = outcome.get_mut("complete").map_or(Value::Null, Value::take);
     from_json::<CallToolResult>(result).map(CallToolResponse::Complete)
+}
+
+/// Whether a tool result is the `RATE_LIMITED` refusal of a call that did not run.
+fn rate_limited(result: &CallToolResult) -> bool {
+    result.is_error == Some(true)
+        && result
+            .content
+            .first()
+            .and_then(|block| block.as_text())
+            .is_some_and(|text| {
+                serde_json::from_str::<Value>(&text.text)
+                    .is_ok_and(|error| error["code"] == crate::ErrorCode::RateLimited.as_str())
+            })
 }

@@ -50,11 +50,15 @@ pub struct McpHandler {
     log_level: Arc<AtomicU8>,
     /// Identifies the session's resource subscriptions and list-change listener.
     session: u64,
+    /// The surface's name in the audit trail.
+    via: &'static str,
 }
 
 impl McpHandler {
     pub(crate) fn new(inner: Arc<Inner>, slot: usize, caller: Option<Caller>) -> Self {
+        let via = inner.snapshot().view(slot).surface.label();
         Self {
+            via,
             inner,
             slot,
             caller,
@@ -183,6 +187,8 @@ impl McpHandler {
             self.inner.site.clone(),
             self.inner.timeout,
             client,
+            Arc::clone(&self.inner.guards),
+            self.via,
         )
     }
 }
@@ -357,7 +363,7 @@ impl ServerHandler for McpHandler {
         let snapshot = self.inner.snapshot();
         let contents = snapshot
             .catalog
-            .read(&snapshot.registry, ctx, &request.uri)
+            .read(&snapshot.registry, ctx.with_via("resource"), &request.uri)
             .await;
         if let Some(input) = Pending::answer(question.as_ref(), &self.inner, contents.is_err())? {
             return Ok(input.into());
@@ -504,7 +510,12 @@ impl ServerHandler for McpHandler {
         let snapshot = self.inner.snapshot();
         let prompt = snapshot
             .catalog
-            .get_prompt(&snapshot.registry, ctx, &request.name, request.arguments)
+            .get_prompt(
+                &snapshot.registry,
+                ctx.with_via("prompt"),
+                &request.name,
+                request.arguments,
+            )
             .await;
         if let Some(input) = Pending::answer(question.as_ref(), &self.inner, prompt.is_err())? {
             return Ok(input.into());

@@ -97,7 +97,8 @@ impl McpHandler {
         let cancel = CancellationToken::new();
         let ctx = ctx
             .with_cancellation(cancel.clone())
-            .with_timeout(self.inner.tasks.ttl());
+            .with_timeout(self.inner.tasks.ttl())
+            .with_via("task");
         let stages: &'static [&'static dyn crate::pipeline::Stage] =
             if self.inner.profile == crate::SchemaProfile::OpenAiStrict {
                 &[&crate::profile::NullAsAbsent]

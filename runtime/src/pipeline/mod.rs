@@ -1,28 +1,32 @@
 //! The call pipeline: one [`Call`] through ordered [`Stage`]s, then the handler.
 //!
 //! ```text
-//! permission -> site -> [surface: arguments] -> input (normalize, validate, unwrap)
+//! permission -> rate -> site -> [surface: arguments] -> input (normalize, validate, unwrap)
 //!            -> [surface: gate] -> handler (panic-safe, cancellable, time-limited)
 //!            -> [every stage's finish, last first] -> output (the bare value kept)
 //! ```
 //!
 //! A stage is a small value with one job. The core stages run for every call; a surface adds
 //! its own at the two places it may (MCP-AQL: unknown parameters, UPDATE fields and collection
-//! queries among the arguments, the confirmation gate before the handler), and the next
-//! features (idempotency, rate limits, an audit trail) are new stages, not edits of the
-//! others. Surfaces only map the wire to a call and the output back.
+//! queries among the arguments, the confirmation gate before the handler). The server's
+//! [`Guards`] wrap the stages: the rate limit right after the permission check (a call
+//! refused later, for its arguments, still counts), and one audit event per call, however it
+//! ends. Surfaces only map the wire to a call and the output back.
 
 mod output;
 mod stages;
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 pub use output::CallOutput;
 
+use crate::audit::{Audit, CallEvent};
 use crate::error::Lookup;
+use crate::limit::{RateCheck, RateLimits};
 use crate::normalize::into_object;
 use crate::{Ability, AbilityError, Context, Registry};
 
@@ -34,6 +38,18 @@ pub(crate) struct Call<'a> {
     pub(crate) args: Map<String, Value>,
     /// What the handler gets: set by the input stage.
     pub(crate) input: Value,
+}
+
+/// What a server puts around every call: its rate limits and its audit trail.
+pub(crate) struct Guards {
+    pub(crate) rates: RateLimits,
+    pub(crate) audit: Audit,
+}
+
+impl std::fmt::Debug for Guards {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guards").finish_non_exhaustive()
+    }
 }
 
 /// Where a surface's stage runs.
@@ -85,18 +101,36 @@ pub(crate) fn run<'a>(
     args: Value,
     surface: &'a [&'a dyn Stage],
 ) -> impl Future<Output = Result<CallOutput, AbilityError>> + Send + 'a {
+    let audited = ctx
+        .guards()
+        .filter(|guards| guards.audit.enabled())
+        .map(|guards| (Arc::clone(guards), CallEvent::start(ability, &ctx, &args)));
     let start = start(ability, ctx, args, surface);
     async move {
-        let handler = match start {
-            Start::Handler(handler) => handler,
-            Start::Surface(call) => Box::pin(surface_stages(call, surface)).await?,
-            Start::Refused(error) => return Err(error),
-        };
-        let mut output = handler.await?;
-        for stage in surface.iter().rev() {
-            stage.finish(&mut output);
+        let outcome = async {
+            let mut start = start;
+            let handler = loop {
+                start = match start {
+                    Start::Handler(handler) => break handler,
+                    Start::Surface(call) => break Box::pin(surface_stages(call, surface)).await?,
+                    Start::Rate(rate, call) => {
+                        rate.await?;
+                        checked(call, surface)
+                    }
+                    Start::Refused(error) => return Err(error),
+                };
+            };
+            let mut output = handler.await?;
+            for stage in surface.iter().rev() {
+                stage.finish(&mut output);
+            }
+            Ok(output)
         }
-        Ok(output)
+        .await;
+        if let Some((guards, event)) = audited {
+            event.finish(&guards.audit, outcome.as_ref().map(drop));
+        }
+        outcome
     }
 }
 
@@ -106,6 +140,8 @@ enum Start<'a> {
     Handler(stages::Handling<'a>),
     /// The surface's stages are next.
     Surface(Call<'a>),
+    /// The shared store counts the call against its rate; the other checks follow.
+    Rate(StageFuture<'static>, Call<'a>),
     Refused(AbilityError),
 }
 
@@ -138,6 +174,19 @@ fn start<'a>(
         Ok(args) => args,
         Err(error) => return Start::Refused(error),
     };
+    let rate = match call.ctx.guards() {
+        Some(guards) => guards.rates.check(ability, call.ctx.caller()),
+        None => RateCheck::Pass,
+    };
+    match rate {
+        RateCheck::Pass => checked(call, surface),
+        RateCheck::Limited(error) => Start::Refused(error),
+        RateCheck::Ask(waiting) => Start::Rate(waiting, call),
+    }
+}
+
+/// The checks after the rate: the site, then (without surface stages) the input.
+fn checked<'a>(mut call: Call<'a>, surface: &'a [&'a dyn Stage]) -> Start<'a> {
     if let Err(error) = stages::SiteCheck.check(&mut call) {
         return Start::Refused(error);
     }

@@ -84,7 +84,7 @@ impl Stage for Input {
         let ability = call.ability;
         let args = normalize(&ability.input_shape, std::mem::take(&mut call.args));
         if let Some(validator) = &ability.validator {
-            crate::validate::check(validator, &args)?;
+            crate::validate::check(validator, &args, ability.sensitive())?;
         }
         call.input = unwrap_input(&ability.input_shape, args);
         Ok(())

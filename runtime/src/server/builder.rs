@@ -93,6 +93,14 @@ pub struct ServerBuilder {
     tasks: TaskConfig,
     tokens_per_caller: u32,
     idempotency_window: Duration,
+    rate_limit: Option<crate::Rate>,
+    audit_log: Option<AuditLog>,
+}
+
+/// Where the audit trail's JSON lines go.
+enum AuditLog {
+    File(std::path::PathBuf),
+    Writer(Box<dyn std::io::Write + Send>),
 }
 
 impl ServerBuilder {
@@ -119,7 +127,35 @@ impl ServerBuilder {
             tasks: TaskConfig::default(),
             tokens_per_caller: crate::ledger::DEFAULT_TOKENS_PER_HOLDER,
             idempotency_window: crate::ledger::DEFAULT_IDEMPOTENCY_WINDOW,
+            rate_limit: None,
+            audit_log: None,
         }
+    }
+
+    /// How often one caller may call each ability that sets no rate of its own (default: no
+    /// limit). A caller is the authenticated principal; anonymous callers share one budget.
+    /// Past the limit a call is refused with `RATE_LIMITED` and `details.retry_after` (and,
+    /// over HTTP on the standard surface, `429` with `Retry-After`). With a store that
+    /// replicas share ([`store`](Self::store)), the budgets are kept there, so they hold
+    /// across replicas.
+    pub fn rate_limit(mut self, rate: crate::Rate) -> Self {
+        self.rate_limit = Some(rate);
+        self
+    }
+
+    /// Append the audit trail to the file at `path` as JSON lines (created if missing),
+    /// besides the `tracing` events on the target `abilities::audit`. A file that cannot be
+    /// opened fails [`build`](Self::build).
+    pub fn audit_log(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.audit_log = Some(AuditLog::File(path.into()));
+        self
+    }
+
+    /// Write the audit trail's JSON lines to `writer` (a pipe, a socket, a buffer), one event
+    /// a line, from a thread of its own.
+    pub fn audit_writer(mut self, writer: impl std::io::Write + Send + 'static) -> Self {
+        self.audit_log = Some(AuditLog::Writer(Box::new(writer)));
+        self
     }
 
     /// The surface stdio, in-process clients, [`router`](Server::router) and
@@ -388,6 +424,24 @@ impl ServerBuilder {
             mounts.push((path, surfaces.len(), Arc::new(mounted.clone())));
             surfaces.push(mounted);
         }
+        let sink: Option<Box<dyn std::io::Write + Send>> = match self.audit_log {
+            None => None,
+            Some(AuditLog::Writer(writer)) => Some(writer),
+            Some(AuditLog::File(path)) => Some(Box::new(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&path)
+                    .map_err(|error| ServerError::AuditLog {
+                        path: path.display().to_string(),
+                        error,
+                    })?,
+            )),
+        };
+        let guards = Arc::new(crate::pipeline::Guards {
+            rates: crate::limit::RateLimits::new(self.rate_limit, &store),
+            audit: crate::audit::Audit::new(sink)?,
+        });
         let notifier = ResourceNotifier::shared(&store);
         let mut state = self.state;
         state.insert(notifier.clone());
@@ -421,6 +475,7 @@ impl ServerBuilder {
                 seal,
                 tasks,
                 ledger,
+                guards,
             }),
         })
     }

@@ -57,6 +57,14 @@ pub enum ServerError {
         /// What is wrong.
         problem: String,
     },
+    /// The audit log file could not be opened.
+    #[error("the audit log `{path}` could not be opened: {error}")]
+    AuditLog {
+        /// The file's path.
+        path: String,
+        /// Why.
+        error: std::io::Error,
+    },
     /// Binding or serving failed.
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
@@ -223,6 +231,8 @@ pub(crate) struct Inner {
     pub(crate) tasks: crate::task::Tasks,
     /// Confirmation tokens and idempotency keys, in the store.
     pub(crate) ledger: crate::ledger::Ledger,
+    /// Rate limits and the audit trail, around every call.
+    pub(crate) guards: Arc<crate::pipeline::Guards>,
 }
 
 impl Inner {

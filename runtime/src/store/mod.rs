@@ -176,6 +176,19 @@ pub enum Claimed {
     Conflict,
 }
 
+/// What taking one call from a rate limit's budget found (see [`Store::take_rate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RateTaken {
+    /// The budget allowed the call, and it is counted.
+    Allowed,
+    /// Over the limit: a call is allowed again in `retry_after_ms`. Nothing was counted.
+    Limited {
+        /// How long until the budget allows one call.
+        retry_after_ms: u64,
+    },
+}
+
 /// A resource update from another replica, fanned out through the store.
 pub type Updates = tokio::sync::broadcast::Receiver<String>;
 
@@ -188,7 +201,7 @@ pub struct StoreError(pub String);
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 
 /// Keeps what must outlive a request (and the process that served it): task records, the
-/// confirmation ledger and idempotency records; and, for stores shared by replicas, fans
+/// confirmation ledger, idempotency records and shared rate limits; and, for stores shared by replicas, fans
 /// resource updates out to them.
 ///
 /// Every method is one atomic step, so replicas sharing a store can race on it: a token is
@@ -230,6 +243,21 @@ pub trait Store: Send + Sync + 'static {
     /// Delete what expired before `now_ms` (tasks, tokens, idempotency records); how many
     /// records went.
     fn sweep(&self, now_ms: u64) -> StoreFuture<'_, u64>;
+    /// Take one call from the rate-limit budget `key`, which allows `calls` per `period_ms`
+    /// (GCRA: bursts of up to `calls`, then one every `period_ms / calls`), at `now_ms` (a
+    /// store shared by replicas may use its own clock). One step, so replicas racing for the
+    /// last call of a budget get it once. The default refuses: a store that replicas share
+    /// keeps their rate limits, or calls to rate-limited abilities fail.
+    fn take_rate<'a>(
+        &'a self,
+        key: &'a str,
+        calls: u32,
+        period_ms: u64,
+        now_ms: u64,
+    ) -> StoreFuture<'a, RateTaken> {
+        let _ = (key, calls, period_ms, now_ms);
+        Box::pin(async { Err(StoreError("this store keeps no rate limits".to_owned())) })
+    }
     /// Tell the other replicas that `uri` changed. The default does nothing: a store of one
     /// process has no one else to tell.
     fn publish<'a>(&'a self, uri: &'a str) -> StoreFuture<'a, ()> {

@@ -11,8 +11,8 @@ use tokio_postgres::{AsyncMessage, NoTls, Row};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::{
-    Claim, Claimed, Spend, Store, StoreError, StoreFuture, TaskRecord, TaskStatus, TokenRecord,
-    Updates,
+    Claim, Claimed, RateTaken, Spend, Store, StoreError, StoreFuture, TaskRecord, TaskStatus,
+    TokenRecord, Updates,
 };
 
 /// The channel resource updates travel on.
@@ -57,6 +57,10 @@ CREATE TABLE IF NOT EXISTS abilities_idempotency (
     PRIMARY KEY (holder, key)
 );
 CREATE INDEX IF NOT EXISTS abilities_idempotency_expiry ON abilities_idempotency (expires_at_ms);
+CREATE TABLE IF NOT EXISTS abilities_rates (
+    key TEXT PRIMARY KEY,
+    expires_at_ms BIGINT NOT NULL
+);
 ";
 
 /// A [`Store`] in PostgreSQL that every replica connected to the same database shares: a
@@ -78,6 +82,15 @@ pub struct PostgresStore {
 
 fn failed(error: impl std::fmt::Display) -> StoreError {
     StoreError(error.to_string())
+}
+
+/// A database error with the server's own message (tokio-postgres' `Display` says only
+/// "db error").
+fn db_failed(error: tokio_postgres::Error) -> StoreError {
+    match error.as_db_error() {
+        Some(db) => StoreError(format!("db error: {} ({})", db.message(), db.code().code())),
+        None => failed(error),
+    }
 }
 
 fn int(value: u64) -> i64 {
@@ -495,6 +508,53 @@ impl Store for PostgresStore {
         })
     }
 
+    fn take_rate<'a>(
+        &'a self,
+        key: &'a str,
+        calls: u32,
+        period_ms: u64,
+        _now_ms: u64,
+    ) -> StoreFuture<'a, RateTaken> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let interval = int((period_ms / u64::from(calls.max(1))).max(1));
+            let period = int(period_ms);
+            // GCRA in one statement, by the database's clock (replicas' clocks may differ):
+            // the budget's theoretical arrival time moves on by one interval unless that
+            // would put it more than a period ahead. `EXCLUDED.expires_at_ms - $2` is now.
+            let taken = client
+                .query_opt(
+                    "INSERT INTO abilities_rates (key, expires_at_ms)
+                     VALUES ($1, (extract(epoch from clock_timestamp()) * 1000)::BIGINT + $2)
+                     ON CONFLICT (key) DO UPDATE
+                        SET expires_at_ms = GREATEST(abilities_rates.expires_at_ms, EXCLUDED.expires_at_ms - $2) + $2
+                      WHERE GREATEST(abilities_rates.expires_at_ms, EXCLUDED.expires_at_ms - $2) + $2
+                            - (EXCLUDED.expires_at_ms - $2) <= $3
+                     RETURNING expires_at_ms",
+                    &[&key, &interval, &period],
+                )
+                .await
+                .map_err(db_failed)?;
+            if taken.is_some() {
+                return Ok(RateTaken::Allowed);
+            }
+            let wait = client
+                .query_opt(
+                    "SELECT GREATEST(expires_at_ms, now_ms) + $2 - now_ms - $3
+                       FROM abilities_rates,
+                            (SELECT (extract(epoch from clock_timestamp()) * 1000)::BIGINT AS now_ms) AS now
+                      WHERE key = $1",
+                    &[&key, &interval, &period],
+                )
+                .await
+                .map_err(db_failed)?
+                .map_or(1, |row| row.get::<_, i64>(0));
+            Ok(RateTaken::Limited {
+                retry_after_ms: u64::try_from(wait).unwrap_or(0).max(1),
+            })
+        })
+    }
+
     fn sweep(&self, now_ms: u64) -> StoreFuture<'_, u64> {
         Box::pin(async move {
             let client = self.client().await?;
@@ -503,6 +563,7 @@ impl Store for PostgresStore {
                 "abilities_tasks",
                 "abilities_tokens",
                 "abilities_idempotency",
+                "abilities_rates",
             ] {
                 gone += client
                     .execute(

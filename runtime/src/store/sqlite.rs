@@ -7,7 +7,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use super::{
-    Claim, Claimed, Spend, Store, StoreError, StoreFuture, TaskRecord, TaskStatus, TokenRecord,
+    Claim, Claimed, RateTaken, Spend, Store, StoreError, StoreFuture, TaskRecord, TaskStatus,
+    TokenRecord,
 };
 
 /// The embedded [`Store`]: SQLite, in a file (so finished tasks and spent tokens outlive the
@@ -88,6 +89,10 @@ impl SqliteStore {
                 expires_at_ms INTEGER NOT NULL,
                 outcome TEXT,
                 PRIMARY KEY (holder, key)
+            );
+            CREATE TABLE IF NOT EXISTS abilities_rates (
+                key TEXT PRIMARY KEY,
+                expires_at_ms INTEGER NOT NULL
             );",
         )
         .map_err(failed)?;
@@ -396,6 +401,41 @@ impl Store for SqliteStore {
         })
     }
 
+    fn take_rate<'a>(
+        &'a self,
+        key: &'a str,
+        calls: u32,
+        period_ms: u64,
+        now_ms: u64,
+    ) -> StoreFuture<'a, RateTaken> {
+        let key = key.to_owned();
+        self.run(move |db| {
+            let tx = db.transaction()?;
+            // The budget's theoretical arrival time (its `expires_at_ms`: once it has passed,
+            // the whole burst is free again and the row can go).
+            let tat: Option<i64> = tx
+                .query_row(
+                    "SELECT expires_at_ms FROM abilities_rates WHERE key = ?1",
+                    [&key],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            let tat = tat.map_or(0, |t| u64::try_from(t).unwrap_or(0));
+            let taken = match crate::limit::gcra(tat, calls, period_ms, now_ms) {
+                Ok(next) => {
+                    tx.execute(
+                        "INSERT INTO abilities_rates (key, expires_at_ms) VALUES (?1, ?2)
+                         ON CONFLICT (key) DO UPDATE SET expires_at_ms = excluded.expires_at_ms",
+                        params![key, int(next)],
+                    )?;
+                    RateTaken::Allowed
+                }
+                Err(retry_after_ms) => RateTaken::Limited { retry_after_ms },
+            };
+            tx.commit().map(|()| taken)
+        })
+    }
+
     fn sweep(&self, now_ms: u64) -> StoreFuture<'_, u64> {
         self.run(move |db| {
             let mut gone = 0;
@@ -403,6 +443,7 @@ impl Store for SqliteStore {
                 "abilities_tasks",
                 "abilities_tokens",
                 "abilities_idempotency",
+                "abilities_rates",
             ] {
                 gone += db.execute(
                     &format!("DELETE FROM {table} WHERE expires_at_ms < ?1"),

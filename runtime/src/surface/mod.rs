@@ -62,6 +62,17 @@ impl Surface {
         Self::Meta(MetaNames::default())
     }
 
+    /// How the audit trail names calls through this surface: `native`, `standard`, `meta`
+    /// or `aql`.
+    pub(crate) fn label(&self) -> &'static str {
+        match self {
+            Self::Native => "native",
+            Self::Standard => "standard",
+            Self::Meta(_) => "meta",
+            Self::Aql(_) => "aql",
+        }
+    }
+
     /// The surface named by `--mode`-style text: `native`, `standard`, `meta`,
     /// `aql-single`, `aql-crude` or `aql-all`.
     pub fn from_name(name: &str) -> Option<Self> {

@@ -349,9 +349,16 @@ async fn gate(
                 .to_ascii_lowercase()
                 .starts_with("application/json")
         });
+    let standard_call = matches!(
+        inner.snapshot().view(slot).surface,
+        crate::Surface::Standard
+    ) && memchr_call(&bytes);
     let response = serve(mcp, Request::from_parts(parts, Body::from(bytes.clone()))).await;
     if opens {
         sessions.opened(&response, Some(&caller));
+    }
+    if standard_call {
+        return rate_limited_status(response).await;
     }
     if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE || !json_body {
         return response;
@@ -376,6 +383,50 @@ async fn gate(
             Ok(()) => StatusCode::ACCEPTED.into_response(),
         },
     }
+}
+
+/// Whether a body may hold a `tools/call` (a cheap look before any parse).
+fn memchr_call(bytes: &[u8]) -> bool {
+    bytes.windows(10).any(|w| w == b"tools/call")
+}
+
+/// On the standard surface, whose failures are JSON-RPC errors: a JSON answer whose error is
+/// `RATE_LIMITED` is `429 Too Many Requests` with `Retry-After` (whole seconds), the body as
+/// it was. (A streamed answer has sent its status before the error is known.)
+async fn rate_limited_status(response: Response) -> Response {
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if response.status() != StatusCode::OK || !json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    // rmcp's answer to one request: small, and already complete.
+    let Ok(bytes) = axum::body::to_bytes(body, 16 << 20).await else {
+        return rpc_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &Value::Null,
+            -32603,
+            "Internal error: the answer could not be read".to_owned(),
+        );
+    };
+    let retry_after = serde_json::from_slice::<Value>(&bytes)
+        .ok()
+        .and_then(|message| {
+            let data = message.get("error")?.get("data")?;
+            (data.get("code")?.as_str()? == crate::ErrorCode::RateLimited.as_str())
+                .then(|| data.get("details")?.get("retry_after")?.as_u64())
+                .flatten()
+        });
+    if let Some(seconds) = retry_after {
+        parts.status = StatusCode::TOO_MANY_REQUESTS;
+        parts
+            .headers
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    Response::from_parts(parts, Body::from(bytes))
 }
 
 /// For an OAuth resource server: a `tools/call` of a native tool whose ability needs a scope

@@ -67,7 +67,8 @@ fn frees_key(error: &AbilityError) -> bool {
         | ErrorCode::TokenExpired
         | ErrorCode::TokenAlreadyUsed
         | ErrorCode::TokenScopeMismatch
-        | ErrorCode::LimitExceeded => true,
+        | ErrorCode::LimitExceeded
+        | ErrorCode::RateLimited => true,
         ErrorCode::UpstreamUnavailable => {
             error
                 .details()

@@ -462,7 +462,8 @@ pub(crate) fn recoverable(code: &ErrorCode) -> bool {
         | ErrorCode::TokenExpired
         | ErrorCode::TokenAlreadyUsed
         | ErrorCode::TokenScopeMismatch
-        | ErrorCode::ConflictAlreadyExists => true,
+        | ErrorCode::ConflictAlreadyExists
+        | ErrorCode::RateLimited => true,
         ErrorCode::Custom(code) => matches!(
             code.as_ref(),
             "RATE_LIMIT_EXCEEDED" | "RATE_LIMIT_QUOTA_PAUSE"

@@ -93,23 +93,44 @@ impl Stage for Gate<'_> {
 
     fn wait<'a>(&'a self, call: &'a Call<'_>) -> Option<StageFuture<'a>> {
         let ctx: &'a Context = &call.ctx;
-        Some(Box::pin(async move { confirm(self, ctx).await }))
+        let sensitive = call.ability.sensitive();
+        Some(Box::pin(async move { confirm(self, ctx, sensitive).await }))
     }
 }
 
 /// Let an operation that needs confirmation through: with a valid token, or (where the
 /// client supports it) the user's answer to a direct question; otherwise
 /// `CONFIRMATION_REQUIRED`, the fresh token kept in the gate for the envelope.
-async fn confirm(gate: &Gate<'_>, ctx: &Context) -> Result<(), AbilityError> {
+async fn confirm(
+    gate: &Gate<'_>,
+    ctx: &Context,
+    sensitive: &[std::borrow::Cow<'static, str>],
+) -> Result<(), AbilityError> {
     let (table, op, params) = (gate.table, gate.op, &gate.sent);
+    let audit = &gate.holder.inner.guards.audit;
     if let Some(token) = &gate.token {
-        return confirm::redeem(gate.holder, token, &op.name, params).await;
+        let redeemed = confirm::redeem(gate.holder, token, &op.name, params).await;
+        crate::audit::confirmation(
+            audit,
+            "confirmation.redeemed",
+            ctx,
+            &op.name,
+            redeemed.as_ref().map(drop),
+        );
+        return redeemed;
+    }
+    // What the user is shown names the parameters, but no sensitive value.
+    let mut shown = params.clone();
+    for name in sensitive {
+        if let Some(value) = shown.get_mut(&**name) {
+            *value = Value::from("(sensitive)");
+        }
     }
     let message = format!(
         "Confirm {} operation '{}' with {}",
         op.danger.as_str(),
         op.name,
-        Value::Object(params.clone())
+        Value::Object(shown)
     );
     if table.config.elicit_confirmation && ctx.can_elicit() {
         let schema = json!({
@@ -143,8 +164,15 @@ async fn confirm(gate: &Gate<'_>, ctx: &Context) -> Result<(), AbilityError> {
         table.config.confirm_ttl,
         message.clone(),
     )
-    .await?;
-    let _ = gate.issued.set(issued);
+    .await;
+    crate::audit::confirmation(
+        audit,
+        "confirmation.issued",
+        ctx,
+        &op.name,
+        issued.as_ref().map(drop),
+    );
+    let _ = gate.issued.set(issued?);
     Err(AbilityError::new(
         ErrorCode::ConfirmationRequired,
         format!(

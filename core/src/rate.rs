@@ -1,0 +1,97 @@
+//! Call rates as written in `#[ability(rate = "10/min")]` and on the command line.
+
+/// The units a rate may be written in, with their length in seconds.
+const UNITS: &[(&[&str], u64)] = &[
+    (&["s", "sec", "second"], 1),
+    (&["m", "min", "minute"], 60),
+    (&["h", "hour"], 3_600),
+    (&["d", "day"], 86_400),
+];
+
+/// `"10/min"` as (10 calls, 60 s): a positive count, `/`, then a unit (`s`, `sec`, `second`,
+/// `m`, `min`, `minute`, `h`, `hour`, `d`, `day`, a plural `s` allowed), optionally preceded
+/// by a count of units (`"100/15min"`). On error, the message to show.
+pub fn parse_rate(text: &str) -> Result<(u32, u64), String> {
+    let expected = || {
+        format!(
+            "invalid rate \"{text}\": expected calls per period, like \"10/min\", \"5/s\", \"1000/hour\" or \"100/15min\""
+        )
+    };
+    let (calls, period) = text.split_once('/').ok_or_else(expected)?;
+    let calls: u32 = calls.trim().parse().map_err(|_| expected())?;
+    if calls == 0 {
+        return Err(format!(
+            "invalid rate \"{text}\": the number of calls must be at least 1"
+        ));
+    }
+    let period = period.trim();
+    let digits = period.bytes().take_while(u8::is_ascii_digit).count();
+    let (count, unit) = period.split_at(digits);
+    let count: u64 = if count.is_empty() {
+        1
+    } else {
+        count.parse().map_err(|_| expected())?
+    };
+    let unit = unit.trim();
+    let unit = unit
+        .strip_suffix('s')
+        .filter(|u| u.len() > 1)
+        .unwrap_or(unit);
+    let seconds = UNITS
+        .iter()
+        .find(|(names, _)| names.contains(&unit))
+        .map(|(_, seconds)| *seconds)
+        .ok_or_else(expected)?;
+    if count == 0 {
+        return Err(format!(
+            "invalid rate \"{text}\": the period must be longer than 0"
+        ));
+    }
+    let period = count
+        .checked_mul(seconds)
+        .filter(|s| *s <= 366 * 86_400)
+        .ok_or_else(|| format!("invalid rate \"{text}\": the period must be a year at most"))?;
+    Ok((calls, period))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_rate;
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("10/min"), Ok((10, 60)));
+        assert_eq!(parse_rate("5/s"), Ok((5, 1)));
+        assert_eq!(parse_rate("5/secs"), Ok((5, 1)));
+        assert_eq!(parse_rate("1000/hour"), Ok((1000, 3600)));
+        assert_eq!(parse_rate("1000/hours"), Ok((1000, 3600)));
+        assert_eq!(parse_rate("2/h"), Ok((2, 3600)));
+        assert_eq!(parse_rate("100/15min"), Ok((100, 900)));
+        assert_eq!(parse_rate(" 3 / day "), Ok((3, 86_400)));
+    }
+
+    #[test]
+    fn refusals() {
+        for bad in [
+            "",
+            "10",
+            "10/",
+            "/min",
+            "0/min",
+            "-1/min",
+            "10/fortnight",
+            "10/0min",
+            "x/min",
+            "10/400d",
+            "10/min/s",
+            "5/ms",
+            "5/hs",
+        ] {
+            assert!(parse_rate(bad).is_err(), "{bad} was accepted");
+        }
+        assert_eq!(
+            parse_rate("0/min"),
+            Err("invalid rate \"0/min\": the number of calls must be at least 1".to_owned())
+        );
+    }
+}
