@@ -219,3 +219,33 @@ async fn the_answer_to_a_bad_last_line_is_written_before_the_output_closes() {
     assert_eq!(answer["error"]["code"], -32700, "{output}");
     assert!(serving.await.is_ok());
 }
+
+/// Found by the property tests: a notification (or a response) before the session's first
+/// request ended the stdio session, as rmcp takes nothing else first, so one stray line
+/// closed the server. Such messages are now dropped until the session starts.
+#[tokio::test]
+async fn a_notification_before_the_first_request_does_not_end_the_session() {
+    let mut lines = Lines::start(&server());
+    lines
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#)
+        .await;
+    lines.send(r#"{"jsonrpc":"2.0","id":99,"result":{}}"#).await;
+    // A pre-initialization ping leaves the session waiting for its first request: a
+    // notification after it is dropped too.
+    let pong = lines.request(1, "ping", json!({})).await;
+    assert_eq!(pong["result"], json!({}));
+    lines
+        .send(r#"{"jsonrpc":"2.0","method":"ping","params":{}}"#)
+        .await;
+    let init = lines
+        .request(
+            2,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}}),
+        )
+        .await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+    let listed = lines.request(3, "tools/list", json!({})).await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+}

@@ -26,6 +26,7 @@ use tower_service::Service;
 use crate::adapter::McpHandler;
 use crate::auth::AuthError;
 use crate::server::Inner;
+use crate::transport::batch;
 use crate::transport::sessions::Sessions;
 use crate::transport::{answer_id, check_cursor, check_message, error_line, listened_tasks};
 use crate::{Server, ServerError};
@@ -323,11 +324,28 @@ async fn gate(
             );
         }
     };
+    if batch::is_batch(&bytes) {
+        return http_batch(inner, mcp, sessions, slot, &parts, &caller, &bytes).await;
+    }
+    serve_one(inner, mcp, sessions, slot, parts, &caller, bytes).await
+}
+
+/// One message, read whole, from an authenticated `caller`: the checks rmcp does not make,
+/// rmcp's answer, and the JSON-RPC error for a body rmcp refuses.
+async fn serve_one(
+    inner: &Inner,
+    mcp: &Mcp,
+    sessions: &Sessions,
+    slot: usize,
+    mut parts: axum::http::request::Parts,
+    caller: &crate::Caller,
+    bytes: Bytes,
+) -> Response {
     if let Err((id, why)) = check_cursor(&bytes) {
         return rpc_error(StatusCode::OK, &id, -32602, why);
     }
     if let Some(url) = inner.authenticator.resource_metadata_url()
-        && let Some(refusal) = insufficient_scope(inner, slot, &bytes, &caller, &url)
+        && let Some(refusal) = insufficient_scope(inner, slot, &bytes, caller, &url)
     {
         return refusal;
     }
@@ -355,7 +373,7 @@ async fn gate(
     ) && memchr_call(&bytes);
     let response = serve(mcp, Request::from_parts(parts, Body::from(bytes.clone()))).await;
     if opens {
-        sessions.opened(&response, Some(&caller));
+        sessions.opened(&response, Some(caller));
     }
     if standard_call {
         return rate_limited_status(response).await;
@@ -383,6 +401,105 @@ async fn gate(
             Ok(()) => StatusCode::ACCEPTED.into_response(),
         },
     }
+}
+
+/// A JSON-RPC batch: refused (400) unless the request speaks protocol 2025-03-26 (its
+/// `Mcp-Protocol-Version` header, or none, which that version sends none of); otherwise each
+/// member goes through the gate as a request of its own, at once, and the answers come back
+/// as one JSON array (`202` when no member is a request). What a member's stream carries
+/// besides its answer (progress, logs) is not relayed.
+async fn http_batch(
+    inner: &Inner,
+    mcp: &Mcp,
+    sessions: &Sessions,
+    slot: usize,
+    parts: &axum::http::request::Parts,
+    caller: &crate::Caller,
+    bytes: &[u8],
+) -> Response {
+    let json = |status: StatusCode, body: Vec<u8>| {
+        (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+    };
+    let version = parts
+        .headers
+        .get("mcp-protocol-version")
+        .map(|v| v.to_str().unwrap_or("(unreadable)"))
+        .unwrap_or(batch::BATCH_VERSION);
+    if let Some(refusal) = batch::refusal(Some(version)) {
+        return json(StatusCode::BAD_REQUEST, refusal);
+    }
+    let members = match batch::members(bytes) {
+        Ok(members) => members,
+        Err(answer) => return json(StatusCode::BAD_REQUEST, answer),
+    };
+    let served = members.iter().map(|member| {
+        let request = member_request(parts);
+        async move {
+            if let Err((id, why)) = check_message(member) {
+                return serde_json::from_slice(&error_line(&id, -32600, why))
+                    .into_iter()
+                    .collect();
+            }
+            if let Some(refused) = batch::forbidden_member(member) {
+                return vec![refused];
+            }
+            let Some(member_parts) = request else {
+                return Vec::new();
+            };
+            let body = Bytes::from(member.to_string());
+            let response = Box::pin(serve_one(
+                inner,
+                mcp,
+                sessions,
+                slot,
+                member_parts,
+                caller,
+                body,
+            ))
+            .await;
+            let content_type = response
+                .headers()
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_owned();
+            let Ok(body) = axum::body::to_bytes(response.into_body(), 16 << 20).await else {
+                return Vec::new();
+            };
+            batch::messages_of(&content_type, &body)
+                .into_iter()
+                .filter(batch::is_answer)
+                .collect::<Vec<Value>>()
+        }
+    });
+    let answers = futures_util::future::join_all(served)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    match batch::answer(answers) {
+        Some(body) => json(StatusCode::OK, body),
+        None => StatusCode::ACCEPTED.into_response(),
+    }
+}
+
+/// The head of the request a batch member is served as: the batch's method, URI, headers and
+/// caller (the member is the body).
+fn member_request(parts: &axum::http::request::Parts) -> Option<axum::http::request::Parts> {
+    let mut builder = Request::builder()
+        .method(parts.method.clone())
+        .uri(parts.uri.clone())
+        .version(parts.version);
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_LENGTH {
+            builder = builder.header(name, value);
+        }
+    }
+    let (mut head, ()) = builder.body(()).ok()?.into_parts();
+    if let Some(caller) = parts.extensions.get::<crate::Caller>() {
+        head.extensions.insert(caller.clone());
+    }
+    Some(head)
 }
 
 /// Whether a body may hold a `tools/call` (a cheap look before any parse).

@@ -1,6 +1,7 @@
 //! Transports: newline-delimited JSON-RPC (stdio, or any byte stream), streamable HTTP, and an
 //! in-process client.
 
+mod batch;
 pub(crate) mod client;
 pub(crate) mod http;
 mod sessions;

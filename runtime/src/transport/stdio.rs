@@ -5,17 +5,20 @@
 //! gets an invalid-request error (-32600, with the message's id when it has one); an
 //! unknown notification is ignored, as JSON-RPC wants. The server keeps serving either way.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use rmcp::RoleServer;
-use rmcp::model::{ClientRequest, JsonRpcMessage};
+use rmcp::model::{
+    ClientRequest, GetMeta as _, JsonRpcMessage, ProtocolVersion, RequestId, ServerResult,
+};
 use rmcp::service::{RxJsonRpcMessage, ServiceExt, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{Mutex, mpsc};
 
-use super::{answer_id, check_cursor, check_message, error_line, listened_tasks};
+use super::{answer_id, batch, check_cursor, check_message, error_line, listened_tasks};
 use crate::{Server, ServerError};
 
 /// The longest line accepted; a longer one is answered with an error and skipped.
@@ -56,6 +59,10 @@ impl Server {
             rejections: Some(rejections),
             line: Vec::new(),
             skipping: false,
+            version: None,
+            queued: VecDeque::new(),
+            batches: Vec::new(),
+            started: false,
         };
         let served = match self.local_handler().serve(transport).await {
             Ok(running) => running
@@ -86,6 +93,142 @@ struct LineTransport<R, W> {
     line: Vec<u8>,
     /// Discarding the rest of an oversized line.
     skipping: bool,
+    /// The protocol version the session negotiated (which decides whether batches are taken).
+    version: Option<String>,
+    /// The members of a batch not yet handed to the server.
+    queued: VecDeque<RxJsonRpcMessage<RoleServer>>,
+    /// Batches whose requests are not all answered yet.
+    batches: Vec<Batch>,
+    /// A request has been handed to the server: before one, rmcp ends the session on any
+    /// other message, so notifications and responses are dropped here.
+    started: bool,
+}
+
+/// A batch being answered: the ids of its requests still running, and the answers so far.
+#[derive(Default)]
+struct Batch {
+    waiting: Vec<String>,
+    answers: Vec<Value>,
+}
+
+fn id_key(id: &RequestId) -> String {
+    serde_json::to_string(id).unwrap_or_default()
+}
+
+impl<R, W> LineTransport<R, W> {
+    /// `message`, unless it is a notification or a response while rmcp still waits for the
+    /// session's first request (`initialize`, or a complete 2026-07-28 request other than
+    /// `ping` and `server/discover`): rmcp would end the session on it, so one stray
+    /// notification would close the server. The test mirrors rmcp's own.
+    fn starting(
+        &mut self,
+        message: RxJsonRpcMessage<RoleServer>,
+    ) -> Option<RxJsonRpcMessage<RoleServer>> {
+        if self.started {
+            return Some(message);
+        }
+        let JsonRpcMessage::Request(request) = &message else {
+            tracing::debug!("dropping a message that came before the session's first request");
+            return None;
+        };
+        self.started = match &request.request {
+            ClientRequest::InitializeRequest(_) => true,
+            ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => false,
+            other => {
+                let meta = other.get_meta();
+                meta.missing_required_keys(&ProtocolVersion::V_2026_07_28)
+                    .is_empty()
+                    && meta
+                        .protocol_version()
+                        .is_some_and(|v| ProtocolVersion::KNOWN_VERSIONS.contains(&v))
+            }
+        };
+        Some(message)
+    }
+
+    /// Take a batch line: queue its members for the server, answer at once those that are
+    /// not messages (and the whole batch, when no member is a request or batches are not
+    /// allowed); the rest is answered together once the server has answered every request.
+    fn take_batch(&mut self, text: &[u8]) -> Option<Vec<u8>> {
+        if let Some(refusal) = batch::refusal(self.version.as_deref()) {
+            return Some(refusal);
+        }
+        let members = match batch::members(text) {
+            Ok(members) => members,
+            Err(answer) => return Some(answer),
+        };
+        let mut pending = Batch::default();
+        let mut answer = |line: Vec<u8>| {
+            if let Ok(value) = serde_json::from_slice::<Value>(&line) {
+                pending.answers.push(value);
+            }
+        };
+        let mut queued = Vec::new();
+        let mut waiting = Vec::new();
+        for member in members {
+            if let Err((id, why)) = check_message(&member) {
+                answer(error_line(&id, -32600, why));
+                continue;
+            }
+            if let Some(refused) = batch::forbidden_member(&member) {
+                answer(refused.to_string().into_bytes());
+                continue;
+            }
+            let bytes = member.to_string().into_bytes();
+            if let Err((id, why)) = check_cursor(&bytes) {
+                answer(error_line(&id, -32602, why));
+                continue;
+            }
+            match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&bytes) {
+                Ok(message) => {
+                    if let JsonRpcMessage::Request(request) = &message {
+                        waiting.push(id_key(&request.id));
+                    }
+                    queued.push(message);
+                }
+                Err(e) => {
+                    if let Some(line) = reject(&bytes, &e) {
+                        answer(line);
+                    }
+                }
+            }
+        }
+        self.queued.extend(queued);
+        pending.waiting = waiting;
+        if pending.waiting.is_empty() {
+            return batch::answer(pending.answers);
+        }
+        self.batches.push(pending);
+        None
+    }
+
+    /// Keep `item` for its batch if it answers a batch's request: the batch's whole answer
+    /// once it is complete, `Err(())` while it is not, `Ok(None)` for a message of no batch.
+    #[allow(clippy::result_unit_err, reason = "a private three-way answer")]
+    fn batched(&mut self, item: &TxJsonRpcMessage<RoleServer>) -> Result<Option<Vec<u8>>, ()> {
+        let id = match item {
+            JsonRpcMessage::Response(response) => Some(&response.id),
+            JsonRpcMessage::Error(error) => error.id.as_ref(),
+            _ => None,
+        };
+        let Some(key) = id.map(id_key) else {
+            return Ok(None);
+        };
+        let Some(at) = self.batches.iter().position(|b| b.waiting.contains(&key)) else {
+            return Ok(None);
+        };
+        let pending = &mut self.batches[at];
+        pending.waiting.retain(|waiting| *waiting != key);
+        match serde_json::to_value(item) {
+            Ok(value) => pending.answers.push(value),
+            Err(e) => tracing::error!(error = %e, "an answer in a batch did not serialize"),
+        }
+        if !pending.waiting.is_empty() {
+            return Err(());
+        }
+        let done = self.batches.swap_remove(at);
+        Ok(batch::answer(done.answers))
+    }
 }
 
 async fn write_line<W: AsyncWrite + Unpin>(
@@ -109,15 +252,31 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let JsonRpcMessage::Response(response) = &item
+            && let ServerResult::InitializeResult(init) = &response.result
+        {
+            self.version = Some(init.protocol_version.to_string());
+        }
+        let batched = self.batched(&item);
         let writer = Arc::clone(&self.writer);
         async move {
-            let line = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            let line = match batched {
+                Ok(None) => serde_json::to_vec(&item).map_err(std::io::Error::other)?,
+                Ok(Some(line)) => line,
+                Err(()) => return Ok(()),
+            };
             write_line(&writer, line).await
         }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
+            if let Some(message) = self.queued.pop_front() {
+                if let Some(message) = self.starting(message) {
+                    return Some(message);
+                }
+                continue;
+            }
             // rmcp polls `receive` inside a `select!`, so this future may be dropped mid-read:
             // `self.line` keeps the partial bytes and is emptied only once a line is whole.
             let room = (MAX_LINE_BYTES + 1).saturating_sub(self.line.len()) as u64;
@@ -157,21 +316,32 @@ where
                 if text.is_empty() {
                     continue;
                 }
-                match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
-                    Ok(mut message) => match check_cursor(text) {
-                        Ok(()) => {
-                            if let (Some(tasks), JsonRpcMessage::Request(request)) =
-                                (listened_tasks(text), &mut message)
-                                && let ClientRequest::SubscriptionsListenRequest(listen) =
-                                    &mut request.request
-                            {
-                                listen.extensions.insert(tasks);
+                if batch::is_batch(text) {
+                    let answer = self.take_batch(text);
+                    if answer.is_none() {
+                        continue;
+                    }
+                    answer
+                } else {
+                    match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
+                        Ok(mut message) => match check_cursor(text) {
+                            Ok(()) => {
+                                if let (Some(tasks), JsonRpcMessage::Request(request)) =
+                                    (listened_tasks(text), &mut message)
+                                    && let ClientRequest::SubscriptionsListenRequest(listen) =
+                                        &mut request.request
+                                {
+                                    listen.extensions.insert(tasks);
+                                }
+                                match self.starting(message) {
+                                    Some(message) => return Some(message),
+                                    None => continue,
+                                }
                             }
-                            return Some(message);
-                        }
-                        Err((id, why)) => Some(error_line(&id, -32602, why)),
-                    },
-                    Err(e) => reject(text, &e),
+                            Err((id, why)) => Some(error_line(&id, -32602, why)),
+                        },
+                        Err(e) => reject(text, &e),
+                    }
                 }
             };
             if let Some(answer) = answer

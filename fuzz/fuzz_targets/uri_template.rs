@@ -1,0 +1,10 @@
+//! URI templates and URIs: parsing, matching and the values a made URI gives back.
+#![no_main]
+
+#[path = "../../tests/fuzzing/mod.rs"]
+mod fuzzing;
+
+libfuzzer_sys::fuzz_target!(|input: (String, String, Vec<String>)| {
+    let (template, uri, values) = input;
+    fuzzing::uri_template(&template, &uri, &values);
+});

@@ -1,0 +1,195 @@
+//! JSON-RPC batches, per the protocol version a session negotiated: taken from clients of
+//! 2025-03-26 (whose transports must accept them), each member served and the answers
+//! returned as one array, on stdio and on HTTP; refused with -32600 under any other version.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    reason = "a broken fixture should fail the test loudly"
+)]
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use abilities::{Server, ability};
+use serde_json::{Value, json};
+use support::{Lines, post, serve_http};
+
+/// Add two numbers.
+#[ability(semantic = "READ")]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+fn server() -> Server {
+    Server::builder().build().expect("a valid server")
+}
+
+/// A stdio session initialized with protocol `version`.
+async fn session(version: &str) -> Lines {
+    let mut lines = Lines::start(&server());
+    let init = lines
+        .request(
+            1,
+            "initialize",
+            json!({"protocolVersion": version, "capabilities": {},
+                   "clientInfo": {"name": "batcher", "version": "1"}}),
+        )
+        .await;
+    assert_eq!(init["result"]["protocolVersion"], version, "{init}");
+    lines
+        .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())
+        .await;
+    lines
+}
+
+/// The answers of a batch, by id (`null` ids under `"null"`, in order).
+fn by_id(answers: &Value) -> BTreeMap<String, Vec<Value>> {
+    let mut map: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for answer in answers.as_array().expect("an array of answers") {
+        map.entry(answer["id"].to_string())
+            .or_default()
+            .push(answer.clone());
+    }
+    map
+}
+
+fn batch() -> Value {
+    json!([
+        {"jsonrpc": "2.0", "id": 10, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 11, "method": "tools/call",
+         "params": {"name": "add", "arguments": {"a": 2, "b": 3}}},
+        {"jsonrpc": "2.0", "method": "notifications/progress",
+         "params": {"progressToken": "t", "progress": 1}},
+        {"jsonrpc": "2.0", "id": 12, "method": "tools/call",
+         "params": {"name": "add", "arguments": {"a": "x"}}},
+        5,
+        {"jsonrpc": "2.0", "id": 13, "method": "initialize",
+         "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+                    "clientInfo": {"name": "again", "version": "1"}}},
+        {"jsonrpc": "2.0", "id": 14, "method": "tools/list", "params": {"cursor": 7}}
+    ])
+}
+
+/// What every transport answers to [`batch`]: each request's answer once, the notification
+/// none.
+fn assert_answers(answers: &Value) {
+    let answers = by_id(answers);
+    assert_eq!(
+        answers.keys().collect::<Vec<_>>(),
+        ["10", "11", "12", "13", "14", "null"],
+        "{answers:#?}"
+    );
+    assert_eq!(
+        answers["10"],
+        [json!({"jsonrpc": "2.0", "id": 10, "result": {}})]
+    );
+    let sum = &answers["11"][0]["result"];
+    assert_eq!(sum["structuredContent"], json!({"result": 5}), "{sum}");
+    let invalid = &answers["12"][0]["result"];
+    assert_eq!(invalid["isError"], true, "{invalid}");
+    assert_eq!(answers["13"][0]["error"]["code"], -32600);
+    assert_eq!(
+        answers["13"][0]["error"]["message"],
+        "Invalid Request: initialize may not be part of a batch"
+    );
+    assert_eq!(answers["14"][0]["error"]["code"], -32602);
+    assert_eq!(answers["null"][0]["error"]["code"], -32600);
+    assert_eq!(
+        answers["null"][0]["error"]["message"],
+        "Invalid Request: a message must be a JSON object"
+    );
+}
+
+#[tokio::test]
+async fn stdio_takes_a_batch_from_a_2025_03_26_session() {
+    let mut lines = session("2025-03-26").await;
+    lines.send(&batch().to_string()).await;
+    let answers = lines.next().await;
+    assert_answers(&answers);
+    // The session goes on as before.
+    let pong = lines.request(20, "ping", json!({})).await;
+    assert_eq!(pong["result"], json!({}));
+    // A batch of notifications only is answered by nothing: the next line is the ping's.
+    lines
+        .send(&json!([{"jsonrpc": "2.0", "method": "notifications/initialized"}]).to_string())
+        .await;
+    let pong = lines.request(21, "ping", json!({})).await;
+    assert_eq!(pong["id"], 21);
+    // An empty batch is one error.
+    lines.send("[]").await;
+    let empty = lines.next().await;
+    assert_eq!(
+        empty,
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "Invalid Request: an empty batch"}})
+    );
+}
+
+#[tokio::test]
+async fn stdio_refuses_a_batch_under_later_versions() {
+    let mut lines = session("2025-11-25").await;
+    lines.send(&batch().to_string()).await;
+    let refused = lines.next().await;
+    assert_eq!(
+        refused,
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message":
+            "Invalid Request: JSON-RPC batches are part of protocol version 2025-03-26 only, not 2025-11-25"}})
+    );
+    // No member ran: the next answer is the next request's.
+    let pong = lines.request(2, "ping", json!({})).await;
+    assert_eq!(pong["id"], 2);
+}
+
+#[tokio::test]
+async fn http_takes_a_batch_from_a_2025_03_26_session() {
+    let addr = serve_http(&server()).await;
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "batcher", "version": "1"}
+    }});
+    let response = post(addr, "/mcp", &[], init.to_string()).await;
+    assert_eq!(response.status, 200, "{response:?}");
+    let session = response.header("mcp-session-id").expect("a session id");
+    // 2025-03-26 clients send no MCP-Protocol-Version header.
+    let headers = [("mcp-session-id", session.as_str())];
+    let ack = post(
+        addr,
+        "/mcp",
+        &headers,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+    )
+    .await;
+    assert_eq!(ack.status, 202);
+
+    let answered = post(addr, "/mcp", &headers, batch().to_string()).await;
+    assert_eq!(answered.status, 200, "{answered:?}");
+    assert_eq!(
+        answered.header("content-type").as_deref(),
+        Some("application/json")
+    );
+    let answers: Value = serde_json::from_str(&answered.body).expect("a JSON array");
+    assert_answers(&answers);
+
+    let only_notifications = json!([{"jsonrpc": "2.0", "method": "notifications/initialized"}]);
+    let acknowledged = post(addr, "/mcp", &headers, only_notifications.to_string()).await;
+    assert_eq!(acknowledged.status, 202, "{acknowledged:?}");
+
+    // The same session's client claiming a later version is refused whole.
+    let later = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let refused = post(addr, "/mcp", &later, batch().to_string()).await;
+    assert_eq!(refused.status, 400);
+    assert_eq!(
+        serde_json::from_str::<Value>(&refused.body).unwrap(),
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message":
+            "Invalid Request: JSON-RPC batches are part of protocol version 2025-03-26 only, not 2025-11-25"}})
+    );
+    let empty = post(addr, "/mcp", &headers, "[]").await;
+    assert_eq!(empty.status, 400);
+    assert_eq!(
+        serde_json::from_str::<Value>(&empty.body).unwrap()["error"]["message"],
+        "Invalid Request: an empty batch"
+    );
+}
