@@ -170,6 +170,22 @@ async fn http_takes_a_batch_from_a_2025_03_26_session() {
     let answers: Value = serde_json::from_str(&answered.body).expect("a JSON array");
     assert_answers(&answers);
 
+    // A batch larger than the members served at once (16): every member answered, once.
+    let many: Vec<Value> = (100..140)
+        .map(|id| {
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                         "params": {"name": "add", "arguments": {"a": id, "b": 1}}})
+        })
+        .collect();
+    let answered = post(addr, "/mcp", &headers, Value::Array(many).to_string()).await;
+    let answers = by_id(&serde_json::from_str(&answered.body).expect("a JSON array"));
+    assert_eq!(answers.len(), 40);
+    for (id, answer) in &answers {
+        let id: i64 = id.parse().unwrap();
+        assert_eq!(answer.len(), 1);
+        assert_eq!(answer[0]["result"]["structuredContent"]["result"], id + 1);
+    }
+
     let only_notifications = json!([{"jsonrpc": "2.0", "method": "notifications/initialized"}]);
     let acknowledged = post(addr, "/mcp", &headers, only_notifications.to_string()).await;
     assert_eq!(acknowledged.status, 202, "{acknowledged:?}");

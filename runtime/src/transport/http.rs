@@ -405,7 +405,7 @@ async fn serve_one(
 
 /// A JSON-RPC batch: refused (400) unless the request speaks protocol 2025-03-26 (its
 /// `Mcp-Protocol-Version` header, or none, which that version sends none of); otherwise each
-/// member goes through the gate as a request of its own, at once, and the answers come back
+/// member goes through the gate as a request of its own (16 at a time), and the answers come back
 /// as one JSON array (`202` when no member is a request). What a member's stream carries
 /// besides its answer (progress, logs) is not relayed.
 async fn http_batch(
@@ -472,11 +472,21 @@ async fn http_batch(
                 .collect::<Vec<Value>>()
         }
     });
-    let answers = futures_util::future::join_all(served)
-        .await
-        .into_iter()
-        .flatten()
-        .collect();
+    // At most 16 members at once: a batch is one client's, not a way around the limits.
+    let mut served = served.collect::<Vec<_>>().into_iter();
+    let mut answers = Vec::new();
+    loop {
+        let chunk: Vec<_> = served.by_ref().take(16).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        answers.extend(
+            futures_util::future::join_all(chunk)
+                .await
+                .into_iter()
+                .flatten(),
+        );
+    }
     match batch::answer(answers) {
         Some(body) => json(StatusCode::OK, body),
         None => StatusCode::ACCEPTED.into_response(),
