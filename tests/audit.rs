@@ -87,6 +87,32 @@ fn sign_in(user: String, #[param(sensitive)] password: String) -> Result<String,
     Ok(format!("welcome {user} ({} characters)", password.len()))
 }
 
+/// A key: a PIN or a phrase.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+enum Key {
+    /// Digits.
+    Pin {
+        /// The PIN.
+        pin: u32,
+    },
+    /// Words.
+    Phrase {
+        /// The phrase.
+        #[schemars(length(min = 40))]
+        phrase: String,
+    },
+}
+
+/// Unlock with a key (the whole input is sensitive).
+#[ability(semantic = "EXECUTE", flatten)]
+fn unlock(#[param(sensitive)] key: Key) -> bool {
+    match key {
+        Key::Pin { pin } => pin == 1234,
+        Key::Phrase { phrase } => phrase.ends_with("sesame"),
+    }
+}
+
 /// The readme.
 #[ability(semantic = "READ", resource = "docs://readme")]
 fn readme() -> String {
@@ -304,13 +330,26 @@ async fn a_sensitive_parameter_appears_nowhere() {
     assert_eq!(digest(&events[0]), digest(&events[5]));
     assert_ne!(digest(&events[0]), digest(&events[1]));
 
+    // A sensitive input of union type: nothing of it is quoted, at any pointer.
+    let union = client.call(7, "unlock", json!({"phrase": SECRET})).await;
+    let error = tool_error(&union);
+    assert_eq!(error["code"], "VALIDATION_INVALID_VALUE", "{error}");
+    assert!(!union.to_string().contains(SECRET), "{union}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("(the value is sensitive and not shown)"),
+        "{error}"
+    );
+
     let trail = audit.text();
     let log = logs.text();
     assert!(!trail.contains(SECRET), "the audit trail holds the secret");
     assert!(!log.contains(SECRET), "a log line holds the secret: {log}");
     assert!(!invalid.to_string().contains(SECRET), "{invalid}");
     // The events went to `tracing` too, on their target.
-    assert_eq!(log.matches("abilities::audit").count(), 6, "{log}");
+    assert_eq!(log.matches("abilities::audit").count(), 7, "{log}");
 }
 
 #[tokio::test]

@@ -22,6 +22,13 @@ fn add(a: i64, b: i64) -> i64 {
     a + b
 }
 
+/// Wait until cancelled.
+#[ability(semantic = "READ")]
+async fn wait_long() -> u8 {
+    tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+    1
+}
+
 fn server() -> Server {
     Server::builder().build().expect("a valid server")
 }
@@ -127,6 +134,41 @@ async fn stdio_takes_a_batch_from_a_2025_03_26_session() {
 }
 
 #[tokio::test]
+async fn stdio_answers_a_batch_whose_member_is_cancelled_and_refuses_duplicate_ids() {
+    let mut lines = session("2025-03-26").await;
+    lines
+        .send(
+            &json!([
+                {"jsonrpc": "2.0", "id": 30, "method": "tools/call", "params": {"name": "wait_long"}},
+                {"jsonrpc": "2.0", "id": 31, "method": "ping"},
+                {"jsonrpc": "2.0", "id": 31, "method": "ping"}
+            ])
+            .to_string(),
+        )
+        .await;
+    lines
+        .send(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": 30, "reason": "enough"}})
+            .to_string(),
+        )
+        .await;
+    // The cancelled member gets no answer (JSON-RPC answers cancelled requests with nothing);
+    // the batch is answered without it.
+    let answers = lines.next().await;
+    let answers = by_id(&answers);
+    assert_eq!(answers.keys().collect::<Vec<_>>(), ["31"], "{answers:?}");
+    let (pong, duplicate): (Vec<&Value>, Vec<&Value>) = answers["31"]
+        .iter()
+        .partition(|a| a.get("result").is_some());
+    assert_eq!(pong.len(), 1);
+    assert_eq!(
+        duplicate[0]["error"]["message"],
+        "Invalid Request: another request of the batch has this id"
+    );
+}
+
+#[tokio::test]
 async fn stdio_refuses_a_batch_under_later_versions() {
     let mut lines = session("2025-11-25").await;
     lines.send(&batch().to_string()).await;
@@ -201,6 +243,36 @@ async fn http_takes_a_batch_from_a_2025_03_26_session() {
         serde_json::from_str::<Value>(&refused.body).unwrap(),
         json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message":
             "Invalid Request: JSON-RPC batches are part of protocol version 2025-03-26 only, not 2025-11-25"}})
+    );
+    // Members rmcp refuses with a plain status (here an unknown session) still get answers.
+    let lost = [("mcp-session-id", "no-such-session")];
+    let refused = post(
+        addr,
+        "/mcp",
+        &lost,
+        json!([{"jsonrpc": "2.0", "id": 50, "method": "ping"}]).to_string(),
+    )
+    .await;
+    assert_eq!(refused.status, 200, "{refused:?}");
+    let answers: Value = serde_json::from_str(&refused.body).unwrap();
+    assert_eq!(answers[0]["id"], 50, "{answers}");
+    assert_eq!(answers[0]["error"]["code"], -32600);
+    assert!(
+        answers[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Invalid Request: HTTP 404"),
+        "{answers}"
+    );
+    // At most 256 members.
+    let huge: Vec<Value> = (0..257)
+        .map(|id| json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
+        .collect();
+    let refused = post(addr, "/mcp", &headers, Value::Array(huge).to_string()).await;
+    assert_eq!(refused.status, 400);
+    assert_eq!(
+        serde_json::from_str::<Value>(&refused.body).unwrap()["error"]["message"],
+        "Invalid Request: a batch may hold 256 messages, not 257"
     );
     let empty = post(addr, "/mcp", &headers, "[]").await;
     assert_eq!(empty.status, 400);

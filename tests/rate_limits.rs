@@ -31,6 +31,12 @@ fn hello() -> String {
     "hello".to_owned()
 }
 
+/// Remove a post (once an hour, and confirmed on MCP-AQL).
+#[ability(semantic = "DELETE", rate = "1/hour")]
+fn remove_post(id: u64) -> u64 {
+    id
+}
+
 /// Ping (no rate of its own).
 #[ability(semantic = "READ")]
 fn ping() -> String {
@@ -169,6 +175,56 @@ async fn mcp_aql_refuses_in_its_envelope() {
     );
     // The caller can recover by waiting: not a tool execution error.
     assert_eq!(refused["isError"], false, "{refused}");
+}
+
+#[tokio::test]
+async fn a_confirmed_retry_is_not_counted_again() {
+    let server = Server::builder()
+        .registry(registry())
+        .surface(Surface::aql_single())
+        .build()
+        .unwrap();
+    let client = server.connect().await.unwrap();
+    let envelope = |result: &abilities::rmcp::model::CallToolResult| -> Value {
+        serde_json::from_str(&result.content[0].as_text().unwrap().text).unwrap()
+    };
+    // The first call takes the hour's one unit and asks for confirmation.
+    let asked = envelope(
+        &client
+            .call(
+                "mcp_aql",
+                json!({"operation": "remove_post", "params": {"id": 1}}),
+            )
+            .await
+            .unwrap(),
+    );
+    assert_eq!(asked["error"]["code"], "CONFIRMATION_REQUIRED", "{asked}");
+    let token = asked["error"]["details"]["confirmation_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Its confirmed retry is the same call: it runs.
+    let done = envelope(
+        &client
+            .call(
+                "mcp_aql",
+                json!({"operation": "remove_post", "params": {"id": 1, "_confirmation": token}}),
+            )
+            .await
+            .unwrap(),
+    );
+    assert_eq!(done["success"], true, "{done}");
+    // A new call is over the rate.
+    let refused = envelope(
+        &client
+            .call(
+                "mcp_aql",
+                json!({"operation": "remove_post", "params": {"id": 2}}),
+            )
+            .await
+            .unwrap(),
+    );
+    assert_eq!(refused["error"]["code"], "RATE_LIMITED", "{refused}");
 }
 
 async fn listen(server: Server) -> SocketAddr {

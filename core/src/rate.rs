@@ -51,6 +51,11 @@ pub fn parse_rate(text: &str) -> Result<(u32, u64), String> {
         .checked_mul(seconds)
         .filter(|s| *s <= 366 * 86_400)
         .ok_or_else(|| format!("invalid rate \"{text}\": the period must be a year at most"))?;
+    if u64::from(calls) > period.saturating_mul(1000) {
+        return Err(format!(
+            "invalid rate \"{text}\": at most one call per millisecond can be counted"
+        ));
+    }
     Ok((calls, period))
 }
 

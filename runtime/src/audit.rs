@@ -3,8 +3,9 @@
 //! when configured, as JSON lines in a sink of the server's.
 //!
 //! An event names who called what and how it ended, never the arguments themselves: they
-//! appear as the SHA-256 of their canonical JSON, with the parameters marked
-//! `#[param(sensitive)]` left out of it (a digest of a short secret is as good as the secret).
+//! appear as the SHA-256 of their canonical JSON, with the values of parameters marked
+//! `#[param(sensitive)]` replaced by a marker first (a digest of a short secret is as good as
+//! the secret).
 
 use std::io::Write;
 use std::sync::mpsc;
@@ -109,16 +110,16 @@ impl CallEvent {
     }
 }
 
-/// SHA-256 (hex) of the canonical JSON of `args` without the ability's sensitive parameters.
+/// SHA-256 (hex) of the canonical JSON of `args`, their sensitive values replaced by one
+/// marker (calls that differ only in a secret have the same digest).
 fn args_digest(ability: &crate::Ability, args: &Value) -> String {
     let digest = match args {
-        Value::Object(map) if ability.sensitive().iter().any(|s| map.contains_key(&**s)) => {
-            let mut kept = map.clone();
-            for name in ability.sensitive() {
-                kept.remove(&**name);
-            }
-            crate::digest::canonical_object(&kept)
-        }
+        Value::Object(map) => match ability.redacted(map) {
+            Some(shown) => crate::digest::canonical_object(&shown),
+            None => crate::digest::canonical_object(map),
+        },
+        // Not an object (refused by the pipeline): a sensitive input shows nothing of it.
+        _ if !ability.sensitive().is_empty() => crate::digest::canonical(&Value::Null),
         other => crate::digest::canonical(other),
     };
     crate::ledger::hex(&digest)

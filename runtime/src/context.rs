@@ -241,6 +241,9 @@ pub struct Context {
     guards: Option<Arc<Guards>>,
     /// The surface the call came through, as the audit trail names it.
     via: Option<&'static str>,
+    /// The call goes on with one already counted against its rate: a confirmed retry, or
+    /// the next round of multi-round input.
+    continues: bool,
 }
 
 impl Context {
@@ -253,6 +256,18 @@ impl Context {
     /// `prompt`, `task`), or `in-process`.
     pub(crate) fn via(&self) -> &'static str {
         self.via.unwrap_or("in-process")
+    }
+
+    /// Whether the call goes on with one already counted against its rate.
+    pub(crate) fn continues(&self) -> bool {
+        self.continues
+    }
+
+    /// The same context, for a call that goes on with one already counted (a confirmed
+    /// retry, a further round of input): the rate is not taken again.
+    pub(crate) fn continuing(mut self) -> Self {
+        self.continues = true;
+        self
     }
 
     /// The same context, as a call through `via`.
@@ -305,6 +320,7 @@ impl Context {
             surface: None,
             guards: Some(guards),
             via: Some(via),
+            continues: false,
         }
     }
 

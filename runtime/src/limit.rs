@@ -37,10 +37,12 @@ pub struct Rate {
 }
 
 impl Rate {
-    /// `calls` per `period`; `None` for no calls, or a period under a millisecond.
+    /// `calls` per `period`; `None` for no calls, a period under a millisecond, or more than
+    /// one call per millisecond.
     pub fn new(calls: u32, period: Duration) -> Option<Self> {
         let period_ms = u64::try_from(period.as_millis()).ok()?;
-        (period_ms > 0).then_some(())?;
+        // Budgets are counted in whole milliseconds: at most one call per millisecond.
+        (period_ms > 0 && u64::from(calls) <= period_ms).then_some(())?;
         Some(Self {
             calls: NonZeroU32::new(calls)?,
             period_ms,
@@ -257,6 +259,8 @@ mod tests {
         assert_eq!(rate.to_string(), "100/900s");
         assert_eq!(Rate::new(0, Duration::from_secs(1)), None);
         assert_eq!(Rate::new(1, Duration::ZERO), None);
+        assert_eq!(Rate::new(1001, Duration::from_secs(1)), None);
+        assert!(Rate::new(1000, Duration::from_secs(1)).is_some());
         assert!("0/min".parse::<Rate>().is_err());
     }
 }

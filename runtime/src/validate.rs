@@ -66,6 +66,10 @@ impl Violation {
     ) -> Self {
         let at = error.instance_path().as_str().to_owned();
         let secret = sensitive.iter().any(|name| {
+            if name.is_empty() {
+                // The whole input is sensitive.
+                return true;
+            }
             let escaped = name.replace('~', "~0").replace('/', "~1");
             at.strip_prefix('/')
                 .and_then(|rest| rest.strip_prefix(escaped.as_str()))

@@ -28,6 +28,9 @@ use abilities_core::{UriTemplate, check_ability_name, template_variables, tool_n
 
 use crate::{Rate, RegistryError, Requirement};
 
+/// In [`Ability::sensitive`], the whole input: the arguments object is the sensitive value.
+pub(crate) const WHOLE_INPUT: &str = "";
+
 /// The optional argument every site-checked tool accepts.
 pub(crate) const SITE_ID: &str = "site_id";
 
@@ -279,8 +282,7 @@ impl Ability {
             AbilityKind::Resource { uri, .. } => UriTemplate::parse(uri),
             _ => None,
         };
-        let sensitive =
-            sensitive_arguments(&parts.input, &input_schema, &input_shape, parts.sensitive);
+        let sensitive = sensitive_arguments(&parts.input, &input_shape, parts.sensitive);
         let input_schema = Arc::new(input_schema);
         let tool_input_schema = if takes_site_id {
             Arc::new(tool_input_schema)
@@ -348,8 +350,40 @@ impl Ability {
 
     /// The top-level arguments marked `#[param(sensitive)]` (or
     /// [`AbilityBuilder::sensitive`]): never logged, audited or quoted in an error message.
+    /// An empty name stands for the whole input (a sensitive `flatten` value whose schema is
+    /// an object or a union).
     pub fn sensitive(&self) -> &[Cow<'static, str>] {
         &self.sensitive
+    }
+
+    /// `args` with every sensitive value replaced by `"(sensitive)"`: the top-level ones, the
+    /// same names inside an MCP-AQL `input` object, or all of them for a sensitive input.
+    pub(crate) fn redacted(
+        &self,
+        args: &serde_json::Map<String, Value>,
+    ) -> Option<serde_json::Map<String, Value>> {
+        if self.sensitive.is_empty() {
+            return None;
+        }
+        let hidden = || Value::from("(sensitive)");
+        let mut shown = args.clone();
+        if self.sensitive.iter().any(|name| name == WHOLE_INPUT) {
+            for value in shown.values_mut() {
+                *value = hidden();
+            }
+            return Some(shown);
+        }
+        for name in &self.sensitive {
+            if let Some(value) = shown.get_mut(&**name) {
+                *value = hidden();
+            }
+            if let Some(Value::Object(input)) = shown.get_mut("input")
+                && let Some(value) = input.get_mut(&**name)
+            {
+                *value = hidden();
+            }
+        }
+        Some(shown)
     }
 
     /// How often one caller may call it, from `#[ability(rate = "10/min")]` or
@@ -541,10 +575,9 @@ fn arguments(input: &Input, wire: &Map<String, Value>, wrapped: bool) -> Vec<Arg
 }
 
 /// The wire names of the sensitive arguments: the marked parameters, the `input` key of a
-/// sensitive wrapped value, or every property of a sensitive object value.
+/// sensitive wrapped value, or [`WHOLE_INPUT`] when the arguments are the sensitive value.
 fn sensitive_arguments(
     input: &Input,
-    schema: &Map<String, Value>,
     shape: &InputShape,
     mut named: Vec<Cow<'static, str>>,
 ) -> Vec<Cow<'static, str>> {
@@ -559,13 +592,8 @@ fn sensitive_arguments(
             sensitive: true, ..
         } => match shape {
             InputShape::Wrapped { key, .. } => named.push(Cow::Borrowed(*key)),
-            _ => named.extend(
-                schema
-                    .get("properties")
-                    .and_then(Value::as_object)
-                    .into_iter()
-                    .flat_map(|p| p.keys().cloned().map(Cow::Owned)),
-            ),
+            // The arguments are the value, whatever its shape (a union lists no properties).
+            _ => named.push(Cow::Borrowed(WHOLE_INPUT)),
         },
         _ => {}
     }

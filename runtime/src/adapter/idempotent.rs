@@ -99,15 +99,17 @@ fn replay(mut outcome: Value) -> Result<CallToolResponse, ErrorData> {
     from_json::<CallToolResult>(result).map(CallToolResponse::Complete)
 }
 
-/// Whether a tool result is the `RATE_LIMITED` refusal of a call that did not run.
+/// Whether a tool result is the `RATE_LIMITED` refusal of a call that did not run: a native
+/// `isError` result, or an MCP-AQL envelope (`isError: false`, the code under `error`).
 fn rate_limited(result: &CallToolResult) -> bool {
-    result.is_error == Some(true)
-        && result
-            .content
-            .first()
-            .and_then(|block| block.as_text())
-            .is_some_and(|text| {
-                serde_json::from_str::<Value>(&text.text)
-                    .is_ok_and(|error| error["code"] == crate::ErrorCode::RateLimited.as_str())
-            })
+    let code = crate::ErrorCode::RateLimited.as_str();
+    result
+        .content
+        .first()
+        .and_then(|block| block.as_text())
+        .and_then(|text| serde_json::from_str::<Value>(&text.text).ok())
+        .is_some_and(|answer| {
+            (result.is_error == Some(true) && answer["code"] == code)
+                || (answer["success"] == false && answer["error"]["code"] == code)
+        })
 }

@@ -365,13 +365,18 @@ impl McpHandler {
             asked.name,
             asked.arguments,
         );
+        let continues = asked.state.is_some();
         let rounds = Arc::new(Rounds::open(
             &self.inner.seal,
             &binding,
             asked.state,
             asked.responses,
         )?);
-        let context = self.context_as(caller, request, Some(Arc::clone(&rounds)), task);
+        let mut context = self.context_as(caller, request, Some(Arc::clone(&rounds)), task);
+        if continues {
+            // A verified state: this round goes on with a call already counted.
+            context = context.continuing();
+        }
         Ok((context, Some(Pending { rounds, binding })))
     }
 }

@@ -175,8 +175,8 @@ fn start<'a>(
         Err(error) => return Start::Refused(error),
     };
     let rate = match call.ctx.guards() {
-        Some(guards) => guards.rates.check(ability, call.ctx.caller()),
-        None => RateCheck::Pass,
+        Some(guards) if !call.ctx.continues() => guards.rates.check(ability, call.ctx.caller()),
+        _ => RateCheck::Pass,
     };
     match rate {
         RateCheck::Pass => checked(call, surface),

@@ -563,7 +563,6 @@ impl Store for PostgresStore {
                 "abilities_tasks",
                 "abilities_tokens",
                 "abilities_idempotency",
-                "abilities_rates",
             ] {
                 gone += client
                     .execute(
@@ -573,6 +572,15 @@ impl Store for PostgresStore {
                     .await
                     .map_err(failed)?;
             }
+            // Rate budgets are stamped by the database's clock (`take_rate`): swept by it.
+            gone += client
+                .execute(
+                    "DELETE FROM abilities_rates
+                      WHERE expires_at_ms < (extract(epoch from clock_timestamp()) * 1000)::BIGINT",
+                    &[],
+                )
+                .await
+                .map_err(failed)?;
             Ok(gone)
         })
     }

@@ -5,6 +5,9 @@ use serde_json::Value;
 
 use super::error_line;
 
+/// The most messages a batch over HTTP may hold.
+pub(crate) const MAX_MEMBERS: usize = 256;
+
 /// The one protocol version whose transports take batches.
 pub(crate) const BATCH_VERSION: &str = "2025-03-26";
 

@@ -375,7 +375,7 @@ async fn serve_one(
     if opens {
         sessions.opened(&response, Some(caller));
     }
-    if standard_call {
+    if standard_call && response.status() == StatusCode::OK {
         return rate_limited_status(response).await;
     }
     if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE || !json_body {
@@ -432,6 +432,18 @@ async fn http_batch(
         Ok(members) => members,
         Err(answer) => return json(StatusCode::BAD_REQUEST, answer),
     };
+    if members.len() > batch::MAX_MEMBERS {
+        let refusal = error_line(
+            &Value::Null,
+            -32600,
+            format!(
+                "Invalid Request: a batch may hold {} messages, not {}",
+                batch::MAX_MEMBERS,
+                members.len()
+            ),
+        );
+        return json(StatusCode::BAD_REQUEST, refusal);
+    }
     let served = members.iter().map(|member| {
         let request = member_request(parts);
         async move {
@@ -443,8 +455,20 @@ async fn http_batch(
             if let Some(refused) = batch::forbidden_member(member) {
                 return vec![refused];
             }
+            // A request whose answer cannot be had still gets one, with its id.
+            let unanswered = |code: i32, why: String| -> Vec<Value> {
+                if member.get("id").is_none() {
+                    return Vec::new();
+                }
+                serde_json::from_slice(&error_line(&answer_id(member), code, why))
+                    .into_iter()
+                    .collect()
+            };
             let Some(member_parts) = request else {
-                return Vec::new();
+                return unanswered(
+                    -32603,
+                    "Internal error: the member could not be served".to_owned(),
+                );
             };
             let body = Bytes::from(member.to_string());
             let response = Box::pin(serve_one(
@@ -463,13 +487,23 @@ async fn http_batch(
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("")
                 .to_owned();
+            let status = response.status();
             let Ok(body) = axum::body::to_bytes(response.into_body(), 16 << 20).await else {
-                return Vec::new();
+                return unanswered(
+                    -32603,
+                    format!("Internal error: the answer (HTTP {status}) could not be read"),
+                );
             };
-            batch::messages_of(&content_type, &body)
+            let answers: Vec<Value> = batch::messages_of(&content_type, &body)
                 .into_iter()
                 .filter(batch::is_answer)
-                .collect::<Vec<Value>>()
+                .collect();
+            if answers.is_empty() {
+                // rmcp refused it with a plain status (an unknown session, a missing `Accept`).
+                let why: String = String::from_utf8_lossy(&body).chars().take(200).collect();
+                return unanswered(-32600, format!("Invalid Request: HTTP {status}: {why}"));
+            }
+            answers
         }
     });
     // At most 16 members at once: a batch is one client's, not a way around the limits.

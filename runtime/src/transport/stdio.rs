@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    ClientRequest, GetMeta as _, JsonRpcMessage, ProtocolVersion, RequestId, ServerResult,
+    ClientNotification, ClientRequest, GetMeta as _, JsonRpcMessage, ProtocolVersion, RequestId,
+    ServerResult,
 };
 use rmcp::service::{RxJsonRpcMessage, ServiceExt, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -125,6 +126,7 @@ impl<R, W> LineTransport<R, W> {
         message: RxJsonRpcMessage<RoleServer>,
     ) -> Option<RxJsonRpcMessage<RoleServer>> {
         if self.started {
+            self.forget_cancelled(&message);
             return Some(message);
         }
         let JsonRpcMessage::Request(request) = &message else {
@@ -144,6 +146,33 @@ impl<R, W> LineTransport<R, W> {
             }
         };
         Some(message)
+    }
+
+    /// A cancelled request of a batch gets no answer (rmcp drops it): the batch stops waiting
+    /// for it, and is answered if nothing else is left.
+    fn forget_cancelled(&mut self, message: &RxJsonRpcMessage<RoleServer>) {
+        let JsonRpcMessage::Notification(notification) = message else {
+            return;
+        };
+        let ClientNotification::CancelledNotification(cancelled) = &notification.notification
+        else {
+            return;
+        };
+        let Some(id) = cancelled.params.request_id.as_ref() else {
+            return;
+        };
+        let key = id_key(id);
+        let Some(at) = self.batches.iter().position(|b| b.waiting.contains(&key)) else {
+            return;
+        };
+        self.batches[at].waiting.retain(|waiting| *waiting != key);
+        if !self.batches[at].waiting.is_empty() {
+            return;
+        }
+        let done = self.batches.swap_remove(at);
+        if let (Some(line), Some(queue)) = (batch::answer(done.answers), &self.rejections) {
+            let _ = queue.send(line);
+        }
     }
 
     /// Take a batch line: queue its members for the server, answer at once those that are
@@ -182,7 +211,19 @@ impl<R, W> LineTransport<R, W> {
             match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&bytes) {
                 Ok(message) => {
                     if let JsonRpcMessage::Request(request) = &message {
-                        waiting.push(id_key(&request.id));
+                        let key = id_key(&request.id);
+                        let taken = waiting.contains(&key)
+                            || self.batches.iter().any(|b| b.waiting.contains(&key));
+                        if taken {
+                            answer(error_line(
+                                &answer_id(&member),
+                                -32600,
+                                "Invalid Request: another request of the batch has this id"
+                                    .to_owned(),
+                            ));
+                            continue;
+                        }
+                        waiting.push(key);
                     }
                     queued.push(message);
                 }

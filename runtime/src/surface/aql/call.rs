@@ -331,9 +331,14 @@ pub(super) async fn operation_once(
     if let Some(gate) = &gate {
         stages.push(gate);
     }
+    // A confirmed retry was counted against the rate when its token was issued.
+    let run_ctx = match &gate {
+        Some(gate) if gate.token.is_some() => ctx.clone().continuing(),
+        _ => ctx.clone(),
+    };
     match Box::pin(pipeline::run(
         ability,
-        ctx.clone(),
+        run_ctx,
         Value::Object(params),
         &stages,
     ))

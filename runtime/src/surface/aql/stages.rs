@@ -93,8 +93,8 @@ impl Stage for Gate<'_> {
 
     fn wait<'a>(&'a self, call: &'a Call<'_>) -> Option<StageFuture<'a>> {
         let ctx: &'a Context = &call.ctx;
-        let sensitive = call.ability.sensitive();
-        Some(Box::pin(async move { confirm(self, ctx, sensitive).await }))
+        let ability = call.ability;
+        Some(Box::pin(async move { confirm(self, ctx, ability).await }))
     }
 }
 
@@ -104,7 +104,7 @@ impl Stage for Gate<'_> {
 async fn confirm(
     gate: &Gate<'_>,
     ctx: &Context,
-    sensitive: &[std::borrow::Cow<'static, str>],
+    ability: &crate::Ability,
 ) -> Result<(), AbilityError> {
     let (table, op, params) = (gate.table, gate.op, &gate.sent);
     let audit = &gate.holder.inner.guards.audit;
@@ -120,12 +120,7 @@ async fn confirm(
         return redeemed;
     }
     // What the user is shown names the parameters, but no sensitive value.
-    let mut shown = params.clone();
-    for name in sensitive {
-        if let Some(value) = shown.get_mut(&**name) {
-            *value = Value::from("(sensitive)");
-        }
-    }
+    let shown = ability.redacted(params).unwrap_or_else(|| params.clone());
     let message = format!(
         "Confirm {} operation '{}' with {}",
         op.danger.as_str(),
