@@ -7,6 +7,7 @@ mod builder;
 mod def;
 mod handler;
 mod meta;
+mod sensitive;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -25,11 +26,9 @@ pub use meta::{AbilityKind, Annotations, Completer, Danger, Semantic, TaskSuppor
 use crate::normalize::InputShape;
 use crate::schema::{self, Side};
 use abilities_core::{UriTemplate, check_ability_name, template_variables, tool_name};
+use sensitive::sensitive_arguments;
 
 use crate::{Rate, RegistryError, Requirement};
-
-/// In [`Ability::sensitive`], the whole input: the arguments object is the sensitive value.
-pub(crate) const WHOLE_INPUT: &str = "";
 
 /// The optional argument every site-checked tool accepts.
 pub(crate) const SITE_ID: &str = "site_id";
@@ -356,36 +355,6 @@ impl Ability {
         &self.sensitive
     }
 
-    /// `args` with every sensitive value replaced by `"(sensitive)"`: the top-level ones, the
-    /// same names inside an MCP-AQL `input` object, or all of them for a sensitive input.
-    pub(crate) fn redacted(
-        &self,
-        args: &serde_json::Map<String, Value>,
-    ) -> Option<serde_json::Map<String, Value>> {
-        if self.sensitive.is_empty() {
-            return None;
-        }
-        let hidden = || Value::from("(sensitive)");
-        let mut shown = args.clone();
-        if self.sensitive.iter().any(|name| name == WHOLE_INPUT) {
-            for value in shown.values_mut() {
-                *value = hidden();
-            }
-            return Some(shown);
-        }
-        for name in &self.sensitive {
-            if let Some(value) = shown.get_mut(&**name) {
-                *value = hidden();
-            }
-            if let Some(Value::Object(input)) = shown.get_mut("input")
-                && let Some(value) = input.get_mut(&**name)
-            {
-                *value = hidden();
-            }
-        }
-        Some(shown)
-    }
-
     /// How often one caller may call it, from `#[ability(rate = "10/min")]` or
     /// [`AbilityBuilder::rate`]; `None` takes the server's default
     /// ([`ServerBuilder::rate_limit`](crate::ServerBuilder::rate_limit)).
@@ -572,34 +541,6 @@ fn arguments(input: &Input, wire: &Map<String, Value>, wrapped: bool) -> Vec<Arg
             }
         })
         .collect()
-}
-
-/// The wire names of the sensitive arguments: the marked parameters, the `input` key of a
-/// sensitive wrapped value, or [`WHOLE_INPUT`] when the arguments are the sensitive value.
-fn sensitive_arguments(
-    input: &Input,
-    shape: &InputShape,
-    mut named: Vec<Cow<'static, str>>,
-) -> Vec<Cow<'static, str>> {
-    match input {
-        Input::Object(properties) => named.extend(
-            properties
-                .iter()
-                .filter(|p| p.sensitive)
-                .map(|p| Cow::Borrowed(p.name)),
-        ),
-        Input::Value {
-            sensitive: true, ..
-        } => match shape {
-            InputShape::Wrapped { key, .. } => named.push(Cow::Borrowed(*key)),
-            // The arguments are the value, whatever its shape (a union lists no properties).
-            _ => named.push(Cow::Borrowed(WHOLE_INPUT)),
-        },
-        _ => {}
-    }
-    named.sort();
-    named.dedup();
-    named
 }
 
 fn input_schema(input: &Input) -> (Map<String, Value>, InputShape) {

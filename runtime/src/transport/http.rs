@@ -209,7 +209,7 @@ async fn serve_on(
 #[derive(Clone)]
 struct Endpoint(Arc<(Arc<Inner>, Mcp, Sessions, usize)>);
 
-type Mcp = StreamableHttpService<McpHandler, LocalSessionManager>;
+pub(super) type Mcp = StreamableHttpService<McpHandler, LocalSessionManager>;
 
 impl Service<Request> for Endpoint {
     type Response = Response;
@@ -325,14 +325,14 @@ async fn gate(
         }
     };
     if batch::is_batch(&bytes) {
-        return http_batch(inner, mcp, sessions, slot, &parts, &caller, &bytes).await;
+        return batch::http(inner, mcp, sessions, slot, &parts, &caller, &bytes).await;
     }
     serve_one(inner, mcp, sessions, slot, parts, &caller, bytes).await
 }
 
 /// One message, read whole, from an authenticated `caller`: the checks rmcp does not make,
 /// rmcp's answer, and the JSON-RPC error for a body rmcp refuses.
-async fn serve_one(
+pub(super) async fn serve_one(
     inner: &Inner,
     mcp: &Mcp,
     sessions: &Sessions,
@@ -401,149 +401,6 @@ async fn serve_one(
             Ok(()) => StatusCode::ACCEPTED.into_response(),
         },
     }
-}
-
-/// A JSON-RPC batch: refused (400) unless the request speaks protocol 2025-03-26 (its
-/// `Mcp-Protocol-Version` header, or none, which that version sends none of); otherwise each
-/// member goes through the gate as a request of its own (16 at a time), and the answers come back
-/// as one JSON array (`202` when no member is a request). What a member's stream carries
-/// besides its answer (progress, logs) is not relayed.
-async fn http_batch(
-    inner: &Inner,
-    mcp: &Mcp,
-    sessions: &Sessions,
-    slot: usize,
-    parts: &axum::http::request::Parts,
-    caller: &crate::Caller,
-    bytes: &[u8],
-) -> Response {
-    let json = |status: StatusCode, body: Vec<u8>| {
-        (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
-    };
-    let version = parts
-        .headers
-        .get("mcp-protocol-version")
-        .map(|v| v.to_str().unwrap_or("(unreadable)"))
-        .unwrap_or(batch::BATCH_VERSION);
-    if let Some(refusal) = batch::refusal(Some(version)) {
-        return json(StatusCode::BAD_REQUEST, refusal);
-    }
-    let members = match batch::members(bytes) {
-        Ok(members) => members,
-        Err(answer) => return json(StatusCode::BAD_REQUEST, answer),
-    };
-    if members.len() > batch::MAX_MEMBERS {
-        let refusal = error_line(
-            &Value::Null,
-            -32600,
-            format!(
-                "Invalid Request: a batch may hold {} messages, not {}",
-                batch::MAX_MEMBERS,
-                members.len()
-            ),
-        );
-        return json(StatusCode::BAD_REQUEST, refusal);
-    }
-    let served = members.iter().map(|member| {
-        let request = member_request(parts);
-        async move {
-            if let Err((id, why)) = check_message(member) {
-                return serde_json::from_slice(&error_line(&id, -32600, why))
-                    .into_iter()
-                    .collect();
-            }
-            if let Some(refused) = batch::forbidden_member(member) {
-                return vec![refused];
-            }
-            // A request whose answer cannot be had still gets one, with its id.
-            let unanswered = |code: i32, why: String| -> Vec<Value> {
-                if member.get("id").is_none() {
-                    return Vec::new();
-                }
-                serde_json::from_slice(&error_line(&answer_id(member), code, why))
-                    .into_iter()
-                    .collect()
-            };
-            let Some(member_parts) = request else {
-                return unanswered(
-                    -32603,
-                    "Internal error: the member could not be served".to_owned(),
-                );
-            };
-            let body = Bytes::from(member.to_string());
-            let response = Box::pin(serve_one(
-                inner,
-                mcp,
-                sessions,
-                slot,
-                member_parts,
-                caller,
-                body,
-            ))
-            .await;
-            let content_type = response
-                .headers()
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_owned();
-            let status = response.status();
-            let Ok(body) = axum::body::to_bytes(response.into_body(), 16 << 20).await else {
-                return unanswered(
-                    -32603,
-                    format!("Internal error: the answer (HTTP {status}) could not be read"),
-                );
-            };
-            let answers: Vec<Value> = batch::messages_of(&content_type, &body)
-                .into_iter()
-                .filter(batch::is_answer)
-                .collect();
-            if answers.is_empty() {
-                // rmcp refused it with a plain status (an unknown session, a missing `Accept`).
-                let why: String = String::from_utf8_lossy(&body).chars().take(200).collect();
-                return unanswered(-32600, format!("Invalid Request: HTTP {status}: {why}"));
-            }
-            answers
-        }
-    });
-    // At most 16 members at once: a batch is one client's, not a way around the limits.
-    let mut served = served.collect::<Vec<_>>().into_iter();
-    let mut answers = Vec::new();
-    loop {
-        let chunk: Vec<_> = served.by_ref().take(16).collect();
-        if chunk.is_empty() {
-            break;
-        }
-        answers.extend(
-            futures_util::future::join_all(chunk)
-                .await
-                .into_iter()
-                .flatten(),
-        );
-    }
-    match batch::answer(answers) {
-        Some(body) => json(StatusCode::OK, body),
-        None => StatusCode::ACCEPTED.into_response(),
-    }
-}
-
-/// The head of the request a batch member is served as: the batch's method, URI, headers and
-/// caller (the member is the body).
-fn member_request(parts: &axum::http::request::Parts) -> Option<axum::http::request::Parts> {
-    let mut builder = Request::builder()
-        .method(parts.method.clone())
-        .uri(parts.uri.clone())
-        .version(parts.version);
-    for (name, value) in &parts.headers {
-        if name != header::CONTENT_LENGTH {
-            builder = builder.header(name, value);
-        }
-    }
-    let (mut head, ()) = builder.body(()).ok()?.into_parts();
-    if let Some(caller) = parts.extensions.get::<crate::Caller>() {
-        head.extensions.insert(caller.clone());
-    }
-    Some(head)
 }
 
 /// Whether a body may hold a `tools/call` (a cheap look before any parse).
