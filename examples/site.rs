@@ -9,7 +9,8 @@
 //! `--db PATH` picks the database file (`--tasks-db PATH` the one of background tasks, beside
 //! it by default); `--token T` lets HTTP callers with `Authorization: Bearer T` delete posts.
 //! `--store postgres://...` keeps the posts and the server's records (tasks, confirmation
-//! tokens, idempotency keys) in PostgreSQL, for several replicas sharing `--state-key`.
+//! tokens, idempotency keys) in PostgreSQL, for several replicas sharing `--state-key` (a
+//! build with `--features postgres`).
 
 #[path = "shared/mode.rs"]
 mod mode;
@@ -19,7 +20,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use abilities::{Caller, PostgresStore, Server, Site, SqliteStore, StaticTokens};
+use abilities::{Caller, Server, ServerBuilder, Site, SqliteStore, StaticTokens};
 use clap::Parser;
 use site::Db;
 
@@ -42,7 +43,7 @@ struct Args {
     #[arg(long)]
     tasks_db: Option<PathBuf>,
     /// Keep the posts and the server's records in PostgreSQL (`postgres://...`), shared by
-    /// replicas, instead of --db and --tasks-db.
+    /// replicas, instead of --db and --tasks-db; needs a build with `--features postgres`.
     #[arg(long)]
     store: Option<String>,
     /// The key confirmation tokens and multi-round state are signed with (at least 32 bytes),
@@ -84,13 +85,9 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut builder = args.mode.apply_with(Server::builder(), site::aql);
     let db = match args.store.as_deref() {
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            let store = PostgresStore::connect(url)
-                .await
-                .map_err(|e| format!("cannot use the store: {e}"))?;
-            builder = builder.store(store);
-            Db::connect(url)
-                .await
-                .map_err(|e| format!("cannot open the posts in the store: {e}"))?
+            let (with_store, db) = postgres(builder, url).await?;
+            builder = with_store;
+            db
         }
         Some(_) => return Err("--store takes a postgres:// URL".into()),
         None => {
@@ -155,15 +152,38 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// `--store postgres://...`: the posts and the server's records in PostgreSQL.
+#[cfg(feature = "postgres")]
+async fn postgres(
+    builder: ServerBuilder,
+    url: &str,
+) -> Result<(ServerBuilder, Db), Box<dyn std::error::Error>> {
+    let store = abilities::PostgresStore::connect(url)
+        .await
+        .map_err(|e| format!("cannot use the store: {e}"))?;
+    let db = Db::connect(url)
+        .await
+        .map_err(|e| format!("cannot open the posts in the store: {e}"))?;
+    Ok((builder.store(store), db))
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn postgres(
+    _: ServerBuilder,
+    _: &str,
+) -> Result<(ServerBuilder, Db), Box<dyn std::error::Error>> {
+    Err("--store postgres://... needs a build with the `postgres` feature: cargo run --features postgres --example site -- ...".into())
+}
+
 /// OAuth 2.1: JWT access tokens of `issuer` for `audience`, checked against `jwks` (a file, or
 /// a URL fetched now and on an unknown key id).
 #[cfg(feature = "jwt")]
 async fn oauth(
-    builder: abilities::ServerBuilder,
+    builder: ServerBuilder,
     issuer: &str,
     audience: &str,
     jwks: &str,
-) -> Result<abilities::ServerBuilder, Box<dyn std::error::Error>> {
+) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
     let auth = abilities::JwtAuthenticator::new(issuer, audience)
         .scopes_supported(["posts:write", "posts:delete"]);
     let auth = if jwks.starts_with("http://") || jwks.starts_with("https://") {
@@ -176,10 +196,10 @@ async fn oauth(
 
 #[cfg(not(feature = "jwt"))]
 async fn oauth(
-    _: abilities::ServerBuilder,
+    _: ServerBuilder,
     _: &str,
     _: &str,
     _: &str,
-) -> Result<abilities::ServerBuilder, Box<dyn std::error::Error>> {
+) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
     Err("--issuer needs a build with the `jwt` feature: cargo run --features jwt --example site -- ...".into())
 }

@@ -10,7 +10,8 @@
 //! Several replicas: `--store postgres://user@host/db` keeps the todos and the server's own
 //! records (tasks, confirmation tokens, idempotency keys) in PostgreSQL, and resource updates
 //! travel between replicas through it; `--state-key KEY` (or `ABILITIES_STATE_KEY`) is the key
-//! every replica signs tokens and multi-round state with. See `scripts/cluster.sh`.
+//! every replica signs tokens and multi-round state with (a build with `--features postgres`).
+//! See `scripts/cluster.sh`.
 
 #[path = "shared/mode.rs"]
 mod mode;
@@ -22,7 +23,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use abilities::{Caller, PostgresStore, Server, SqliteStore, StaticTokens};
+use abilities::{Caller, Server, ServerBuilder, SqliteStore, StaticTokens};
 use clap::Parser;
 
 /// Serve the Todo manager over MCP.
@@ -38,8 +39,8 @@ struct Args {
     #[arg(long, default_value = "todo.db")]
     db: PathBuf,
     /// Where the todos and the server's records are kept: `postgres://...` (shared by
-    /// replicas). Default: SQLite, the todos in --db and the records beside it
-    /// (`<db>.store.db`).
+    /// replicas; needs a build with `--features postgres`). Default: SQLite, the todos in
+    /// --db and the records beside it (`<db>.store.db`).
     #[arg(long)]
     store: Option<String>,
     /// The key confirmation tokens and multi-round state are signed with (at least 32 bytes),
@@ -80,13 +81,9 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut builder = args.mode.apply(Server::builder());
     let db = match args.store.as_deref() {
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            let store = PostgresStore::connect(url)
-                .await
-                .map_err(|e| format!("cannot use the store {}: {e}", redact(url)))?;
-            builder = builder.store(store);
-            todo::TodoDb::connect(url)
-                .await
-                .map_err(|e| format!("cannot open the todos in {}: {e}", redact(url)))?
+            let (with_store, db) = postgres(builder, url).await?;
+            builder = with_store;
+            db
         }
         Some(other) => {
             return Err(format!("--store takes a postgres:// URL, not '{}'", redact(other)).into());
@@ -155,4 +152,27 @@ fn redact(url: &str) -> String {
         }
         _ => url.to_owned(),
     }
+}
+
+/// `--store postgres://...`: the todos and the server's records in PostgreSQL.
+#[cfg(feature = "postgres")]
+async fn postgres(
+    builder: ServerBuilder,
+    url: &str,
+) -> Result<(ServerBuilder, todo::TodoDb), Box<dyn std::error::Error>> {
+    let store = abilities::PostgresStore::connect(url)
+        .await
+        .map_err(|e| format!("cannot use the store {}: {e}", redact(url)))?;
+    let db = todo::TodoDb::connect(url)
+        .await
+        .map_err(|e| format!("cannot open the todos in {}: {e}", redact(url)))?;
+    Ok((builder.store(store), db))
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn postgres(
+    _: ServerBuilder,
+    _: &str,
+) -> Result<(ServerBuilder, todo::TodoDb), Box<dyn std::error::Error>> {
+    Err("--store postgres://... needs a build with the `postgres` feature: cargo run --features postgres --example todo -- ...".into())
 }

@@ -64,7 +64,7 @@ chmod 600 "$dir/state-key"
 
 bin=${TODO_BIN:-}
 if [ -z "$bin" ]; then
-  (cd "$root" && cargo build --quiet --example todo)
+  (cd "$root" && cargo build --quiet -p abilities-examples --features postgres --example todo)
   bin="$root/target/debug/examples/todo"
 fi
 

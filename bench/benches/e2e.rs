@@ -8,7 +8,7 @@
 //! defaults of 16 callers, 20,000 calls and 3 rounds). Prints calls/s, p50 and p99 for both
 //! servers and the throughput ratio; the rounds alternate servers and the median round counts.
 
-#[path = "../../examples/shared/rmcp_site.rs"]
+#[path = "../shared/rmcp_site.rs"]
 mod rmcp_site;
 #[path = "../../examples/shared/site.rs"]
 #[allow(dead_code, reason = "the bench calls one ability")]

@@ -11,7 +11,7 @@
 //! no session: `--tool` with `--arguments` from every client, or with `--confirm` the
 //! `todo` example's MCP-AQL confirmed deletions, timed one by one.
 
-#[path = "../../examples/shared/load_url.rs"]
+#[path = "../shared/load_url.rs"]
 mod load_url;
 
 use std::collections::HashMap;

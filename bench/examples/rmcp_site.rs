@@ -2,7 +2,7 @@
 //! The `site` example's `my-plugin-count-posts`, written by hand with rmcp's own macros over
 //! the same SQLite database: the baseline `loadgen` measures abilities against.
 
-#[path = "../../examples/shared/rmcp_site.rs"]
+#[path = "../shared/rmcp_site.rs"]
 mod rmcp_site;
 #[path = "../../examples/shared/site.rs"]
 #[allow(dead_code, reason = "only the database is used here")]

@@ -271,6 +271,7 @@ pub(crate) fn sql_value(value: &Value) -> Option<Sql> {
 }
 
 /// The values of a pushed-down query as PostgreSQL parameters.
+#[cfg(feature = "postgres")]
 #[allow(dead_code, reason = "each example uses the databases it serves")]
 pub(crate) fn pg_params(
     values: &[rusqlite::types::Value],
@@ -292,9 +293,11 @@ pub(crate) fn pg_params(
 
 /// SQL NULL for a parameter of any type (an `Option::None` is typed, and PostgreSQL's
 /// client refuses it for a column of another type).
+#[cfg(feature = "postgres")]
 #[derive(Debug)]
 struct Null;
 
+#[cfg(feature = "postgres")]
 impl tokio_postgres::types::ToSql for Null {
     fn to_sql(
         &self,
@@ -312,6 +315,7 @@ impl tokio_postgres::types::ToSql for Null {
 }
 
 /// A pool of connections to the PostgreSQL database at `url`.
+#[cfg(feature = "postgres")]
 #[allow(dead_code, reason = "each example uses the databases it serves")]
 pub(crate) fn pg_pool(url: &str) -> Result<deadpool_postgres::Pool, String> {
     let mut config = deadpool_postgres::Config::new();
@@ -341,6 +345,7 @@ pub(crate) fn sqlite(
 }
 
 /// A connection of `pool`.
+#[cfg(feature = "postgres")]
 #[allow(dead_code, reason = "each example uses the databases it serves")]
 pub(crate) async fn pg(
     pool: &deadpool_postgres::Pool,

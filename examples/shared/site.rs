@@ -1,6 +1,6 @@
-//! The seeds' WordPress walkthrough: posts on SQLite (a file) or PostgreSQL (shared by
-//! replicas) and the abilities over them. Shared by the `site`, `rmcp_site` and
-//! `token_report` examples.
+//! The seeds' WordPress walkthrough: posts on SQLite (a file) or, with the `postgres`
+//! feature, PostgreSQL (shared by replicas) and the abilities over them. Shared by the `site`
+//! example and by the benches' `rmcp_site` and `token_report`.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -68,6 +68,7 @@ pub(crate) enum Db {
     /// A SQLite file (or memory): one process.
     Sqlite(Mutex<Connection>),
     /// PostgreSQL: every replica connected to it sees the same posts.
+    #[cfg(feature = "postgres")]
     #[allow(
         dead_code,
         reason = "the `site` example serves PostgreSQL; others only SQLite"
@@ -93,6 +94,13 @@ const POST_COLUMNS: &[(&str, Kind)] = &[
     ("author_id", Kind::Integer),
 ];
 
+#[cfg_attr(
+    not(feature = "postgres"),
+    allow(
+        unused_variables,
+        reason = "PostgreSQL's statements run with the `postgres` feature"
+    )
+)]
 impl Db {
     pub(crate) fn open(path: &Path) -> rusqlite::Result<Self> {
         let conn = Connection::open(path)?;
@@ -138,6 +146,7 @@ impl Db {
 
     /// Connect to the PostgreSQL database at `url`, creating (once, whichever replica comes
     /// first) and seeding the tables.
+    #[cfg(feature = "postgres")]
     #[allow(
         dead_code,
         reason = "the `site` example serves PostgreSQL; others only SQLite"
@@ -201,6 +210,7 @@ impl Db {
                     |r| r.get(0),
                 )
                 .map_err(pushdown::db_error)?,
+            #[cfg(feature = "postgres")]
             Self::Postgres(pool) => pushdown::pg(pool)
                 .await?
                 .query_one(
@@ -226,37 +236,38 @@ impl Db {
                 let conn = pushdown::sqlite(lock)?;
                 let mut statement = conn.prepare(sql).map_err(pushdown::db_error)?;
                 statement
-                    .query_map(rusqlite::params_from_iter(values), read_post)
+                    .query_map(rusqlite::params_from_iter(values), Post::from_sqlite)
                     .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
                     .map_err(pushdown::db_error)
             }
+            #[cfg(feature = "postgres")]
             Self::Postgres(pool) => Ok(pushdown::pg(pool)
                 .await?
                 .query(pg_sql, &pushdown::pg_params(values))
                 .await
                 .map_err(pushdown::db_error)?
                 .iter()
-                .map(pg_post)
+                .map(Post::from_postgres)
                 .collect()),
         }
     }
 
-    /// The rows of a list operation (see `pushdown::list`), read by `sqlite` / `postgres`.
-    async fn list<T>(
+    /// The rows of a list operation (see `pushdown::list`).
+    async fn list<T: Record>(
         &self,
         query: &CollectionQuery,
         listing: impl Fn(Dialect) -> pushdown::Listing<'static>,
         own: Window,
-        sqlite: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
-        postgres: impl Fn(&tokio_postgres::Row) -> T,
     ) -> Result<Vec<T>, AbilityError> {
         match self {
             Self::Sqlite(lock) => {
                 let conn = pushdown::sqlite(lock)?;
-                let (rows, _) = pushdown::list(&conn, query, listing(Dialect::Sqlite), own, sqlite)
-                    .map_err(pushdown::db_error)?;
+                let (rows, _) =
+                    pushdown::list(&conn, query, listing(Dialect::Sqlite), own, T::from_sqlite)
+                        .map_err(pushdown::db_error)?;
                 Ok(rows)
             }
+            #[cfg(feature = "postgres")]
             Self::Postgres(pool) => {
                 let plan =
                     pushdown::plan(query, listing(Dialect::Postgres), own, Dialect::Postgres);
@@ -274,7 +285,7 @@ impl Db {
                     .await
                     .map_err(pushdown::db_error)?
                     .iter()
-                    .map(postgres)
+                    .map(T::from_postgres)
                     .collect())
             }
         }
@@ -292,6 +303,7 @@ impl Db {
                 .execute(sql, rusqlite::params_from_iter(values))
                 .map(|n| n as u64)
                 .map_err(pushdown::db_error),
+            #[cfg(feature = "postgres")]
             Self::Postgres(pool) => pushdown::pg(pool)
                 .await?
                 .execute(pg_sql, &pushdown::pg_params(values))
@@ -314,6 +326,7 @@ impl Db {
                     .map_err(pushdown::db_error)?;
                 Ok(conn.last_insert_rowid())
             }
+            #[cfg(feature = "postgres")]
             Self::Postgres(pool) => Ok(pushdown::pg(pool)
                 .await?
                 .query_one(pg_sql, &pushdown::pg_params(values))
@@ -324,26 +337,36 @@ impl Db {
     }
 }
 
-fn pg_post(row: &tokio_postgres::Row) -> Post {
-    Post {
-        id: row.get(0),
-        post_type: row.get(1),
-        title: row.get(2),
-        content: row.get(3),
-        status: row.get(4),
-        author_id: row.get(5),
-    }
+/// A row as either database returns it.
+trait Record: Sized {
+    fn from_sqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self>;
+    #[cfg(feature = "postgres")]
+    fn from_postgres(row: &tokio_postgres::Row) -> Self;
 }
 
-fn read_post(row: &rusqlite::Row<'_>) -> rusqlite::Result<Post> {
-    Ok(Post {
-        id: row.get(0)?,
-        post_type: row.get(1)?,
-        title: row.get(2)?,
-        content: row.get(3)?,
-        status: row.get(4)?,
-        author_id: row.get(5)?,
-    })
+impl Record for Post {
+    fn from_sqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            id: row.get(0)?,
+            post_type: row.get(1)?,
+            title: row.get(2)?,
+            content: row.get(3)?,
+            status: row.get(4)?,
+            author_id: row.get(5)?,
+        })
+    }
+
+    #[cfg(feature = "postgres")]
+    fn from_postgres(row: &tokio_postgres::Row) -> Self {
+        Self {
+            id: row.get(0),
+            post_type: row.get(1),
+            title: row.get(2),
+            content: row.get(3),
+            status: row.get(4),
+            author_id: row.get(5),
+        }
+    }
 }
 
 /// Count published posts of one type.
@@ -411,7 +434,7 @@ async fn wp_list_posts(
         tiebreak: "id DESC",
     };
     let own = Window::new(offset, u64::from(limit.0));
-    db.list(&query, listing, own, read_post, pg_post).await
+    db.list(&query, listing, own).await
 }
 
 /// A user of the site.
@@ -419,6 +442,23 @@ async fn wp_list_posts(
 struct User {
     id: i64,
     name: String,
+}
+
+impl Record for User {
+    fn from_sqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            id: row.get(0)?,
+            name: row.get(1)?,
+        })
+    }
+
+    #[cfg(feature = "postgres")]
+    fn from_postgres(row: &tokio_postgres::Row) -> Self {
+        Self {
+            id: row.get(0),
+            name: row.get(1),
+        }
+    }
 }
 
 /// List the site's users.
@@ -438,17 +478,7 @@ async fn wp_list_users(
         tiebreak: "id",
     };
     let own = Window::new(offset, u64::from(limit.0));
-    let read = |row: &rusqlite::Row<'_>| {
-        Ok(User {
-            id: row.get(0)?,
-            name: row.get(1)?,
-        })
-    };
-    let pg_read = |row: &tokio_postgres::Row| User {
-        id: row.get(0),
-        name: row.get(1),
-    };
-    db.list(&query, listing, own, read, pg_read).await
+    db.list(&query, listing, own).await
 }
 
 /// MCP-AQL for the site: a post's `author` is the user its `author_id` names.

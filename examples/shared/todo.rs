@@ -1,5 +1,5 @@
-//! The Todo manager of the MCP-AQL walkthrough: a store on SQLite (a file) or PostgreSQL
-//! (shared by replicas), and its abilities. Shared by the `todo` and `axum_app` examples.
+//! The Todo manager of the MCP-AQL walkthrough: a store on SQLite (a file) or, with the
+//! `postgres` feature, PostgreSQL (shared by replicas), and its abilities. Shared by the `todo` and `axum_app` examples.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 #[path = "pushdown.rs"]
 mod pushdown;
 
-use pushdown::{Dialect, Kind};
+use pushdown::Kind;
 
 /// The resource every change of the list updates: subscribers hear of writes made through
 /// any replica.
@@ -68,6 +68,11 @@ pub(crate) enum TodoDb {
     /// A SQLite file (or memory): one process.
     Sqlite(Mutex<Connection>),
     /// PostgreSQL: every replica connected to it sees the same todos.
+    #[cfg(feature = "postgres")]
+    #[allow(
+        dead_code,
+        reason = "the `todo` example serves PostgreSQL; others only SQLite"
+    )]
     Postgres(deadpool_postgres::Pool),
 }
 
@@ -78,6 +83,13 @@ const LISTING_COLUMNS: &[(&str, Kind)] = &[
     ("priority", Kind::Text),
 ];
 
+#[cfg_attr(
+    not(feature = "postgres"),
+    allow(
+        unused_variables,
+        reason = "PostgreSQL's statements run with the `postgres` feature"
+    )
+)]
 impl TodoDb {
     /// Open (creating and seeding on first run) the database at `path`.
     pub(crate) fn open(path: &Path) -> rusqlite::Result<Self> {
@@ -105,6 +117,7 @@ impl TodoDb {
 
     /// Connect to the PostgreSQL database at `url`, creating (once, whichever replica comes
     /// first) and seeding the table. `completed` is 0 or 1, as in SQLite.
+    #[cfg(feature = "postgres")]
     #[allow(
         dead_code,
         reason = "the `todo` example serves PostgreSQL; others only SQLite"
@@ -169,9 +182,10 @@ impl TodoDb {
                 pushdown::list(&*pushdown::sqlite(lock)?, query, listing, own, read_todo)
                     .map_err(pushdown::db_error)?
             }
+            #[cfg(feature = "postgres")]
             Self::Postgres(pool) => {
                 let listing = listing("WHERE ($1::BIGINT IS NULL OR completed = $1)");
-                let plan = pushdown::plan(query, listing, own, Dialect::Postgres);
+                let plan = pushdown::plan(query, listing, own, pushdown::Dialect::Postgres);
                 let client = pushdown::pg(pool).await?;
                 let total: i64 = client
                     .query_one(&plan.count, &pushdown::pg_params(&plan.count_values))
@@ -203,6 +217,7 @@ impl TodoDb {
                 )
                 .optional()
                 .map_err(pushdown::db_error)?,
+            #[cfg(feature = "postgres")]
             Self::Postgres(pool) => pushdown::pg(pool)
                 .await?
                 .query_opt(
@@ -237,6 +252,7 @@ impl TodoDb {
                 .map_err(pushdown::db_error)?;
                 conn.last_insert_rowid()
             }
+            #[cfg(feature = "postgres")]
             Self::Postgres(pool) => pushdown::pg(pool)
                 .await?
                 .query_one(
@@ -264,6 +280,7 @@ impl TodoDb {
                     params![todo.title, todo.completed, todo.priority, todo.id],
                 )
                 .map_err(pushdown::db_error)? as u64,
+            #[cfg(feature = "postgres")]
             Self::Postgres(pool) => pushdown::pg(pool)
                 .await?
                 .execute(
@@ -298,6 +315,7 @@ impl TodoDb {
                 }
                 .map_err(pushdown::db_error)? as u64
             }
+            #[cfg(feature = "postgres")]
             Self::Postgres(pool) => {
                 let client = pushdown::pg(pool).await?;
                 match id {
@@ -310,6 +328,7 @@ impl TodoDb {
     }
 }
 
+#[cfg(feature = "postgres")]
 fn pg_todo(row: &tokio_postgres::Row) -> Todo {
     Todo {
         id: row.get(0),

@@ -44,7 +44,7 @@ if ! cmp -s "$here/conformance/package.json" "$work/conformance/package.json" ||
   (cd "$work/conformance" && npm install --no-audit --no-fund --loglevel=error)
 fi
 
-(cd "$root" && cargo build --quiet --features jwt --example site --example todo --example conformance --example hello --example axum_app &&
+(cd "$root" && cargo build --quiet -p abilities-examples --features postgres,jwt --examples &&
   cargo build --quiet -p abilities-bridge --bin abilities-bridge --example bridge_tokens)
 site="$root/target/debug/examples/site"
 tmp=$(mktemp -d)
@@ -203,7 +203,7 @@ run "conformance 0.2.0-alpha.12, what 2026-07-28 requires" \
 # replicas of the todo example and nginx in front (scripts/cluster.sh).
 pg_url=$("$root/scripts/pg.sh" start)
 run "store suite on PostgreSQL" env ABILITIES_TEST_POSTGRES="$pg_url" \
-  cargo test --quiet --test store -- --ignored
+  cargo test --quiet -p abilities-bench --test store -- --ignored
 # The site with its posts and records in PostgreSQL (a fresh database): three servers on it,
 # every surface, and the TypeScript SDK v2 over them as over the SQLite ones.
 pg_site="${pg_url%/*}/site_interop"
