@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Seconds from a clean clone (empty target/, registry cache warm) to the first answer of the
 # README's first command: clone, build the site example, `cargo run --example site -- --http`,
-# then `initialize` over HTTP until it answers; prints the total and each phase. Run: bash scripts/first-answer.sh [PORT]
+# then `initialize` over HTTP until it answers; prints the total and each phase.
+# Run: bash scripts/first-answer.sh [PORT] [REV] (REV: the commit to clone, default HEAD, so
+# that two commits can be timed in turn on one machine).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 port=${1:-18089}
+rev=${2:-HEAD}
 dir=$(mktemp -d)
+pid=
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$dir"' EXIT
 start=$(date +%s.%N)
 git clone -q "$root" "$dir/abilities"
 cd "$dir/abilities"
+git checkout -q "$rev"
 cargo build --quiet --example site
 built=$(date +%s.%N)
 cargo run --quiet --example site -- --http "127.0.0.1:$port" >"$dir/server.log" 2>&1 &

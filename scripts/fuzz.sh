@@ -5,7 +5,14 @@
 # (pinned) when missing; the nightly toolchain is used when present, else stable with
 # RUSTC_BOOTSTRAP=1 (cargo fuzz passes nightly flags). No sanitizer: the project forbids
 # `unsafe`; what the targets look for is a panic, a hang, or an answer of the wrong shape.
+# `--dev` first builds the targets without optimizations: a build several times shorter, for a
+# smoke run (CI: `scripts/fuzz.sh --dev 5`), at a fraction of the executions per second.
 set -euo pipefail
+profile=()
+if [ "${1:-}" = --dev ]; then
+  profile=(--dev)
+  shift
+fi
 seconds=${1:-5}
 shift || true
 cd "$(dirname "$0")/../fuzz"
@@ -16,14 +23,14 @@ if rustup run nightly rustc --version >/dev/null 2>&1; then
 else
   export RUSTC_BOOTSTRAP=1
 fi
-cargo "${toolchain[@]}" fuzz build --sanitizer none
+cargo "${toolchain[@]}" fuzz build "${profile[@]}" --sanitizer none
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cargo "${toolchain[@]}" fuzz list)
 for target in "${targets[@]}"; do
   work=$(mktemp -d)
   cp corpus/"$target"/seed-* "$work"/
   echo "== $target: ${seconds}s"
-  cargo "${toolchain[@]}" fuzz run --sanitizer none "$target" "$work" -- \
+  cargo "${toolchain[@]}" fuzz run "${profile[@]}" --sanitizer none "$target" "$work" -- \
     -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=30 -print_final_stats=1 2>&1 \
     | grep -E '^(#[0-9]+.*(DONE|pulse)|stat::|INFO: (Loaded|seed)|==[0-9]+==|thread .* panicked|SUMMARY)' | tail -12
   rm -rf "$work"

@@ -44,8 +44,10 @@ if ! cmp -s "$here/conformance/package.json" "$work/conformance/package.json" ||
   (cd "$work/conformance" && npm install --no-audit --no-fund --loglevel=error)
 fi
 
-(cd "$root" && cargo build --quiet -p abilities-examples --features postgres,jwt --examples &&
-  cargo build --quiet -p abilities-bridge --bin abilities-bridge --example bridge_tokens)
+# Every example and binary of the workspace, the examples with PostgreSQL and OAuth: one build
+# with the test suite's features, so only the examples' package compiles again after it.
+(cd "$root" && cargo build --quiet --workspace --examples --bins \
+  --features abilities-examples/postgres,abilities-examples/jwt)
 site="$root/target/debug/examples/site"
 tmp=$(mktemp -d)
 pids=()
@@ -217,7 +219,7 @@ run "ts sdk v2, the site on PostgreSQL, every surface (and a task)" \
   node "$work/node/ts2_client.mjs" "$expect" pin "$pg_base" "$pg_aql_url" "$started_url"
 # Not under $tmp: nginx's workers must be able to enter it.
 export CLUSTER_DIR="/tmp/abilities-cluster-$(id -u)"
-cluster_up() { "$root/scripts/cluster.sh" start >/dev/null; }
+cluster_up() { TODO_BIN="$root/target/debug/examples/todo" "$root/scripts/cluster.sh" start >/dev/null; }
 cluster_down() { "$root/scripts/cluster.sh" stop; }
 run "cluster: start three replicas on PostgreSQL behind nginx" cluster_up
 run "cluster: ts sdk v2 through nginx, and kill -9 of a replica under load" \
