@@ -11,7 +11,8 @@
 # replica's pid (replica-N.pid), address (replica-N.addr) and log, nginx's configuration and
 # logs. REPLICAS (default 3), PG_PORT (default 54330) and ABILITIES_STATE_KEY (default: a fresh
 # random key, written to CLUSTER_DIR/state-key) change the set-up; TODO_BIN names a todo
-# binary to use instead of building one.
+# binary to use instead of building one (a build with the `postgres` feature: `cargo build
+# --workspace --examples --features abilities-examples/postgres`).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${CLUSTER_DIR:-/tmp/abilities-cluster-$(id -u)}

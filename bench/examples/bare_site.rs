@@ -1,4 +1,4 @@
-// cargo run --example bare_site -- --http 127.0.0.1:8091
+// cargo run -p abilities-bench --example bare_site -- --http 127.0.0.1:8091
 //! The floor of this stack: the `site` example's `my-plugin-count-posts` as a bare axum
 //! (HTTP) or line-by-line (stdio) JSON-RPC endpoint over the same SQLite database, with no
 //! MCP machinery at all: no sessions kept, no schemas, no validation. `loadgen` runs it beside

@@ -1,4 +1,4 @@
-// cargo run --example rmcp_site -- --http 127.0.0.1:8090
+// cargo run -p abilities-bench --example rmcp_site -- --http 127.0.0.1:8090
 //! The `site` example's `my-plugin-count-posts`, written by hand with rmcp's own macros over
 //! the same SQLite database: the baseline `loadgen` measures abilities against.
 

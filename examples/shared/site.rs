@@ -94,13 +94,6 @@ const POST_COLUMNS: &[(&str, Kind)] = &[
     ("author_id", Kind::Integer),
 ];
 
-#[cfg_attr(
-    not(feature = "postgres"),
-    allow(
-        unused_variables,
-        reason = "PostgreSQL's statements run with the `postgres` feature"
-    )
-)]
 impl Db {
     pub(crate) fn open(path: &Path) -> rusqlite::Result<Self> {
         let conn = Connection::open(path)?;
@@ -231,6 +224,8 @@ impl Db {
         pg_sql: &str,
         values: &[rusqlite::types::Value],
     ) -> Result<Vec<Post>, AbilityError> {
+        #[cfg(not(feature = "postgres"))]
+        let _ = pg_sql; // PostgreSQL's statement, run with the `postgres` feature
         match self {
             Self::Sqlite(lock) => {
                 let conn = pushdown::sqlite(lock)?;
@@ -298,6 +293,8 @@ impl Db {
         pg_sql: &str,
         values: &[rusqlite::types::Value],
     ) -> Result<u64, AbilityError> {
+        #[cfg(not(feature = "postgres"))]
+        let _ = pg_sql; // PostgreSQL's statement, run with the `postgres` feature
         match self {
             Self::Sqlite(lock) => pushdown::sqlite(lock)?
                 .execute(sql, rusqlite::params_from_iter(values))
@@ -319,6 +316,8 @@ impl Db {
         pg_sql: &str,
         values: &[rusqlite::types::Value],
     ) -> Result<i64, AbilityError> {
+        #[cfg(not(feature = "postgres"))]
+        let _ = pg_sql; // PostgreSQL's statement, run with the `postgres` feature
         match self {
             Self::Sqlite(lock) => {
                 let conn = pushdown::sqlite(lock)?;

@@ -1,5 +1,6 @@
 //! The Todo manager of the MCP-AQL walkthrough: a store on SQLite (a file) or, with the
-//! `postgres` feature, PostgreSQL (shared by replicas), and its abilities. Shared by the `todo` and `axum_app` examples.
+//! `postgres` feature, PostgreSQL (shared by replicas), and its abilities. Shared by the
+//! `todo` and `axum_app` examples.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -83,13 +84,6 @@ const LISTING_COLUMNS: &[(&str, Kind)] = &[
     ("priority", Kind::Text),
 ];
 
-#[cfg_attr(
-    not(feature = "postgres"),
-    allow(
-        unused_variables,
-        reason = "PostgreSQL's statements run with the `postgres` feature"
-    )
-)]
 impl TodoDb {
     /// Open (creating and seeding on first run) the database at `path`.
     pub(crate) fn open(path: &Path) -> rusqlite::Result<Self> {
@@ -306,6 +300,8 @@ impl TodoDb {
         postgres: &str,
         id: Option<i64>,
     ) -> Result<u64, AbilityError> {
+        #[cfg(not(feature = "postgres"))]
+        let _ = postgres; // PostgreSQL's statement, run with the `postgres` feature
         Ok(match self {
             Self::Sqlite(lock) => {
                 let conn = pushdown::sqlite(lock)?;
