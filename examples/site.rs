@@ -84,10 +84,19 @@ async fn main() -> ExitCode {
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut builder = args.mode.apply_with(Server::builder(), site::aql);
     let db = match args.store.as_deref() {
+        #[cfg(feature = "postgres")]
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            let (with_store, db) = postgres(builder, url).await?;
-            builder = with_store;
-            db
+            let store = abilities::PostgresStore::connect(url)
+                .await
+                .map_err(|e| format!("cannot use the store: {e}"))?;
+            builder = builder.store(store);
+            Db::connect(url)
+                .await
+                .map_err(|e| format!("cannot open the posts in the store: {e}"))?
+        }
+        #[cfg(not(feature = "postgres"))]
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            return Err("--store postgres://... needs a build with the `postgres` feature: cargo run --features postgres --example site -- ...".into());
         }
         Some(_) => return Err("--store takes a postgres:// URL".into()),
         None => {
@@ -150,29 +159,6 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
-}
-
-/// `--store postgres://...`: the posts and the server's records in PostgreSQL.
-#[cfg(feature = "postgres")]
-async fn postgres(
-    builder: ServerBuilder,
-    url: &str,
-) -> Result<(ServerBuilder, Db), Box<dyn std::error::Error>> {
-    let store = abilities::PostgresStore::connect(url)
-        .await
-        .map_err(|e| format!("cannot use the store: {e}"))?;
-    let db = Db::connect(url)
-        .await
-        .map_err(|e| format!("cannot open the posts in the store: {e}"))?;
-    Ok((builder.store(store), db))
-}
-
-#[cfg(not(feature = "postgres"))]
-async fn postgres(
-    _: ServerBuilder,
-    _: &str,
-) -> Result<(ServerBuilder, Db), Box<dyn std::error::Error>> {
-    Err("--store postgres://... needs a build with the `postgres` feature: cargo run --features postgres --example site -- ...".into())
 }
 
 /// OAuth 2.1: JWT access tokens of `issuer` for `audience`, checked against `jwks` (a file, or

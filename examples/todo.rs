@@ -23,7 +23,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use abilities::{Caller, Server, ServerBuilder, SqliteStore, StaticTokens};
+use abilities::{Caller, Server, SqliteStore, StaticTokens};
 use clap::Parser;
 
 /// Serve the Todo manager over MCP.
@@ -80,10 +80,19 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut builder = args.mode.apply(Server::builder());
     let db = match args.store.as_deref() {
+        #[cfg(feature = "postgres")]
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            let (with_store, db) = postgres(builder, url).await?;
-            builder = with_store;
-            db
+            let store = abilities::PostgresStore::connect(url)
+                .await
+                .map_err(|e| format!("cannot use the store {}: {e}", redact(url)))?;
+            builder = builder.store(store);
+            todo::TodoDb::connect(url)
+                .await
+                .map_err(|e| format!("cannot open the todos in {}: {e}", redact(url)))?
+        }
+        #[cfg(not(feature = "postgres"))]
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            return Err("--store postgres://... needs a build with the `postgres` feature: cargo run --features postgres --example todo -- ...".into());
         }
         Some(other) => {
             return Err(format!("--store takes a postgres:// URL, not '{}'", redact(other)).into());
@@ -152,27 +161,4 @@ fn redact(url: &str) -> String {
         }
         _ => url.to_owned(),
     }
-}
-
-/// `--store postgres://...`: the todos and the server's records in PostgreSQL.
-#[cfg(feature = "postgres")]
-async fn postgres(
-    builder: ServerBuilder,
-    url: &str,
-) -> Result<(ServerBuilder, todo::TodoDb), Box<dyn std::error::Error>> {
-    let store = abilities::PostgresStore::connect(url)
-        .await
-        .map_err(|e| format!("cannot use the store {}: {e}", redact(url)))?;
-    let db = todo::TodoDb::connect(url)
-        .await
-        .map_err(|e| format!("cannot open the todos in {}: {e}", redact(url)))?;
-    Ok((builder.store(store), db))
-}
-
-#[cfg(not(feature = "postgres"))]
-async fn postgres(
-    _: ServerBuilder,
-    _: &str,
-) -> Result<(ServerBuilder, todo::TodoDb), Box<dyn std::error::Error>> {
-    Err("--store postgres://... needs a build with the `postgres` feature: cargo run --features postgres --example todo -- ...".into())
 }

@@ -47,6 +47,13 @@ impl Dialect {
     }
 }
 
+/// A row as either database returns it.
+pub(crate) trait Record: Sized {
+    fn from_sqlite(row: &Row<'_>) -> rusqlite::Result<Self>;
+    #[cfg(feature = "postgres")]
+    fn from_postgres(row: &tokio_postgres::Row) -> Self;
+}
+
 /// What a list runs: the count, the page and their values, and whether the query went into
 /// the SQL whole (then the count is the query's total).
 pub(crate) struct Plan {
@@ -71,12 +78,11 @@ pub(crate) struct Listing<'a> {
 /// with. Under MCP-AQL with a query SQL can take whole, the query's window of every match,
 /// the total also reported with `query.paged`; otherwise the operation's `own` page, in
 /// `tiebreak` order, for the runtime to finish.
-pub(crate) fn list<T>(
+pub(crate) fn list<T: Record>(
     conn: &Connection,
     query: &CollectionQuery,
     listing: Listing<'_>,
     own: Window,
-    read: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
 ) -> rusqlite::Result<(Vec<T>, u64)> {
     let plan = plan(query, listing, own, Dialect::Sqlite);
     let total: i64 = conn.query_row(
@@ -89,7 +95,7 @@ pub(crate) fn list<T>(
         query.paged(total);
     }
     let mut statement = conn.prepare(&plan.select)?;
-    let rows = statement.query_map(rusqlite::params_from_iter(plan.values), read)?;
+    let rows = statement.query_map(rusqlite::params_from_iter(plan.values), T::from_sqlite)?;
     Ok((rows.collect::<rusqlite::Result<_>>()?, total))
 }
 

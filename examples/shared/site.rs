@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 #[path = "pushdown.rs"]
 mod pushdown;
 
-use pushdown::{Dialect, Kind};
+use pushdown::{Dialect, Kind, Record};
 
 /// A kind of content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -257,9 +257,8 @@ impl Db {
         match self {
             Self::Sqlite(lock) => {
                 let conn = pushdown::sqlite(lock)?;
-                let (rows, _) =
-                    pushdown::list(&conn, query, listing(Dialect::Sqlite), own, T::from_sqlite)
-                        .map_err(pushdown::db_error)?;
+                let (rows, _) = pushdown::list(&conn, query, listing(Dialect::Sqlite), own)
+                    .map_err(pushdown::db_error)?;
                 Ok(rows)
             }
             #[cfg(feature = "postgres")]
@@ -334,13 +333,6 @@ impl Db {
                 .get(0)),
         }
     }
-}
-
-/// A row as either database returns it.
-trait Record: Sized {
-    fn from_sqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self>;
-    #[cfg(feature = "postgres")]
-    fn from_postgres(row: &tokio_postgres::Row) -> Self;
 }
 
 impl Record for Post {

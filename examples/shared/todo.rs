@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 #[path = "pushdown.rs"]
 mod pushdown;
 
-use pushdown::Kind;
+use pushdown::{Kind, Record};
 
 /// The resource every change of the list updates: subscribers hear of writes made through
 /// any replica.
@@ -173,7 +173,7 @@ impl TodoDb {
         let (items, total) = match self {
             Self::Sqlite(lock) => {
                 let listing = listing("WHERE (?1 IS NULL OR completed = ?1)");
-                pushdown::list(&*pushdown::sqlite(lock)?, query, listing, own, read_todo)
+                pushdown::list(&*pushdown::sqlite(lock)?, query, listing, own)
                     .map_err(pushdown::db_error)?
             }
             #[cfg(feature = "postgres")]
@@ -194,7 +194,7 @@ impl TodoDb {
                     .query(&plan.select, &pushdown::pg_params(&plan.values))
                     .await
                     .map_err(pushdown::db_error)?;
-                (rows.iter().map(pg_todo).collect(), total)
+                (rows.iter().map(Todo::from_postgres).collect(), total)
             }
         };
         Ok(TodoPage { items, total })
@@ -207,7 +207,7 @@ impl TodoDb {
                 .query_row(
                     "SELECT id, title, completed, priority FROM todos WHERE id = ?1",
                     [id],
-                    read_todo,
+                    Todo::from_sqlite,
                 )
                 .optional()
                 .map_err(pushdown::db_error)?,
@@ -221,7 +221,7 @@ impl TodoDb {
                 .await
                 .map_err(pushdown::db_error)?
                 .as_ref()
-                .map(pg_todo),
+                .map(Todo::from_postgres),
         };
         found.ok_or_else(|| AbilityError::not_found(format!("todo {id} does not exist")))
     }
@@ -324,23 +324,26 @@ impl TodoDb {
     }
 }
 
-#[cfg(feature = "postgres")]
-fn pg_todo(row: &tokio_postgres::Row) -> Todo {
-    Todo {
-        id: row.get(0),
-        title: row.get(1),
-        completed: row.get::<_, i64>(2) != 0,
-        priority: row.get(3),
+impl Record for Todo {
+    fn from_sqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            id: row.get(0)?,
+            title: row.get(1)?,
+            completed: row.get(2)?,
+            priority: row.get(3)?,
+        })
     }
-}
 
-fn read_todo(row: &rusqlite::Row<'_>) -> rusqlite::Result<Todo> {
-    Ok(Todo {
-        id: row.get(0)?,
-        title: row.get(1)?,
-        completed: row.get(2)?,
-        priority: row.get(3)?,
-    })
+    /// `completed` is stored as 0 or 1, as in SQLite.
+    #[cfg(feature = "postgres")]
+    fn from_postgres(row: &tokio_postgres::Row) -> Self {
+        Self {
+            id: row.get(0),
+            title: row.get(1),
+            completed: row.get::<_, i64>(2) != 0,
+            priority: row.get(3),
+        }
+    }
 }
 
 /// How many todos a page holds: 1 to 100.
