@@ -281,3 +281,76 @@ async fn http_takes_a_batch_from_a_2025_03_26_session() {
         "Invalid Request: an empty batch"
     );
 }
+
+static WRITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Count a write.
+#[ability(semantic = "CREATE")]
+fn write_once(title: String) -> usize {
+    let _ = title;
+    WRITES.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1
+}
+
+/// A 2025-03-26 HTTP session on `addr`; its headers' session id.
+async fn http_2025_03_26(addr: std::net::SocketAddr) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "batcher", "version": "1"}
+    }});
+    let response = post(addr, "/mcp", &[], init.to_string()).await;
+    let session = response.header("mcp-session-id").expect("a session id");
+    let ack = post(
+        addr,
+        "/mcp",
+        &[("mcp-session-id", session.as_str())],
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+    )
+    .await;
+    assert_eq!(ack.status, 202);
+    session
+}
+
+#[tokio::test]
+async fn http_refuses_a_repeated_id_in_a_batch_as_stdio_does() {
+    let addr = serve_http(&server()).await;
+    let session = http_2025_03_26(addr).await;
+    let headers = [("mcp-session-id", session.as_str())];
+    let before = WRITES.load(std::sync::atomic::Ordering::SeqCst);
+    let call = |title: &str| {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "write_once", "arguments": {"title": title}}})
+    };
+    // The support's `post` fails the test past 20 s: a hang is a failure.
+    let answered = post(
+        addr,
+        "/mcp",
+        &headers,
+        json!([call("dup-a"), call("dup-b")]).to_string(),
+    )
+    .await;
+    assert_eq!(answered.status, 200, "{answered:?}");
+    let answers = by_id(&serde_json::from_str(&answered.body).expect("a JSON array"));
+    assert_eq!(answers.keys().collect::<Vec<_>>(), ["1"], "{answers:?}");
+    let (ran, refused): (Vec<&Value>, Vec<&Value>) =
+        answers["1"].iter().partition(|a| a.get("result").is_some());
+    assert_eq!((ran.len(), refused.len()), (1, 1), "{answers:?}");
+    assert_eq!(
+        refused[0]["error"],
+        json!({"code": -32600, "message": "Invalid Request: another request of the batch has this id"})
+    );
+    // One member ran, once.
+    assert_eq!(WRITES.load(std::sync::atomic::Ordering::SeqCst), before + 1);
+
+    // Two pings with one id: each answered once, at once.
+    let pings = json!([
+        {"jsonrpc": "2.0", "id": "p", "method": "ping"},
+        {"jsonrpc": "2.0", "id": "p", "method": "ping"}
+    ]);
+    let answered = post(addr, "/mcp", &headers, pings.to_string()).await;
+    let answers: Value = serde_json::from_str(&answered.body).expect("a JSON array");
+    assert_eq!(answers.as_array().map(Vec::len), Some(2), "{answers}");
+    assert_eq!(
+        answers[0],
+        json!({"jsonrpc": "2.0", "id": "p", "result": {}})
+    );
+    assert_eq!(answers[1]["error"]["code"], -32600);
+}

@@ -395,3 +395,75 @@ async fn a_retry_differing_anywhere_is_refused_and_an_internal_error_is_replayed
         "ran once"
     );
 }
+
+/// A 2026-07-28 `tools/call` from `client`, which declares elicitation, with `extra` params
+/// (`requestState`, `inputResponses`).
+fn eliciting(id: u64, client: &str, tool: &str, arguments: Value, extra: Value) -> Value {
+    let capabilities = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+    let mut message = call(id, client, tool, arguments, capabilities);
+    if let (Value::Object(params), Value::Object(extra)) = (&mut message["params"], extra) {
+        params.extend(extra);
+    }
+    message
+}
+
+#[tokio::test]
+async fn an_elicitation_round_issues_no_token_and_confirms_one_call() {
+    let notes = Notes::default();
+    let server = Server::builder()
+        .surface(Surface::aql_crude())
+        .state(notes.clone())
+        .max_tokens_per_caller(3)
+        .build()
+        .expect("valid");
+    let addr = serve_http(&server).await;
+    // Ten rounds that ask through elicitation: each answers `input_required`, and none
+    // leaves an unspent token behind.
+    let mut state = String::new();
+    for id in 1..=10 {
+        let asked = send(
+            addr,
+            &eliciting(id, "phantom", "mcp_aql_delete", delete(5, None), json!({})),
+        )
+        .await;
+        assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+        state = asked["result"]["requestState"]
+            .as_str()
+            .expect("a state")
+            .to_owned();
+    }
+    // So a client of the same name without elicitation still gets a token.
+    let plain = aql(addr, 11, "phantom", "mcp_aql_delete", delete(6, None)).await;
+    assert_eq!(plain["error"]["code"], "CONFIRMATION_REQUIRED", "{plain}");
+    assert!(plain["confirmation"]["token"].is_string(), "{plain}");
+
+    // The user confirms once: the call runs once.
+    let confirmed = json!({
+        "requestState": state,
+        "inputResponses": {"elicitation-0": {"action": "accept", "content": {"confirm": true}}}
+    });
+    let done = send(
+        addr,
+        &eliciting(
+            12,
+            "phantom",
+            "mcp_aql_delete",
+            delete(5, None),
+            confirmed.clone(),
+        ),
+    )
+    .await;
+    assert_eq!(envelope(&done), json!({"success": true, "data": true}));
+    // Replaying the confirmed round does not run it again.
+    let replayed = send(
+        addr,
+        &eliciting(13, "phantom", "mcp_aql_delete", delete(5, None), confirmed),
+    )
+    .await;
+    assert_eq!(
+        envelope(&replayed)["error"]["code"],
+        "TOKEN_ALREADY_USED",
+        "{replayed}"
+    );
+    assert_eq!(*notes.0.removed.lock().expect("lock"), [5]);
+}

@@ -546,7 +546,7 @@ async fn a_listen_stream_hears_of_the_tasks_it_follows() {
     lines
         .send(
             &json!({"jsonrpc": "2.0", "id": 3, "method": "subscriptions/listen", "params": {
-                "notifications": {"taskIds": [id, "0123456789abcdef0123456789abcdef"]},
+                "notifications": {"taskIds": [id, "0123456789abcdef0123456789abcdef", id]},
                 "_meta": meta()
             }})
             .to_string(),
@@ -558,9 +558,13 @@ async fn a_listen_stream_hears_of_the_tasks_it_follows() {
         "{ack}"
     );
     let mut statuses = Vec::new();
+    let mut last = Value::Null;
     loop {
         let message = lines.next().await;
         assert_eq!(message["method"], "notifications/tasks", "{message}");
+        // Named twice, followed once: no change is told twice.
+        assert_ne!(message, last, "a notification repeated");
+        last = message.clone();
         let params = &message["params"];
         assert_eq!(
             params["taskId"],
@@ -588,4 +592,31 @@ async fn a_listen_stream_hears_of_the_tasks_it_follows() {
         "{statuses:?}"
     );
     assert_ne!(id, other);
+}
+
+#[tokio::test]
+async fn malformed_params_of_task_methods_are_invalid_params_not_unknown_methods() {
+    let addr = serve_http(&server()).await;
+    let cases = [
+        ("tasks/get", json!({"taskId": 12345})),
+        ("tasks/get", json!({})),
+        ("tasks/get", json!({"taskId": null})),
+        ("tasks/cancel", json!({"taskId": ["a", "b"]})),
+        ("tasks/update", json!({"taskId": "t", "inputResponses": 5})),
+        ("subscriptions/listen", json!({"notifications": 5})),
+    ];
+    for (method, params) in cases {
+        let (status, answer) = send(addr, None, &message(7, method, params.clone(), true)).await;
+        assert_eq!(status, 200, "{method} {params}: {answer}");
+        assert_eq!(answer["id"], 7, "{answer}");
+        assert_eq!(
+            answer["error"]["code"], -32602,
+            "{method} {params}: {answer}"
+        );
+        let text = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            text.starts_with(&format!("Invalid params for {method}: ")),
+            "{text}"
+        );
+    }
 }

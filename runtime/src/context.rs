@@ -98,6 +98,13 @@ pub trait ClientChannel: Send + Sync {
     fn protocol_version(&self) -> Option<&str> {
         None
     }
+    /// When this round's answers come sealed in a verified `requestState` (multi-round
+    /// input), a digest of that state: a retry with the same state brings the same answers
+    /// again, so what may happen once per answer is spent against it. `None` when answers
+    /// come live (a request to the client, a task's `tasks/update`), once each.
+    fn sealed_round(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// The token of a context whose request has none: never cancelled.
@@ -531,6 +538,12 @@ impl Context {
             .as_ref()
             .or_else(|| self.client.as_ref().and_then(|c| c.0.cancellation()))
             .unwrap_or_else(|| never_cancelled())
+    }
+
+    /// A digest of the verified `requestState` this round's answers came in, if they came
+    /// sealed (see [`ClientChannel::sealed_round`]).
+    pub(crate) fn sealed_round(&self) -> Option<&str> {
+        self.client.as_ref().and_then(|c| c.0.sealed_round())
     }
 
     /// Whether the client cancelled this call.

@@ -12,9 +12,10 @@
 )]
 
 use rmcp::model::{
-    CallToolRequestParams, CompleteRequestParams, ErrorCode, ErrorData, GetPromptRequestParams,
-    InitializeRequestParams, PaginatedRequestParams, ReadResourceRequestParams,
-    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+    CallToolRequestParams, CancelTaskParams, CompleteRequestParams, ErrorCode, ErrorData,
+    GetPromptRequestParams, GetTaskParams, InitializeRequestParams, PaginatedRequestParams,
+    ReadResourceRequestParams, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionsListenRequestParams, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -85,6 +86,10 @@ pub(crate) fn untyped_request(method: &str, params: Option<Value>) -> ErrorData 
         "completion/complete" => reason::<CompleteRequestParams>(params),
         "logging/setLevel" => reason::<SetLevelRequestParams>(params),
         "initialize" => reason::<InitializeRequestParams>(params),
+        "tasks/get" => reason::<GetTaskParams>(params),
+        "tasks/update" => reason::<UpdateTaskParams>(params),
+        "tasks/cancel" => reason::<CancelTaskParams>(params),
+        "subscriptions/listen" => reason::<SubscriptionsListenRequestParams>(params),
         _ => {
             let shown: String = method.chars().take(100).collect();
             return ErrorData::new(

@@ -188,6 +188,14 @@ impl ClientChannel for RequestClient {
         })
     }
 
+    fn sealed_round(&self) -> Option<&str> {
+        // A task's questions are answered by `tasks/update`, once each.
+        if self.task().is_some() {
+            return None;
+        }
+        self.rounds.as_ref().and_then(|rounds| rounds.state())
+    }
+
     fn protocol_version(&self) -> Option<&str> {
         self.version
             .get_or_init(|| {

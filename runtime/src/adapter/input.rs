@@ -31,6 +31,11 @@ use crate::{AbilityError, Context, ErrorCode};
 
 /// How long a `requestState` stays valid when the builder sets nothing.
 pub(crate) const DEFAULT_STATE_LIFETIME: Duration = Duration::from_secs(600);
+/// The largest `requestState` the server hands out: answers past it are refused.
+pub(crate) const MAX_STATE_BYTES: usize = 256 * 1024;
+/// The one answer to a `requestState` that does not verify, whatever is wrong with it
+/// (tampered, expired, another request's or caller's): the details go to the log only.
+pub(crate) const REFUSED_STATE: &str = "requestState is not valid for this request";
 
 /// Seals and opens `requestState`: the server's key and the state's lifetime.
 pub(crate) struct StateSeal {
@@ -42,6 +47,11 @@ pub(crate) struct StateSeal {
 }
 
 impl StateSeal {
+    /// How long a state it seals stays valid.
+    pub(crate) fn lifetime(&self) -> Duration {
+        self.lifetime
+    }
+
     /// A seal with `key` (at least 32 bytes; checked by the builder) or, without one, a random
     /// key of this process.
     pub(crate) fn new(key: Option<&[u8]>, lifetime: Duration) -> Result<Self, String> {
@@ -141,6 +151,10 @@ struct Sealed {
 /// One call's rounds: the answers it has and the questions it asked without one.
 pub(crate) struct Rounds {
     answers: BTreeMap<String, Answer>,
+    /// The keys whose answers the handler took this round: the only answers sealed again.
+    taken: Mutex<std::collections::BTreeSet<String>>,
+    /// A digest of the verified state this round continues (hex), if it continues one.
+    state: Option<String>,
     asked: Mutex<BTreeMap<String, Question>>,
     /// The capabilities the handler needed and the client did not declare.
     missing: Mutex<Vec<&'static str>>,
@@ -149,37 +163,23 @@ pub(crate) struct Rounds {
 impl Rounds {
     /// The rounds of a request: the answers sealed in `state` (verified against `binding`)
     /// and those this retry brings to the questions the state says were asked (others are
-    /// ignored). Without a state, the answers are to the call's first questions. A state
-    /// that does not verify is refused with `-32602`.
+    /// ignored). Without a state there is nothing to answer: every question this server
+    /// asks comes with a state, so answers sent without one are ignored. A state that does
+    /// not verify is refused with `-32602` and one message, whatever is wrong with it.
     fn open(
         seal: &StateSeal,
         binding: &Binding,
         state: Option<&str>,
         responses: Option<InputResponses>,
     ) -> Result<Self, ErrorData> {
-        let responses = responses.unwrap_or_default();
         let Some(state) = state else {
-            let answers = responses
-                .into_iter()
-                .map(|(key, value)| {
-                    (
-                        key,
-                        Answer {
-                            question: None,
-                            value,
-                        },
-                    )
-                })
-                .collect();
-            return Ok(Self::new(answers));
+            return Ok(Self::new(BTreeMap::new(), None));
         };
         let sealed: Sealed = seal.codec.open_json_with(state, &binding.0).map_err(|e| {
             tracing::debug!(error = %e, "a requestState was refused");
-            ErrorData::invalid_params(
-                format!("requestState is not valid for this request: {e}"),
-                None,
-            )
+            ErrorData::invalid_params(REFUSED_STATE, None)
         })?;
+        let responses = responses.unwrap_or_default();
         let mut answers = sealed.answers;
         let mut responses = responses;
         for (key, question) in sealed.asked {
@@ -188,12 +188,15 @@ impl Rounds {
                 answers.insert(key, Answer { question, value });
             }
         }
-        Ok(Self::new(answers))
+        let digest = crate::ledger::hex(&crate::digest::canonical(&Value::from(state)));
+        Ok(Self::new(answers, Some(digest)))
     }
 
-    fn new(answers: BTreeMap<String, Answer>) -> Self {
+    fn new(answers: BTreeMap<String, Answer>, state: Option<String>) -> Self {
         Self {
             answers,
+            taken: Mutex::new(std::collections::BTreeSet::new()),
+            state,
             asked: Mutex::new(BTreeMap::new()),
             missing: Mutex::new(Vec::new()),
         }
@@ -208,6 +211,10 @@ impl Rounds {
                 && question.answered_by(&a.value)
         });
         if let Some(answer) = answer {
+            self.taken
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(key);
             return Ok(answer.value.clone());
         }
         let method = question.method.clone();
@@ -219,6 +226,12 @@ impl Rounds {
             ErrorCode::InputRequired,
             format!("waiting for the client's answer to {method}"),
         ))
+    }
+
+    /// A digest of the verified `requestState` this round continues (hex): a retry with
+    /// the same state brings the same answers again.
+    pub(crate) fn state(&self) -> Option<&str> {
+        self.state.as_deref()
     }
 
     /// The handler needed `capability` (`elicitation`, `sampling`, `roots`), which the
@@ -255,8 +268,17 @@ impl Rounds {
         if asked.is_empty() {
             return Ok(None);
         }
+        // Only the answers the handler took travel on: whatever else came is dropped.
+        let taken = self.taken.lock().unwrap_or_else(PoisonError::into_inner);
+        let answers = self
+            .answers
+            .iter()
+            .filter(|(key, _)| taken.contains(*key))
+            .map(|(key, answer)| (key.clone(), answer.clone()))
+            .collect();
+        drop(taken);
         let sealed = Sealed {
-            answers: self.answers.clone(),
+            answers,
             asked: asked
                 .iter()
                 .map(|(key, q)| (key.clone(), q.digest.clone()))
@@ -269,6 +291,16 @@ impl Rounds {
             tracing::error!(error = %e, "a requestState could not be sealed");
             ErrorData::internal_error("the request state could not be sealed", None)
         })?;
+        if state.len() > MAX_STATE_BYTES {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "the answers given so far make a requestState of {} bytes, more than the \
+                     {MAX_STATE_BYTES} this server hands out",
+                    state.len()
+                ),
+                None,
+            ));
+        }
         let mut requests = InputRequests::new();
         for (key, question) in asked {
             match InputRequest::deserialize(question.request) {

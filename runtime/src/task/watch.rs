@@ -23,12 +23,17 @@ impl ListenTasks {
         if message["method"] != "subscriptions/listen" {
             return None;
         }
-        let ids = message["params"]["notifications"]["taskIds"].as_array()?;
-        let ids = ids
-            .iter()
-            .filter_map(|id| id.as_str().map(str::to_owned))
-            .take(Self::MOST)
-            .collect();
+        let named = message["params"]["notifications"]["taskIds"].as_array()?;
+        // A task named twice is followed once (and notified once).
+        let mut ids: Vec<String> = Vec::new();
+        for id in named.iter().filter_map(Value::as_str) {
+            if ids.len() == Self::MOST {
+                break;
+            }
+            if !ids.iter().any(|seen| seen == id) {
+                ids.push(id.to_owned());
+            }
+        }
         Some(Self(ids))
     }
 }
@@ -103,6 +108,12 @@ mod tests {
                 json!({"notifications": {"toolsListChanged": true}})
             )),
             None
+        );
+        assert_eq!(
+            ListenTasks::of(&listen(
+                json!({"notifications": {"taskIds": ["a", "b", "a", "b", "c"]}})
+            )),
+            Some(ListenTasks(vec!["a".into(), "b".into(), "c".into()]))
         );
         let many: Vec<String> = (0..500).map(|i| i.to_string()).collect();
         let followed = ListenTasks::of(&listen(json!({"notifications": {"taskIds": many}})));

@@ -15,6 +15,9 @@ use crate::server::Inner;
 /// The most messages a batch over HTTP may hold.
 pub(crate) const MAX_MEMBERS: usize = 256;
 
+/// The refusal of a batch member whose id an earlier request of the batch has.
+pub(crate) const REPEATED_ID: &str = "Invalid Request: another request of the batch has this id";
+
 /// The one protocol version whose transports take batches.
 pub(crate) const BATCH_VERSION: &str = "2025-03-26";
 
@@ -147,9 +150,28 @@ pub(super) async fn http(
         );
         return json(StatusCode::BAD_REQUEST, refusal);
     }
-    let served = members.iter().map(|member| {
+    // A request whose id an earlier request of the batch has is refused, as on stdio: two
+    // requests with one id could not each get their own answer.
+    let mut ids = std::collections::HashSet::new();
+    let repeated: Vec<bool> = members
+        .iter()
+        .map(|member| match (member.get("method"), member.get("id")) {
+            (Some(_), Some(id)) => !ids.insert(id.to_string()),
+            _ => false,
+        })
+        .collect();
+    let served = members.iter().zip(repeated).map(|(member, repeated)| {
         let request = member_request(parts);
         async move {
+            if repeated {
+                return serde_json::from_slice(&error_line(
+                    &answer_id(member),
+                    -32600,
+                    REPEATED_ID.to_owned(),
+                ))
+                .into_iter()
+                .collect();
+            }
             if let Err((id, why)) = check_message(member) {
                 return serde_json::from_slice(&error_line(&id, -32600, why))
                     .into_iter()

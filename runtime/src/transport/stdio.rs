@@ -218,8 +218,7 @@ impl<R, W> LineTransport<R, W> {
                             answer(error_line(
                                 &answer_id(&member),
                                 -32600,
-                                "Invalid Request: another request of the batch has this id"
-                                    .to_owned(),
+                                batch::REPEATED_ID.to_owned(),
                             ));
                             continue;
                         }

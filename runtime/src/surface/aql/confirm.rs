@@ -11,7 +11,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use crate::ledger::{Holder, hex, store_failed};
-use crate::store::{Spend, TokenRecord};
+use crate::store::{Claim, Claimed, Spend, TokenRecord};
 use crate::{AbilityError, ErrorCode};
 
 /// Tolerance added to the expiry for clocks that disagree.
@@ -165,6 +165,42 @@ pub(crate) async fn redeem(
             "requested_operation": operation
         }))),
         Spend::Unknown => Err(invalid()),
+    }
+}
+
+/// Spend the confirmation the user gave in the request state `state` (a digest) for
+/// `operation`, once: the state confirms one call on every replica sharing the store, and a
+/// retry with it is refused as a spent token is.
+pub(crate) async fn spend_round(
+    holder: &Holder<'_>,
+    state: &str,
+    operation: &str,
+) -> Result<(), AbilityError> {
+    let now = crate::clock::now_ms();
+    let lifetime = u64::try_from(holder.inner.seal.lifetime().as_millis()).unwrap_or(u64::MAX);
+    let claim = Claim {
+        holder: format!("confirmed-state:{}", holder.id()),
+        key: state.to_owned(),
+        digest: hex(&crate::digest::canonical(&Value::from(operation))),
+        now_ms: now,
+        expires_at_ms: now.saturating_add(lifetime).saturating_add(SKEW_MS),
+    };
+    let found = holder
+        .ledger()
+        .store
+        .claim(&claim)
+        .await
+        .map_err(|e| store_failed(&e))?;
+    match found {
+        Claimed::New => Ok(()),
+        _ => Err(AbilityError::new(
+            ErrorCode::TokenAlreadyUsed,
+            format!(
+                "The confirmation of '{operation}' in this requestState was already used: it \
+                 confirms one call; call again to be asked again"
+            ),
+        )
+        .with_details(json!({"operation": operation}))),
     }
 }
 

@@ -139,6 +139,11 @@ async fn confirm(
                     && answer.content.as_ref().and_then(|c| c.get("confirm"))
                         == Some(&Value::Bool(true)) =>
             {
+                // An answer sealed in a request state comes again with every retry of that
+                // state: it confirms one call, like a token.
+                if let Some(state) = ctx.sealed_round() {
+                    confirm::spend_round(gate.holder, state, &op.name).await?;
+                }
                 return Ok(());
             }
             Ok(_) => {
@@ -148,6 +153,9 @@ async fn confirm(
                 ))
                 .with_details(json!({"operation": op.name, "reason": "not confirmed"})));
             }
+            // Asked in this round (multi-round input): the call answers `input_required`
+            // and the answer comes with the retry. No token is issued for such a round.
+            Err(asked) if asked.code() == &ErrorCode::InputRequired => return Err(asked),
             // No elicitation here: fall back to a token.
             Err(_) => {}
         }
