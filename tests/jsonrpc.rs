@@ -249,3 +249,43 @@ async fn a_notification_before_the_first_request_does_not_end_the_session() {
     let listed = lines.request(3, "tools/list", json!({})).await;
     assert!(listed["result"]["tools"].is_array(), "{listed}");
 }
+
+/// Protocol 2026-07-28 removed `ping`: on stdio it is "method not found", in the server's
+/// words, whether it comes before the session's first request or after.
+#[tokio::test]
+async fn a_2026_07_28_ping_has_one_answer_whatever_came_before() {
+    let mut lines = Lines::start(&server());
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let before = lines.request(1, "ping", json!({"_meta": meta})).await;
+    let listed = lines.request(2, "tools/list", json!({"_meta": meta})).await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    let after = lines.request(3, "ping", json!({"_meta": meta})).await;
+    let expected = json!({"code": -32601,
+        "message": "Method not found: ping is not part of protocol 2026-07-28"});
+    assert_eq!(before["error"], expected, "{before}");
+    assert_eq!(after["error"], expected, "{after}");
+}
+
+/// The same answer over HTTP.
+#[tokio::test]
+async fn a_2026_07_28_ping_over_http_has_the_same_answer() {
+    let addr = serve_http(&server()).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 5, "method": "ping", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }}});
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "ping"),
+    ];
+    let answer = post(addr, "/mcp", &headers, ping.to_string()).await;
+    assert_eq!(
+        answer.message()["error"],
+        json!({"code": -32601,
+            "message": "Method not found: ping is not part of protocol 2026-07-28"}),
+        "{answer:?}"
+    );
+}

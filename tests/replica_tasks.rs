@@ -74,11 +74,14 @@ async fn a_task_whose_replica_stopped_reads_failed_and_one_running_elsewhere_is_
     };
     // One replica stopped a minute ago; another marked its task alive just now.
     store
-        .insert_task(record("abandoned", now - 60_000))
+        .insert_task(
+            record("abandoned", now - 60_000),
+            abilities::TaskLimits::NONE,
+        )
         .await
         .expect("inserted");
     store
-        .insert_task(record("elsewhere", now))
+        .insert_task(record("elsewhere", now), abilities::TaskLimits::NONE)
         .await
         .expect("inserted");
 

@@ -464,12 +464,15 @@ async fn a_key_names_one_question_for_a_tasks_lifetime() {
 
 #[tokio::test]
 async fn a_caller_may_run_only_so_many_tasks() {
+    // A caller the server can tell apart: a principal, by its bearer token.
     let server = Server::builder()
+        .authenticator(StaticTokens::new().with_token("ada-secret", Caller::trusted("ada")))
         .max_tasks_per_caller(1)
         .build()
         .expect("valid");
     let addr = serve_http(&server).await;
-    let first = start(addr, None, "nap", json!({"ms": 60_000})).await;
+    let ada = Some("ada-secret");
+    let first = start(addr, ada, "nap", json!({"ms": 60_000})).await;
     assert_eq!(first["resultType"], "task", "{first}");
     let call = message(
         1,
@@ -477,7 +480,7 @@ async fn a_caller_may_run_only_so_many_tasks() {
         json!({"name": "nap", "arguments": {"ms": 10}}),
         true,
     );
-    let (_, refused) = send(addr, None, &call).await;
+    let (_, refused) = send(addr, ada, &call).await;
     assert_eq!(refused["error"]["code"], -32000, "{refused}");
     assert_eq!(
         refused["error"]["data"],
@@ -486,15 +489,15 @@ async fn a_caller_may_run_only_so_many_tasks() {
     let id = first["taskId"].as_str().expect("an id");
     let _ = send(
         addr,
-        None,
+        ada,
         &message(2, "tasks/cancel", json!({"taskId": id}), true),
     )
     .await;
     assert_eq!(
-        until(addr, None, id, "cancelled").await["status"],
+        until(addr, ada, id, "cancelled").await["status"],
         "cancelled"
     );
-    let again = start(addr, None, "nap", json!({"ms": 60_000})).await;
+    let again = start(addr, ada, "nap", json!({"ms": 60_000})).await;
     assert_eq!(
         again["resultType"], "task",
         "room again once it ended: {again}"
@@ -619,4 +622,70 @@ async fn malformed_params_of_task_methods_are_invalid_params_not_unknown_methods
             "{text}"
         );
     }
+}
+
+#[tokio::test]
+async fn the_task_limit_holds_under_a_race_and_anonymous_callers_share_only_the_servers() {
+    let server = Server::builder()
+        .authenticator(
+            StaticTokens::new()
+                .with_token("ada-secret", Caller::trusted("ada"))
+                .allow_anonymous(Caller::anonymous()),
+        )
+        .max_tasks_per_caller(5)
+        .max_running_tasks(12)
+        .build()
+        .expect("valid");
+    let addr = serve_http(&server).await;
+    // 40 task calls at once from one caller: exactly 5 become tasks.
+    let racing: Vec<_> = (0..40)
+        .map(|i| {
+            tokio::spawn(async move {
+                let call = message(
+                    i,
+                    "tools/call",
+                    json!({"name": "nap", "arguments": {"ms": 60_000}}),
+                    true,
+                );
+                send(addr, Some("ada-secret"), &call).await.1
+            })
+        })
+        .collect();
+    let mut created = 0;
+    for answer in racing {
+        let answer = answer.await.expect("the request ran");
+        if answer["result"]["resultType"] == "task" {
+            created += 1;
+        } else {
+            assert_eq!(
+                answer["error"]["data"]["code"], "TOO_MANY_TASKS",
+                "{answer}"
+            );
+        }
+    }
+    assert_eq!(created, 5, "tasks created against a limit of 5");
+    // Anonymous callers cannot be told apart: none uses up a per-caller budget for
+    // another, and together they stop at the server's limit (12, 5 of them Ada's).
+    let mut anonymous = 0;
+    for i in 0..10 {
+        let call = message(
+            100 + i,
+            "tools/call",
+            json!({"name": "nap", "arguments": {"ms": 60_000}}),
+            true,
+        );
+        let (_, answer) = send(addr, None, &call).await;
+        if answer["result"]["resultType"] == "task" {
+            anonymous += 1;
+        } else {
+            assert_eq!(
+                answer["error"]["data"],
+                json!({"code": "TOO_MANY_TASKS", "limit": 12}),
+                "{answer}"
+            );
+            let text = answer["error"]["message"].as_str().unwrap_or_default();
+            assert!(text.contains("on this server"), "{text}");
+        }
+    }
+    assert_eq!(anonymous, 7, "anonymous tasks up to the server's limit");
 }

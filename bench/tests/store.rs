@@ -64,7 +64,10 @@ fn token(holder: &str, now: u64) -> TokenRecord {
 async fn tasks_round_trip(store: &dyn Store) {
     let now = now_ms();
     let id = unique("task");
-    store.insert_task(task(&id, now)).await.unwrap();
+    store
+        .insert_task(task(&id, now), abilities::TaskLimits::NONE)
+        .await
+        .unwrap();
     let read = store.task(&id).await.unwrap().unwrap();
     // A shared store may mark it alive by its own clock.
     assert!(read.alive_at_ms.abs_diff(now) < 5_000, "{read:?}");
@@ -114,7 +117,10 @@ async fn tasks_round_trip(store: &dyn Store) {
     assert_eq!(store.task(&unique("nothing")).await.unwrap(), None);
     // A running task marked alive within the lease is left; past it, it is failed.
     let running = unique("running");
-    store.insert_task(task(&running, now)).await.unwrap();
+    store
+        .insert_task(task(&running, now), abilities::TaskLimits::NONE)
+        .await
+        .unwrap();
     let mut failed = task(&running, now);
     failed.status = TaskStatus::Failed;
     failed.status_message = Some("stopped".to_owned());
@@ -132,7 +138,10 @@ async fn tasks_round_trip(store: &dyn Store) {
         (TaskStatus::Failed, failed.error)
     );
     let old = unique("old");
-    store.insert_task(task(&old, 1_000)).await.unwrap();
+    store
+        .insert_task(task(&old, 1_000), abilities::TaskLimits::NONE)
+        .await
+        .unwrap();
     assert!(store.sweep(now).await.unwrap() >= 1);
     assert_eq!(store.task(&old).await.unwrap(), None);
     assert!(
@@ -346,7 +355,9 @@ async fn the_postgres_store() {
     assert_eq!(b.spend_token(&t).await.unwrap(), Spend::Spent);
     assert_eq!(a.spend_token(&t).await.unwrap(), Spend::AlreadyUsed);
     let id = unique("task");
-    a.insert_task(task(&id, now_ms())).await.unwrap();
+    a.insert_task(task(&id, now_ms()), abilities::TaskLimits::NONE)
+        .await
+        .unwrap();
     assert_eq!(b.task(&id).await.unwrap().unwrap().id, id);
 }
 

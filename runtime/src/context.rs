@@ -15,9 +15,11 @@ use crate::extract::{FromContext, Requirement};
 use crate::pipeline::Guards;
 
 mod ask;
+mod attempt;
 mod caller;
 use crate::{AbilityError, ErrorCode, Site};
 pub use ask::{Ask, Root};
+pub(crate) use attempt::{Attempt, HeldKey};
 pub use caller::Caller;
 
 /// The severity of a log message sent to the client, lowest first.
@@ -251,6 +253,8 @@ pub struct Context {
     /// The call goes on with one already counted against its rate: a confirmed retry, or
     /// the next round of multi-round input.
     continues: bool,
+    /// What this attempt at the call did, for the idempotency layers around it.
+    attempt: Option<Arc<Attempt>>,
 }
 
 impl Context {
@@ -274,6 +278,17 @@ impl Context {
     /// retry, a further round of input): the rate is not taken again.
     pub(crate) fn continuing(mut self) -> Self {
         self.continues = true;
+        self
+    }
+
+    /// The attempt this call is, when a layer around it keeps one.
+    pub(crate) fn attempt(&self) -> Option<&Arc<Attempt>> {
+        self.attempt.as_ref()
+    }
+
+    /// The same context, recording what it does in `attempt`.
+    pub(crate) fn with_attempt(mut self, attempt: Arc<Attempt>) -> Self {
+        self.attempt = Some(attempt);
         self
     }
 
@@ -328,6 +343,7 @@ impl Context {
             guards: Some(guards),
             via: Some(via),
             continues: false,
+            attempt: None,
         }
     }
 

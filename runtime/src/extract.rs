@@ -209,12 +209,76 @@ impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> AbilityInput for T {
 /// Validation already ran, so a failure here is a constraint the schema could not express
 /// (say `42.5` for an integer), still the caller's fault.
 pub(crate) fn decode<T: AbilityInput>(value: Value) -> Result<T, AbilityError> {
-    serde_json::from_value(value).map_err(|e| {
-        AbilityError::new(
-            ErrorCode::ValidationInvalidType,
-            format!("invalid arguments: {e}"),
-        )
-    })
+    read(value).map_err(|e| refused("", format!("invalid arguments: {e}")))
+}
+
+/// `value` as a `T`, the way validation judged it: JSON Schema counts `1.0` and `1e3` as
+/// integers, so an integral number written as a float is read as the integer it is when the
+/// type wants one. Arguments without such a number are read as they are.
+fn read<T: AbilityInput>(mut value: Value) -> Result<T, serde_json::Error> {
+    if holds_integral_float(&value) {
+        // A type that takes the floats as they are (an `f64`, a `Value`) gets them so.
+        if let Ok(read) = <T as serde::Deserialize>::deserialize(&value) {
+            return Ok(read);
+        }
+        integral_floats_as_integers(&mut value);
+    }
+    serde_json::from_value(value)
+}
+
+/// The integer an integral number written as a float (`1.0`, `1e3`) is, when an i64 or a
+/// u64 holds it exactly.
+fn as_integer(number: &serde_json::Number) -> Option<Value> {
+    let float = number
+        .as_f64()
+        .filter(|f| number.is_f64() && f.fract() == 0.0)?;
+    // 2^63 and 2^64: the first floats past each type's range.
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "the range is checked first, and the float is integral"
+    )]
+    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&float) {
+        Some(Value::from(float as i64))
+    } else if (0.0..18_446_744_073_709_551_616.0).contains(&float) {
+        Some(Value::from(float as u64))
+    } else {
+        None
+    }
+}
+
+fn holds_integral_float(value: &Value) -> bool {
+    match value {
+        Value::Number(number) => as_integer(number).is_some(),
+        Value::Array(items) => items.iter().any(holds_integral_float),
+        Value::Object(map) => map.values().any(holds_integral_float),
+        _ => false,
+    }
+}
+
+fn integral_floats_as_integers(value: &mut Value) {
+    match value {
+        Value::Number(number) => {
+            if let Some(integer) = as_integer(number) {
+                *value = integer;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),
+        Value::Object(map) => map.values_mut().for_each(integral_floats_as_integers),
+        _ => {}
+    }
+}
+
+/// The refusal of arguments the schema let through and the handler's types do not take,
+/// with the one violation as `details.violations`, as validation reports them.
+fn refused(pointer: &str, message: String) -> AbilityError {
+    AbilityError::new(ErrorCode::ValidationInvalidType, message.clone()).with_details(
+        serde_json::json!({"violations": [{
+            "pointer": pointer,
+            "code": ErrorCode::ValidationInvalidType.as_str(),
+            "message": message,
+        }]}),
+    )
 }
 
 /// The validated arguments object (the normalizer guarantees an object).
@@ -238,11 +302,9 @@ pub(crate) fn take_param<T: AbilityInput>(
         (Some(value), _) => value,
         (None, None) => Value::Null,
     };
-    serde_json::from_value(value).map_err(|e| {
-        AbilityError::new(
-            ErrorCode::ValidationInvalidType,
-            format!("parameter '{name}' is invalid: {e}"),
-        )
+    read(value).map_err(|e| {
+        let pointer = format!("/{}", name.replace('~', "~0").replace('/', "~1"));
+        refused(&pointer, format!("parameter '{name}' is invalid: {e}"))
     })
 }
 

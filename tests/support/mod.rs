@@ -352,8 +352,12 @@ pub fn assert_aql_envelope(envelope: &Value) {
 pub struct Shared(pub std::sync::Arc<abilities::SqliteStore>);
 
 impl abilities::Store for Shared {
-    fn insert_task(&self, record: abilities::TaskRecord) -> abilities::StoreFuture<'_, ()> {
-        self.0.insert_task(record)
+    fn insert_task(
+        &self,
+        record: abilities::TaskRecord,
+        limits: abilities::TaskLimits,
+    ) -> abilities::StoreFuture<'_, abilities::TaskInsert> {
+        self.0.insert_task(record, limits)
     }
     fn task<'a>(
         &'a self,

@@ -167,10 +167,25 @@ impl<E: Into<AbilityError>> IntoAbilityError for E {
     }
 }
 
-/// Serialize a handler's output.
+/// Serialize a handler's output. A NaN or an infinity, which JSON cannot carry (serde_json
+/// would write `null`), fails the call instead of reaching the client as a value the
+/// handler never returned.
 fn encode<T: serde::Serialize>(value: T) -> Result<Value, AbilityError> {
-    serde_json::to_value(value).map_err(|e| {
+    let json = serde_json::to_value(&value).map_err(|e| {
         tracing::error!(error = %e, "ability output failed to serialize");
         AbilityError::internal("the ability's result could not be serialized")
-    })
+    })?;
+    if let Some(at) = super::finite::non_finite(&value, &json) {
+        let place = if at.is_empty() {
+            "the result"
+        } else {
+            at.as_str()
+        };
+        return Err(AbilityError::new(
+            crate::ErrorCode::ExecutionFailed,
+            format!("The result holds a number JSON cannot carry (NaN or an infinity) at {place}"),
+        )
+        .with_details(serde_json::json!({"pointer": at, "reason": "non-finite number"})));
+    }
+    Ok(json)
 }

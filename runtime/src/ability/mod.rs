@@ -5,6 +5,7 @@
 
 mod builder;
 mod def;
+mod finite;
 mod handler;
 mod meta;
 mod sensitive;

@@ -3,19 +3,25 @@
 //! its first answer.
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, ErrorData};
+use std::sync::Arc;
+
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData};
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
 use super::input::{Asked, Pending};
 use super::{McpHandler, from_json, tasks};
+use crate::context::{Attempt, HeldKey};
 use crate::ledger::Idempotent;
 use crate::rpc::ToRpc;
 
 impl McpHandler {
     /// Run `request` under the idempotency `key`: claim it, run the call, and record its
-    /// answer (a result, a task, or an internal error) for retries. A call refused before it
-    /// ran, or one that asks the client something first, frees the key.
+    /// answer (a result, a task, or an error after its handler started) for retries. A call
+    /// refused before a handler started (unknown tool, invalid arguments, a missing scope,
+    /// a rate or a limit, a confirmation to give), or one that asks the client something
+    /// first, frees the key. An MCP-AQL operation takes the key as if it were sent among its
+    /// own parameters, so a key means the same wherever the client put it.
     pub(super) async fn call_idempotent(
         &self,
         key: Value,
@@ -23,6 +29,23 @@ impl McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.clone().map_or(Value::Null, Value::Object);
+        let snapshot = self.inner.snapshot();
+        if snapshot
+            .view(self.slot)
+            .claims_own_keys(&request.name, &args)
+        {
+            let attempt = Attempt::new(Some(HeldKey::Handed(key)));
+            let response = self
+                .call_tool_once(request, context, Some(Arc::clone(&attempt)))
+                .await;
+            // A key sent in `_meta` and refused (reused, in use, malformed) is a JSON-RPC
+            // error on every surface.
+            if let Some(refused) = attempt.key_refusal() {
+                return Err(refused.to_rpc());
+            }
+            return response;
+        }
+        drop(snapshot);
         let what = format!("tools/call:{}", request.name);
         let holder = self.holder(&context);
         let claim = match Idempotent::claim(&holder, &key, &what, &args).await {
@@ -30,18 +53,21 @@ impl McpHandler {
             Ok(Idempotent::Replay(outcome)) => return replay(outcome),
             Err(error) => return Err(error.to_rpc()),
         };
-        let response = self.call_tool_once(request, context).await;
+        let attempt = Attempt::new(Some(HeldKey::Claimed(key)));
+        let response = self
+            .call_tool_once(request, context, Some(Arc::clone(&attempt)))
+            .await;
         let outcome = match &response {
-            // Refused for its rate: it did not run, and a retry later may.
-            Ok(CallToolResponse::Complete(result)) if rate_limited(result) => None,
-            Ok(CallToolResponse::Complete(result)) => Some(json!({"complete": result})),
+            // A task was created: its handler runs on.
             Ok(CallToolResponse::Task(task)) => Some(json!({"task": task})),
-            // An internal error may come after the handler did its work (it failed, panicked
-            // or ran out of time): the outcome stands. Other errors refuse the call before
-            // it runs (unknown tool, invalid arguments, a missing scope or capability, a
-            // limit), and free the key.
-            Err(error) if error.code == ErrorCode::INTERNAL_ERROR => Some(json!({"error": error})),
-            _ => None,
+            // Refused before any handler started: nothing happened, and a retry may run.
+            _ if !attempt.started() => None,
+            Ok(CallToolResponse::Complete(result)) => Some(json!({"complete": result})),
+            // A question for the client: the call runs again, from the start, with its answer.
+            Ok(_) => None,
+            // The handler started, then failed (an error, a panic, its time limit): what it
+            // did before stands, and so does the answer.
+            Err(error) => Some(json!({"error": error})),
         };
         match outcome {
             Some(outcome) => Idempotent::settle(&claim, &holder, &outcome).await,
@@ -50,11 +76,12 @@ impl McpHandler {
         response
     }
 
-    /// A `tools/call`, once.
+    /// A `tools/call`, once; `attempt` records whether a handler started.
     pub(super) async fn call_tool_once(
         &self,
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
+        attempt: Option<Arc<Attempt>>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.take().map_or(Value::Null, Value::Object);
         let snapshot = self.inner.snapshot();
@@ -64,15 +91,18 @@ impl McpHandler {
         {
             if tasks::declared(&context) {
                 // Boxed: the common path's future stays small.
-                return Box::pin(self.call_as_task(ability, request, args, context)).await;
+                return Box::pin(self.call_as_task(ability, request, args, context, attempt)).await;
             }
             if ability.task_support() == crate::TaskSupport::Required {
                 return Err(tasks::required());
             }
         }
         let holder = self.holder(&context);
-        let (ctx, question) =
+        let (mut ctx, question) =
             self.asking_context(context, Asked::tool_call(&mut request, &args), None)?;
+        if let Some(attempt) = attempt {
+            ctx = ctx.with_attempt(attempt);
+        }
         let result = snapshot
             .view(self.slot)
             .call(&snapshot.registry, ctx, &holder, &request.name, args)
@@ -97,19 +127,4 @@ fn replay(mut outcome: Value) -> Result<CallToolResponse, ErrorData> {
     }
     let result = outcome.get_mut("complete").map_or(Value::Null, Value::take);
     from_json::<CallToolResult>(result).map(CallToolResponse::Complete)
-}
-
-/// Whether a tool result is the `RATE_LIMITED` refusal of a call that did not run: a native
-/// `isError` result, or an MCP-AQL envelope (`isError: false`, the code under `error`).
-fn rate_limited(result: &CallToolResult) -> bool {
-    let code = crate::ErrorCode::RateLimited.as_str();
-    result
-        .content
-        .first()
-        .and_then(|block| block.as_text())
-        .and_then(|text| serde_json::from_str::<Value>(&text.text).ok())
-        .is_some_and(|answer| {
-            (result.is_error == Some(true) && answer["code"] == code)
-                || (answer["success"] == false && answer["error"]["code"] == code)
-        })
 }

@@ -267,7 +267,7 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         match context.meta.0.get(crate::IDEMPOTENCY_META_KEY).cloned() {
-            None => self.call_tool_once(request, context).await,
+            None => self.call_tool_once(request, context, None).await,
             Some(key) => Box::pin(self.call_idempotent(key, request, context)).await,
         }
     }
@@ -549,7 +549,7 @@ impl ServerHandler for McpHandler {
 /// version naming one is answered "method not found", as for any unknown method. rmcp does
 /// so itself for well-formed `ping` and `resources/(un)subscribe`; these reach the adapter
 /// when their params do not parse, and `logging/setLevel` is refused by its handler.
-const REMOVED: [&str; 5] = [
+pub(crate) const REMOVED: [&str; 5] = [
     "initialize",
     "ping",
     "logging/setLevel",
@@ -557,7 +557,7 @@ const REMOVED: [&str; 5] = [
     "resources/unsubscribe",
 ];
 
-fn removed(method: &str) -> ErrorData {
+pub(crate) fn removed(method: &str) -> ErrorData {
     ErrorData::new(
         rmcp::model::ErrorCode::METHOD_NOT_FOUND,
         format!("Method not found: {method} is not part of protocol 2026-07-28"),

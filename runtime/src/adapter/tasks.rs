@@ -84,14 +84,18 @@ impl McpHandler {
         mut request: CallToolRequestParams,
         args: Value,
         context: RequestContext<RoleServer>,
+        attempt: Option<Arc<crate::context::Attempt>>,
     ) -> Result<CallToolResponse, ErrorData> {
         let owner = self.caller(&context);
         let detach = super::Detach::default();
-        let (ctx, question) = self.asking_context(
+        let (mut ctx, question) = self.asking_context(
             context,
             Asked::tool_call(&mut request, &args),
             Some(Arc::clone(&detach)),
         )?;
+        if let Some(attempt) = attempt {
+            ctx = ctx.with_attempt(attempt);
+        }
         // The task's own cancellation and lifetime, not the request's: the request ends
         // with this answer.
         let cancel = CancellationToken::new();
@@ -105,16 +109,27 @@ impl McpHandler {
             } else {
                 &[]
             };
+        // The task is recorded (within the caller's and the server's limits) before its
+        // handler starts: a call refused for a limit has done nothing.
+        let live = self.inner.tasks.create(&owner, cancel).await?;
         let mut call = Box::pin(async move { pipeline::run(&ability, ctx, args, stages).await });
         let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
         let failed = matches!(first, Poll::Ready(Err(_)));
-        if let Some(input) = Pending::answer(question.as_ref(), &self.inner, failed)? {
+        let asked = match Pending::answer(question.as_ref(), &self.inner, failed) {
+            Ok(asked) => asked,
+            Err(error) => {
+                self.inner.tasks.discard(&live).await;
+                return Err(error);
+            }
+        };
+        if let Some(input) = asked {
+            self.inner.tasks.discard(&live).await;
             return Ok(input.into());
         }
         if let Poll::Ready(outcome) = first {
+            self.inner.tasks.discard(&live).await;
             return Ok(native::result(outcome).into());
         }
-        let live = self.inner.tasks.create(owner.principal(), cancel).await?;
         // Set before the handler is polled again: from here on it is a task.
         detach.become_task(Arc::clone(&live)).await;
         let created = live.created().await;

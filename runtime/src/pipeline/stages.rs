@@ -94,6 +94,9 @@ impl Stage for Input {
 /// Run the handler (panic-safe, time-limited, cancellable) and keep its output bare. The
 /// handler is called now; the future that comes back drives what it returned.
 pub(crate) fn handle(ability: &Ability, ctx: Context, input: Value) -> Handling<'_> {
+    if let Some(attempt) = ctx.attempt() {
+        attempt.start();
+    }
     let watch = ctx.watch();
     let timeout = ctx.timeout();
     let handler = &*ability.handler;

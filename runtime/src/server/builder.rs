@@ -388,10 +388,21 @@ impl ServerBuilder {
         self
     }
 
-    /// How many tasks one caller (principal) may have running at once (default: 100); past
-    /// it, a call that would start one is refused (`-32000`, `data.code: TOO_MANY_TASKS`).
+    /// How many tasks one authenticated caller (principal) may have running at once, on
+    /// every replica sharing the store (default: 100); past it, a call that would start one
+    /// is refused (`-32000`, `data.code: TOO_MANY_TASKS`, `data.limit`). Anonymous
+    /// callers cannot be told apart, so none of them can use this up for another: their
+    /// tasks count against [`max_running_tasks`](Self::max_running_tasks) only.
     pub fn max_tasks_per_caller(mut self, tasks: usize) -> Self {
         self.tasks.per_caller = tasks;
+        self
+    }
+
+    /// How many tasks the server (every replica sharing its store) runs at once, all callers
+    /// together (default: 1,000); past it, a call that would start one is refused (`-32000`,
+    /// `data.code: TOO_MANY_TASKS`, `data.limit`, a message that names the server).
+    pub fn max_running_tasks(mut self, tasks: usize) -> Self {
+        self.tasks.per_server = tasks;
         self
     }
 

@@ -103,6 +103,47 @@ impl TaskRecord {
     }
 }
 
+/// The limits on running tasks a new task is recorded within (see [`Store::insert_task`]).
+/// A task runs while it is `working` or `input_required`, not expired, and marked alive
+/// within `lease_ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskLimits {
+    /// How many running tasks the new task's owner may have; `None` for an owner that names
+    /// no one in particular (anonymous callers), counted against the server's limit only.
+    pub per_owner: Option<u32>,
+    /// How many running tasks every replica sharing the store may have together.
+    pub per_server: u32,
+    /// How long after its last mark of life a task still counts as running.
+    pub lease_ms: u64,
+}
+
+impl TaskLimits {
+    /// No limit at all (seeding a store, tests).
+    pub const NONE: Self = Self {
+        per_owner: None,
+        per_server: u32::MAX,
+        lease_ms: 0,
+    };
+}
+
+/// What recording a new task found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TaskInsert {
+    /// Within the limits: the task is recorded.
+    Inserted,
+    /// Its owner already runs `running` tasks, its limit: nothing was recorded.
+    OwnerFull {
+        /// The owner's running tasks.
+        running: u64,
+    },
+    /// The server already runs `running` tasks, its limit: nothing was recorded.
+    ServerFull {
+        /// The running tasks of every replica.
+        running: u64,
+    },
+}
+
 /// A confirmation token as the ledger keeps it: issued to `holder`, spendable once until
 /// `expires_at_ms`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -207,8 +248,10 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 /// Every method is one atomic step, so replicas sharing a store can race on it: a token is
 /// spent once, a key is claimed once. [`SqliteStore`] is the embedded one.
 pub trait Store: Send + Sync + 'static {
-    /// Record a new task.
-    fn insert_task(&self, record: TaskRecord) -> StoreFuture<'_, ()>;
+    /// Record a new task unless its owner, or the server, already runs as many tasks as
+    /// `limits` allow. One step: callers racing for the last place (on any replica) get it
+    /// once.
+    fn insert_task(&self, record: TaskRecord, limits: TaskLimits) -> StoreFuture<'_, TaskInsert>;
     /// The task with this id, expired or not.
     fn task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>>;
     /// Replace the task's record (all but `alive_at_ms`, which only

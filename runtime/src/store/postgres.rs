@@ -11,14 +11,16 @@ use tokio_postgres::{AsyncMessage, NoTls, Row};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::{
-    Claim, Claimed, RateTaken, Spend, Store, StoreError, StoreFuture, TaskRecord, TaskStatus,
-    TokenRecord, Updates,
+    Claim, Claimed, RateTaken, Spend, Store, StoreError, StoreFuture, TaskInsert, TaskLimits,
+    TaskRecord, TaskStatus, TokenRecord, Updates,
 };
 
 /// The channel resource updates travel on.
 const CHANNEL: &str = "abilities_updates";
 /// Serializes replicas creating the tables at once (an arbitrary, fixed lock id).
 const MIGRATION_LOCK: i64 = 0x6162_696c_6974_6965;
+/// Serializes replicas recording new tasks, so each counts the others' (another fixed id).
+const TASKS_LOCK: i64 = 0x6162_696c_7461_736b;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS abilities_tasks (
@@ -247,11 +249,43 @@ fn record(row: &Row) -> TaskRecord {
 }
 
 impl Store for PostgresStore {
-    fn insert_task(&self, r: TaskRecord) -> StoreFuture<'_, ()> {
+    fn insert_task(&self, r: TaskRecord, limits: TaskLimits) -> StoreFuture<'_, TaskInsert> {
         Box::pin(async move {
-            self.client()
-                .await?
-                .execute(
+            // The counts and the insert of two replicas cannot interleave: task creation
+            // takes one advisory lock (it is rare next to calls).
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(failed)?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&TASKS_LOCK])
+                .await
+                .map_err(failed)?;
+            // Running: not finished, not expired, marked alive within the lease (by the
+            // database's clock, as touch_tasks marks it).
+            let running = |owner: Option<String>| {
+                let tx = &tx;
+                async move {
+                    tx.query_one(
+                        "SELECT COUNT(*) FROM abilities_tasks
+                         WHERE status IN ('working', 'input_required') AND expires_at_ms >= $1
+                           AND alive_at_ms >= (extract(epoch from clock_timestamp()) * 1000)::BIGINT - $2
+                           AND ($3::TEXT IS NULL OR owner = $3)",
+                        &[&int(r.created_at_ms), &int(limits.lease_ms), &owner],
+                    )
+                    .await
+                    .map(|row| u64::try_from(row.get::<_, i64>(0)).unwrap_or(0))
+                    .map_err(failed)
+                }
+            };
+            let server = running(None).await?;
+            if server >= u64::from(limits.per_server) {
+                return Ok(TaskInsert::ServerFull { running: server });
+            }
+            if let Some(limit) = limits.per_owner {
+                let owner = running(Some(r.owner.clone())).await?;
+                if owner >= u64::from(limit) {
+                    return Ok(TaskInsert::OwnerFull { running: owner });
+                }
+            }
+            tx.execute(
                     "INSERT INTO abilities_tasks (id, owner, status, status_message,
                         created_at_ms, updated_at_ms, ttl_ms, poll_interval_ms, expires_at_ms,
                         input_requests, result, error, alive_at_ms)
@@ -272,8 +306,9 @@ impl Store for PostgresStore {
                     ],
                 )
                 .await
-                .map(drop)
-                .map_err(failed)
+                .map_err(failed)?;
+            tx.commit().await.map_err(failed)?;
+            Ok(TaskInsert::Inserted)
         })
     }
 

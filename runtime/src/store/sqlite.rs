@@ -7,8 +7,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use super::{
-    Claim, Claimed, RateTaken, Spend, Store, StoreError, StoreFuture, TaskRecord, TaskStatus,
-    TokenRecord,
+    Claim, Claimed, RateTaken, Spend, Store, StoreError, StoreFuture, TaskInsert, TaskLimits,
+    TaskRecord, TaskStatus, TokenRecord,
 };
 
 /// The embedded [`Store`]: SQLite, in a file (so finished tasks and spent tokens outlive the
@@ -187,9 +187,33 @@ fn record(row: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRecord> {
 }
 
 impl Store for SqliteStore {
-    fn insert_task(&self, r: TaskRecord) -> StoreFuture<'_, ()> {
+    fn insert_task(&self, r: TaskRecord, limits: TaskLimits) -> StoreFuture<'_, TaskInsert> {
         self.run(move |db| {
-            db.execute(
+            // Immediate: the count and the insert of processes sharing the file cannot
+            // interleave.
+            let tx = db.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let since = int(r.created_at_ms.saturating_sub(limits.lease_ms));
+            let running = |owner: Option<&str>| -> rusqlite::Result<u64> {
+                let count: i64 = tx.query_row(
+                    "SELECT COUNT(*) FROM abilities_tasks
+                     WHERE status IN ('working', 'input_required') AND expires_at_ms >= ?1
+                       AND alive_at_ms >= ?2 AND (?3 IS NULL OR owner = ?3)",
+                    params![int(r.created_at_ms), since, owner],
+                    |row| row.get(0),
+                )?;
+                Ok(u64::try_from(count).unwrap_or(0))
+            };
+            let server = running(None)?;
+            if server >= u64::from(limits.per_server) {
+                return Ok(TaskInsert::ServerFull { running: server });
+            }
+            if let Some(limit) = limits.per_owner {
+                let owner = running(Some(&r.owner))?;
+                if owner >= u64::from(limit) {
+                    return Ok(TaskInsert::OwnerFull { running: owner });
+                }
+            }
+            tx.execute(
                 "INSERT INTO abilities_tasks (id, owner, status, status_message, created_at_ms,
                     updated_at_ms, ttl_ms, poll_interval_ms, expires_at_ms, input_requests, result,
                     error, alive_at_ms)
@@ -209,8 +233,8 @@ impl Store for SqliteStore {
                     text(r.error.as_ref()),
                     int(r.alive_at_ms),
                 ],
-            )
-            .map(drop)
+            )?;
+            tx.commit().map(|()| TaskInsert::Inserted)
         })
     }
 
@@ -521,8 +545,11 @@ mod tests {
         let store = SqliteStore::memory().expect("a store");
         let mut done = record("done", TaskStatus::Completed, 10_000);
         done.result = Some(serde_json::json!({"content": [], "isError": false}));
-        block(store.insert_task(done.clone()));
-        block(store.insert_task(record("old", TaskStatus::Completed, 1_000)));
+        block(store.insert_task(done.clone(), TaskLimits::NONE));
+        block(store.insert_task(
+            record("old", TaskStatus::Completed, 1_000),
+            TaskLimits::NONE,
+        ));
         assert_eq!(block(store.task("done")), Some(done.clone()));
         // `old` expired at 2 000, `done` lives until 11 000.
         assert_eq!(block(store.sweep(5_000)), 1);
@@ -538,12 +565,15 @@ mod tests {
         let now = crate::clock::now_ms();
         {
             let store = SqliteStore::open(&path).expect("a store");
-            block(store.insert_task(record("running", TaskStatus::Working, now)));
+            block(store.insert_task(
+                record("running", TaskStatus::Working, now),
+                TaskLimits::NONE,
+            ));
             let mut asking = record("asking", TaskStatus::InputRequired, now);
             asking.input_requests =
                 Some(serde_json::json!({"go": {"method": "elicitation/create"}}));
-            block(store.insert_task(asking));
-            block(store.insert_task(record("done", TaskStatus::Completed, now)));
+            block(store.insert_task(asking, TaskLimits::NONE));
+            block(store.insert_task(record("done", TaskStatus::Completed, now), TaskLimits::NONE));
         }
         let store = SqliteStore::open(&path).expect("reopened");
         for id in ["running", "asking"] {

@@ -266,6 +266,13 @@ impl View {
         }
     }
 
+    /// Whether a call of the tool `name` with `args` answers for an idempotency key itself:
+    /// a single MCP-AQL operation, which takes a key sent beside it (`_meta`) as its own
+    /// `params._idempotency_key`, so one key means one thing wherever it was sent.
+    pub(crate) fn claims_own_keys(&self, name: &str, args: &Value) -> bool {
+        matches!(self.index.get(name), Some((Entry::Aql(_), _))) && args.get("operations").is_none()
+    }
+
     /// Call the tool named `name` through this surface.
     pub(crate) async fn call(
         &self,

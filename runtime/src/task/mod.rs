@@ -19,7 +19,7 @@ use rmcp::model::ErrorData;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-pub(crate) use crate::store::{Store, StoreError, TaskRecord, TaskStatus};
+pub(crate) use crate::store::{Store, StoreError, TaskInsert, TaskLimits, TaskRecord, TaskStatus};
 pub(crate) use watch::ListenTasks;
 use watch::Watchers;
 
@@ -34,6 +34,9 @@ pub(crate) const DEFAULT_TTL: Duration = Duration::from_secs(3600);
 pub(crate) const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// How many tasks one caller may have running at once, unless the builder says otherwise.
 pub(crate) const DEFAULT_PER_CALLER: usize = 100;
+/// How many tasks the server (every replica sharing its store) runs at once, unless the
+/// builder says otherwise.
+pub(crate) const DEFAULT_PER_SERVER: usize = 1000;
 /// How often expired records are swept (at most; sweeping rides on task traffic).
 const SWEEP_EVERY_MS: u64 = 60_000;
 
@@ -67,6 +70,8 @@ pub(crate) struct Tasks {
     poll_interval_ms: u64,
     /// How many tasks one caller may have running at once.
     per_caller: usize,
+    /// How many tasks the server runs at once.
+    per_server: usize,
     last_sweep: AtomicU64,
 }
 
@@ -75,6 +80,7 @@ pub(crate) struct TaskConfig {
     pub(crate) ttl: Duration,
     pub(crate) poll_interval: Duration,
     pub(crate) per_caller: usize,
+    pub(crate) per_server: usize,
 }
 
 impl Default for TaskConfig {
@@ -83,6 +89,7 @@ impl Default for TaskConfig {
             ttl: DEFAULT_TTL,
             poll_interval: DEFAULT_POLL_INTERVAL,
             per_caller: DEFAULT_PER_CALLER,
+            per_server: DEFAULT_PER_SERVER,
         }
     }
 }
@@ -98,6 +105,7 @@ impl Tasks {
             ttl_ms: ms(config.ttl),
             poll_interval_ms: ms(config.poll_interval),
             per_caller: config.per_caller,
+            per_server: config.per_server,
             last_sweep: AtomicU64::new(0),
         }
     }
@@ -108,29 +116,29 @@ impl Tasks {
     }
 
     /// Record a new task of `owner`, working, whose handler stops when `cancel` fires; its
-    /// runner.
+    /// runner. The record is made within the limits in one step of the store, so callers
+    /// racing for the last place (on any replica sharing it) get it once. An anonymous
+    /// owner names no one in particular: only the server's limit counts its tasks.
     pub(crate) async fn create(
         &self,
-        owner: &str,
+        owner: &crate::Caller,
         cancel: CancellationToken,
     ) -> Result<Arc<Live>, ErrorData> {
         self.sweep().await;
-        let running = self
-            .live
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .values()
-            .filter(|live| live.owner == owner)
-            .count();
-        if running >= self.per_caller {
-            return Err(ErrorData::new(
+        let too_many = |message: String, limit: usize| {
+            ErrorData::new(
                 rmcp::model::ErrorCode(-32000),
-                format!(
-                    "{running} tasks of this caller are running, the most it may have: wait for one to end, or cancel one"
-                ),
-                Some(json!({"code": "TOO_MANY_TASKS", "limit": self.per_caller})),
-            ));
-        }
+                message,
+                Some(json!({"code": "TOO_MANY_TASKS", "limit": limit})),
+            )
+        };
+        let limits = TaskLimits {
+            per_owner: (!owner.is_anonymous())
+                .then(|| u32::try_from(self.per_caller).unwrap_or(u32::MAX)),
+            per_server: u32::try_from(self.per_server).unwrap_or(u32::MAX),
+            lease_ms: lease::LEASE_MS,
+        };
+        let owner = owner.principal();
         let mut id = [0u8; 16];
         getrandom::fill(&mut id).map_err(|e| {
             tracing::error!(error = %e, "no randomness for a task id");
@@ -153,12 +161,31 @@ impl Tasks {
             error: None,
         };
         // Recorded before anyone hears of it: `tasks/get` finds it as soon as its id is out.
-        self.store
-            .insert_task(record.clone())
+        match self
+            .store
+            .insert_task(record.clone(), limits)
             .await
-            .map_err(|e| store_failed(&e))?;
+            .map_err(|e| store_failed(&e))?
+        {
+            TaskInsert::Inserted => {}
+            TaskInsert::OwnerFull { running } => {
+                return Err(too_many(
+                    format!(
+                        "{running} tasks of this caller are running, the most it may have: wait for one to end, or cancel one"
+                    ),
+                    self.per_caller,
+                ));
+            }
+            TaskInsert::ServerFull { running } => {
+                return Err(too_many(
+                    format!(
+                        "{running} tasks are running on this server, the most it runs at once: retry later"
+                    ),
+                    self.per_server,
+                ));
+            }
+        }
         let live = Arc::new(Live {
-            owner: owner.to_owned(),
             store: Arc::clone(&self.store),
             watchers: Arc::clone(&self.watchers),
             record: tokio::sync::Mutex::new(record),
@@ -171,10 +198,30 @@ impl Tasks {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id, Arc::clone(&live));
-        if self.store.is_shared() && !self.beating.swap(true, Ordering::Relaxed) {
+        // Marked alive while they run, on any store: a running task counts against the
+        // limits while its mark is fresh.
+        if !self.beating.swap(true, Ordering::Relaxed) {
             lease::keep_alive(Arc::clone(&self.store), &self.live);
         }
         Ok(live)
+    }
+
+    /// Forget a task the call did not become after all (it finished, or asked the client
+    /// something, before it waited): its record, which no one has heard of, ends.
+    pub(crate) async fn discard(&self, live: &Live) {
+        let mut record = live.record.lock().await;
+        record.status = TaskStatus::Cancelled;
+        record.status_message = Some("answered in its request, not as a task".to_owned());
+        record.updated_at_ms = now_ms();
+        let id = record.id.clone();
+        if let Err(error) = self.store.update_task(record.clone()).await {
+            tracing::warn!(%error, task = %id, "a task answered in its request was not recorded as ended");
+        }
+        drop(record);
+        self.live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id);
     }
 
     /// The task `id` as `owner` may see it: unknown when missing, expired or another's.
@@ -404,7 +451,6 @@ impl Slot {
 /// A task this process runs: its record (every change goes through it, then to the store),
 /// its cancellation and the questions it waits on.
 pub(crate) struct Live {
-    owner: String,
     store: Arc<dyn Store>,
     watchers: Arc<Watchers>,
     record: tokio::sync::Mutex<TaskRecord>,

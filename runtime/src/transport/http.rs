@@ -378,6 +378,9 @@ pub(super) async fn serve_one(
     if standard_call && response.status() == StatusCode::OK {
         return rate_limited_status(response).await;
     }
+    if response.status() == StatusCode::NOT_FOUND {
+        return removed_in_our_words(response).await;
+    }
     if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE || !json_body {
         return response;
     }
@@ -406,6 +409,39 @@ pub(super) async fn serve_one(
 /// Whether a body may hold a `tools/call` (a cheap look before any parse).
 fn memchr_call(bytes: &[u8]) -> bool {
     bytes.windows(10).any(|w| w == b"tools/call")
+}
+
+/// rmcp answers a method protocol 2026-07-28 removed (`ping`, `resources/subscribe`...)
+/// with "method not found" and the bare method name: the same error in the words the
+/// server uses everywhere else (stdio, the adapter), so a client sees one answer.
+async fn removed_in_our_words(response: Response) -> Response {
+    let (parts, body) = response.into_parts();
+    // rmcp's answer to one request: small, and already complete.
+    let Ok(bytes) = axum::body::to_bytes(body, 1 << 20).await else {
+        return rpc_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &Value::Null,
+            -32603,
+            "Internal error: the answer could not be read".to_owned(),
+        );
+    };
+    let removed = serde_json::from_slice::<Value>(&bytes)
+        .ok()
+        .and_then(|message| {
+            let error = message.get("error")?;
+            let method = error.get("message")?.as_str()?;
+            (error.get("code")?.as_i64()? == -32601 && crate::adapter::REMOVED.contains(&method))
+                .then(|| (answer_id(&message), crate::adapter::removed(method)))
+        });
+    match removed {
+        Some((id, error)) => rpc_error(
+            StatusCode::NOT_FOUND,
+            &id,
+            error.code.0,
+            error.message.into_owned(),
+        ),
+        None => Response::from_parts(parts, Body::from(bytes)),
+    }
 }
 
 /// On the standard surface, whose failures are JSON-RPC errors: a JSON answer whose error is

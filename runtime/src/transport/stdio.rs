@@ -373,9 +373,13 @@ where
                                 {
                                     listen.extensions.insert(tasks);
                                 }
-                                match self.starting(message) {
-                                    Some(message) => return Some(message),
-                                    None => continue,
+                                if let Some(refusal) = removed_ping(&message) {
+                                    Some(refusal)
+                                } else {
+                                    match self.starting(message) {
+                                        Some(message) => return Some(message),
+                                        None => continue,
+                                    }
                                 }
                             }
                             Err((id, why)) => Some(error_line(&id, -32602, why)),
@@ -400,6 +404,25 @@ where
         self.rejections = None;
         self.writer.lock().await.flush().await
     }
+}
+
+/// The answer to a `ping` of protocol 2026-07-28, which removed it: "method not found",
+/// in the adapter's words, whether or not the session has started (rmcp would answer a
+/// ping before the first request, and refuse it after).
+fn removed_ping(message: &RxJsonRpcMessage<RoleServer>) -> Option<Vec<u8>> {
+    let JsonRpcMessage::Request(request) = message else {
+        return None;
+    };
+    let ClientRequest::PingRequest(_) = &request.request else {
+        return None;
+    };
+    let version = request.request.get_meta().protocol_version()?;
+    if version.as_str() < ProtocolVersion::V_2026_07_28.as_str() {
+        return None;
+    }
+    let error = crate::adapter::removed("ping");
+    let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
+    Some(error_line(&id, error.code.0, error.message.into_owned()))
 }
 
 fn trim_line(line: &[u8]) -> &[u8] {

@@ -1,17 +1,22 @@
 //! MCP-AQL operations carrying `params._idempotency_key`: at most once per caller and key,
 //! their retries answered with the first outcome.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 
 use super::call::{Refusal, confirmation_token, operation_once, resolve_params};
 use super::{Endpoint, Table};
+use crate::context::{Attempt, HeldKey};
 use crate::ledger::{Holder, Idempotent};
 use crate::{AbilityError, Context, ErrorCode, Registry};
 
-/// Run one `{operation, params}` request through `endpoint`. With `params._idempotency_key`
+/// Run one `{operation, params}` request through `endpoint`. With an idempotency key
+/// (`params._idempotency_key`, or one the call carried in `_meta`, which counts as the same)
 /// it runs at most once per caller and key: a retry gets the first outcome, a retry with
-/// other parameters is refused. A refusal that asks for confirmation (or turns a token
-/// down) frees the key, so the confirmed retry runs.
+/// other parameters is refused. A refusal before the operation's handler started (invalid
+/// parameters, a confirmation to give, a token turned down, a limit) frees the key, so the
+/// corrected or confirmed retry runs.
 pub(super) async fn operation(
     table: &Table,
     registry: &Registry,
@@ -25,8 +30,43 @@ pub(super) async fn operation(
     let Ok(mut sent) = resolve_params(request, &mut Vec::new()) else {
         return operation_once(table, registry, endpoint, ctx, holder, request).await;
     };
-    let Some(key) = sent.get("_idempotency_key").cloned() else {
-        return operation_once(table, registry, endpoint, ctx, holder, request).await;
+    let own = sent.get("_idempotency_key").cloned();
+    // A key the call handed down from `_meta`: its refusals are the call's, not this
+    // operation's.
+    let handed = ctx
+        .attempt()
+        .filter(|a| matches!(a.key(), Some(HeldKey::Handed(_))));
+    let key = match (own, ctx.attempt().and_then(|a| a.key())) {
+        (None, None) => {
+            return operation_once(table, registry, endpoint, ctx, holder, request).await;
+        }
+        // The call claimed this key as a whole (a batch): its operations run under it.
+        (None, Some(HeldKey::Claimed(_))) => {
+            return operation_once(table, registry, endpoint, ctx, holder, request).await;
+        }
+        (Some(own), Some(HeldKey::Claimed(call))) if own == *call => {
+            return operation_once(table, registry, endpoint, ctx, holder, request).await;
+        }
+        (Some(own), None | Some(HeldKey::Claimed(_))) => own,
+        (None, Some(HeldKey::Handed(call))) => call.clone(),
+        (Some(own), Some(HeldKey::Handed(call))) if own == *call => own,
+        (Some(own), Some(HeldKey::Handed(call))) => {
+            let shown = |key: &Value| key.to_string().chars().take(80).collect::<String>();
+            let refused = AbilityError::new(
+                ErrorCode::ValidationInvalidValue,
+                format!(
+                    "The call carries two idempotency keys, {} in _meta and {} in \
+                         params._idempotency_key: send one",
+                    shown(call),
+                    shown(&own)
+                ),
+            )
+            .with_details(json!({"param_name": "_idempotency_key"}));
+            if let Some(attempt) = handed {
+                attempt.refuse_key(refused.clone());
+            }
+            return Err((refused, None));
+        }
     };
     let name = request.get("operation").cloned().unwrap_or(Value::Null);
     confirmation_token(&mut sent);
@@ -35,10 +75,18 @@ pub(super) async fn operation(
     let claim = match Idempotent::claim(holder, &key, "mcp-aql", &what).await {
         Ok(Idempotent::Run(claim)) => claim,
         Ok(Idempotent::Replay(outcome)) => return replayed(outcome),
-        Err(error) => return Err((error, None)),
+        Err(error) => {
+            if let Some(attempt) = handed {
+                attempt.refuse_key(error.clone());
+            }
+            return Err((error, None));
+        }
     };
+    // This operation's own record of whether its handler started.
+    let part = Attempt::part_of(ctx.attempt());
+    let ctx = ctx.clone().with_attempt(Arc::clone(&part));
     let outcome = Box::pin(operation_once(
-        table, registry, endpoint, ctx, holder, request,
+        table, registry, endpoint, &ctx, holder, request,
     ))
     .await;
     match &outcome {
@@ -46,7 +94,9 @@ pub(super) async fn operation(
             let record = json!({"data": data, "warnings": warnings});
             Idempotent::settle(&claim, holder, &record).await;
         }
-        Err((error, _)) if frees_key(error) => Idempotent::release(&claim, holder).await,
+        Err((error, _)) if !part.started() || never_forwarded(error) => {
+            Idempotent::release(&claim, holder).await;
+        }
         Err((error, _)) => {
             let mut failed = json!({"code": error.code().as_str(), "message": error.message()});
             if let Some(details) = error.details() {
@@ -58,26 +108,15 @@ pub(super) async fn operation(
     outcome
 }
 
-/// Refusals that leave nothing to remember: the caller is meant to retry, confirmed, or
-/// once the upstream that was down is back (a call never forwarded).
-fn frees_key(error: &AbilityError) -> bool {
-    match error.code() {
-        ErrorCode::ConfirmationRequired
-        | ErrorCode::TokenInvalid
-        | ErrorCode::TokenExpired
-        | ErrorCode::TokenAlreadyUsed
-        | ErrorCode::TokenScopeMismatch
-        | ErrorCode::LimitExceeded
-        | ErrorCode::RateLimited => true,
-        ErrorCode::UpstreamUnavailable => {
-            error
-                .details()
-                .and_then(|d| d.get("forwarded"))
-                .and_then(Value::as_bool)
-                == Some(false)
-        }
-        _ => false,
-    }
+/// A bridged call the upstream never received (it was down): nothing happened, though a
+/// handler (the forwarder) started.
+fn never_forwarded(error: &AbilityError) -> bool {
+    error.code() == &ErrorCode::UpstreamUnavailable
+        && error
+            .details()
+            .and_then(|d| d.get("forwarded"))
+            .and_then(Value::as_bool)
+            == Some(false)
 }
 
 /// A recorded outcome, as the first call answered it.
