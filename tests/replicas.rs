@@ -241,34 +241,88 @@ async fn replicas_sharing_a_store_and_a_key_share_tokens_and_idempotency_keys() 
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `send`, as the caller of bearer `token`.
+async fn send_as(addr: SocketAddr, token: &str, message: &Value) -> Value {
+    let name = message["params"]["name"].as_str().unwrap_or_default();
+    let bearer = format!("Bearer {token}");
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", name),
+        ("authorization", bearer.as_str()),
+    ];
+    post(addr, "/mcp", &headers, message.to_string())
+        .await
+        .message()
+}
+
 #[tokio::test]
 async fn one_caller_cannot_use_up_another_callers_tokens() {
     let server = Server::builder()
         .surface(Surface::aql_crude())
         .state(Notes::default())
+        .authenticator(
+            StaticTokens::new()
+                .with_token("patient-secret", Caller::trusted("patient"))
+                .with_token("greedy-secret", Caller::trusted("greedy"))
+                .allow_anonymous(Caller::anonymous()),
+        )
         .max_tokens_per_caller(3)
         .build()
         .expect("valid");
     let addr = serve_http(&server).await;
     let ask =
         |id: u64, client: &str| call(id, client, "mcp_aql_delete", delete(id, None), json!({}));
-    let theirs = envelope(&send(addr, &ask(1, "patient")).await);
+    let theirs = envelope(&send_as(addr, "patient-secret", &ask(1, "app")).await);
     let token = theirs["confirmation"]["token"]
         .as_str()
         .expect("a token")
         .to_owned();
     for id in 2..=4 {
-        let asked = envelope(&send(addr, &ask(id, "greedy")).await);
+        let asked = envelope(&send_as(addr, "greedy-secret", &ask(id, "app")).await);
         assert_eq!(asked["error"]["code"], "CONFIRMATION_REQUIRED");
     }
-    let refused = envelope(&send(addr, &ask(5, "greedy")).await);
+    let refused = envelope(&send_as(addr, "greedy-secret", &ask(5, "app")).await);
     assert_eq!(refused["error"]["code"], "LIMIT_EXCEEDED", "{refused}");
     assert_eq!(refused["error"]["details"]["limit"], 3);
     let redeem = call(
         6,
-        "patient",
+        "app",
         "mcp_aql_delete",
         delete(1, Some(&token)),
+        json!({}),
+    );
+    assert_eq!(
+        envelope(&send_as(addr, "patient-secret", &redeem).await)["success"],
+        true
+    );
+
+    // Anonymous callers of one client application cannot be told apart: none of them
+    // holds a budget another could use up. The tokens stay bound to their client info.
+    for id in 10..=15 {
+        let asked = envelope(&send(addr, &ask(id, "phantom")).await);
+        assert_eq!(asked["error"]["code"], "CONFIRMATION_REQUIRED", "{asked}");
+    }
+    let another_user = envelope(&send(addr, &ask(16, "phantom")).await);
+    let token = another_user["confirmation"]["token"]
+        .as_str()
+        .expect("a token, not LIMIT_EXCEEDED");
+    let other_app = call(
+        17,
+        "other-app",
+        "mcp_aql_delete",
+        delete(16, Some(token)),
+        json!({}),
+    );
+    assert_eq!(
+        envelope(&send(addr, &other_app).await)["error"]["code"],
+        "TOKEN_INVALID"
+    );
+    let redeem = call(
+        18,
+        "phantom",
+        "mcp_aql_delete",
+        delete(16, Some(token)),
         json!({}),
     );
     assert_eq!(envelope(&send(addr, &redeem).await)["success"], true);

@@ -118,6 +118,19 @@ impl<'a> Holder<'a> {
     pub(crate) fn ledger(&self) -> &Ledger {
         &self.inner.ledger
     }
+
+    /// How many unspent confirmation tokens this holder may have. An anonymous caller
+    /// without a session is known by nothing but what it sends (its client info, which every
+    /// user of one client application shares), so a limit on it would let one such caller
+    /// use it up for the others: its tokens are bound to its client info and each is its own
+    /// secret, counted against no holder's limit (they expire after the confirmation's time
+    /// limit).
+    pub(crate) fn token_limit(&self) -> u32 {
+        match self.client {
+            Some(_) => u32::MAX,
+            None => self.ledger().tokens_per_holder,
+        }
+    }
 }
 
 pub(crate) fn store_failed(error: &StoreError) -> AbilityError {

@@ -424,3 +424,80 @@ impl abilities::Store for Shared {
         true
     }
 }
+
+/// An HTTP response whose body is still arriving (an SSE stream): its status, and the body
+/// to read from or to drop (which ends the stream).
+pub struct Streaming {
+    pub status: u16,
+    pub body: hyper::body::Incoming,
+    /// What arrived and is not a whole line yet.
+    text: String,
+    /// Messages read and not yet taken.
+    read: std::collections::VecDeque<Value>,
+}
+
+impl Streaming {
+    /// The next `data:` message of the stream, within 10 s.
+    pub async fn next_message(&mut self) -> Option<Value> {
+        loop {
+            if let Some(message) = self.read.pop_front() {
+                return Some(message);
+            }
+            let frame = tokio::time::timeout(Duration::from_secs(10), self.body.frame())
+                .await
+                .ok()??
+                .ok()?;
+            if let Ok(data) = frame.into_data() {
+                self.text.push_str(&String::from_utf8_lossy(&data));
+            }
+            while let Some(end) = self.text.find('\n') {
+                let line: String = self.text.drain(..=end).collect();
+                if let Some(message) = line
+                    .strip_prefix("data:")
+                    .and_then(|d| serde_json::from_str::<Value>(d.trim()).ok())
+                {
+                    self.read.push_back(message);
+                }
+            }
+        }
+    }
+}
+
+/// POST `body` and return as soon as the response's head is in, its body still open.
+pub async fn post_streaming(
+    addr: SocketAddr,
+    path: &str,
+    extra: &[(&str, &str)],
+    body: impl Into<Bytes>,
+) -> Streaming {
+    let stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("the server listens");
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .expect("HTTP handshake");
+    tokio::spawn(connection);
+    let mut request = hyper::Request::builder()
+        .method("POST")
+        .uri(path)
+        .header("host", addr.to_string())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    for (name, value) in extra {
+        request = request.header(*name, *value);
+    }
+    let request = request
+        .body(Full::new(body.into()))
+        .expect("a valid request");
+    let response = tokio::time::timeout(Duration::from_secs(20), sender.send_request(request))
+        .await
+        .expect("a response within 20 s")
+        .expect("the server answers");
+    Streaming {
+        status: response.status().as_u16(),
+        body: response.into_body(),
+        text: String::new(),
+        read: std::collections::VecDeque::new(),
+    }
+}

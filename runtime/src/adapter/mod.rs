@@ -419,6 +419,11 @@ impl ServerHandler for McpHandler {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        // A place among the streams the server holds, given back when this one ends.
+        let _held = self
+            .inner
+            .streams
+            .open(&self.caller(context.request_context()))?;
         let key = next_session();
         let (tasks, mut changes) = tokio::sync::mpsc::unbounded_channel();
         if let Some(ids) = tasks::listened(context.request_context()) {

@@ -95,6 +95,8 @@ pub struct ServerBuilder {
     idempotency_window: Duration,
     rate_limit: Option<crate::Rate>,
     audit_log: Option<AuditLog>,
+    /// `subscriptions/listen` streams at once: per server, per caller.
+    listen_streams: (usize, usize),
 }
 
 /// Where the audit trail's JSON lines go.
@@ -129,6 +131,10 @@ impl ServerBuilder {
             idempotency_window: crate::ledger::DEFAULT_IDEMPOTENCY_WINDOW,
             rate_limit: None,
             audit_log: None,
+            listen_streams: (
+                super::streams::DEFAULT_PER_SERVER,
+                super::streams::DEFAULT_PER_CALLER,
+            ),
         }
     }
 
@@ -291,6 +297,16 @@ impl ServerBuilder {
     /// session-less requests are served as ever. Each idle session holds about 60 KiB.
     pub fn max_sessions(mut self, sessions: usize) -> Self {
         self.http.max_sessions = sessions;
+        self
+    }
+
+    /// How many `subscriptions/listen` streams (protocol 2026-07-28) the server holds open
+    /// at once, all callers together (default: 1,000), and how many of them one
+    /// authenticated caller may hold (default: 16). Past either, a listen request is
+    /// answered `-32000` with `data.code: LIMIT_EXCEEDED` and the limit. Anonymous callers
+    /// cannot be told apart, so they count against the server's cap only.
+    pub fn max_listen_streams(mut self, per_server: usize, per_caller: usize) -> Self {
+        self.listen_streams = (per_server, per_caller);
         self
     }
 
@@ -487,6 +503,7 @@ impl ServerBuilder {
                 tasks,
                 ledger,
                 guards,
+                streams: super::streams::Streams::new(self.listen_streams.0, self.listen_streams.1),
             }),
         })
     }

@@ -4,6 +4,7 @@
 
 mod builder;
 mod listeners;
+pub(crate) mod streams;
 
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
@@ -233,6 +234,8 @@ pub(crate) struct Inner {
     pub(crate) ledger: crate::ledger::Ledger,
     /// Rate limits and the audit trail, around every call.
     pub(crate) guards: Arc<crate::pipeline::Guards>,
+    /// The `subscriptions/listen` streams open, within their caps.
+    pub(crate) streams: streams::Streams,
 }
 
 impl Inner {

@@ -64,7 +64,7 @@ pub(crate) async fn issue(
     };
     let recorded = ledger
         .store
-        .issue_token(&record, ledger.tokens_per_holder)
+        .issue_token(&record, holder.token_limit())
         .await
         .map_err(|e| store_failed(&e))?;
     if !recorded {
