@@ -69,8 +69,8 @@ pub use site::{CONTRACT_VERSION, Site};
 #[cfg(feature = "postgres")]
 pub use store::PostgresStore;
 pub use store::{
-    Claim, Claimed, RateTaken, Spend, SqliteStore, Store, StoreError, StoreFuture, TaskInsert,
-    TaskLimits, TaskRecord, TaskStatus, TokenRecord, Updates,
+    Claim, Claimed, RateTaken, Spend, SqliteStore, Store, StoreError, StoreFuture, TaskEvent,
+    TaskEvents, TaskInsert, TaskLimits, TaskRecord, TaskSignal, TaskStatus, TokenRecord, Updates,
 };
 pub use surface::aql::{
     Aql, AqlLimits, AqlMode, CollectionQuery, ComputedField, Condition, FilterOp, SortKey, Window,

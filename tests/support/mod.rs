@@ -501,3 +501,130 @@ pub async fn post_streaming(
         read: std::collections::VecDeque::new(),
     }
 }
+
+/// One replica's view of a store that replicas share, with task events between them as
+/// PostgreSQL's `NOTIFY` would carry them: an SQLite store, and a bus every replica of the
+/// test hears (each skips its own events).
+pub struct Replica {
+    store: std::sync::Arc<abilities::SqliteStore>,
+    bus: tokio::sync::broadcast::Sender<(u64, abilities::TaskEvent)>,
+    me: u64,
+}
+
+impl Replica {
+    /// `n` replicas of one store.
+    pub fn set(store: &std::sync::Arc<abilities::SqliteStore>, n: u64) -> Vec<Replica> {
+        let (bus, _) = tokio::sync::broadcast::channel(1024);
+        (0..n)
+            .map(|me| Replica {
+                store: std::sync::Arc::clone(store),
+                bus: bus.clone(),
+                me,
+            })
+            .collect()
+    }
+}
+
+impl abilities::Store for Replica {
+    fn insert_task(
+        &self,
+        record: abilities::TaskRecord,
+        limits: abilities::TaskLimits,
+    ) -> abilities::StoreFuture<'_, abilities::TaskInsert> {
+        self.store.insert_task(record, limits)
+    }
+    fn task<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> abilities::StoreFuture<'a, Option<abilities::TaskRecord>> {
+        self.store.task(id)
+    }
+    fn update_task(&self, record: abilities::TaskRecord) -> abilities::StoreFuture<'_, ()> {
+        self.store.update_task(record)
+    }
+    fn touch_tasks<'a>(&'a self, ids: &'a [String], now_ms: u64) -> abilities::StoreFuture<'a, ()> {
+        self.store.touch_tasks(ids, now_ms)
+    }
+    fn fail_abandoned<'a>(
+        &'a self,
+        failed: &'a abilities::TaskRecord,
+        lease_ms: u64,
+    ) -> abilities::StoreFuture<'a, bool> {
+        self.store.fail_abandoned(failed, lease_ms)
+    }
+    fn issue_token<'a>(
+        &'a self,
+        token: &'a abilities::TokenRecord,
+        limit: u32,
+    ) -> abilities::StoreFuture<'a, bool> {
+        self.store.issue_token(token, limit)
+    }
+    fn spend_token<'a>(
+        &'a self,
+        token: &'a abilities::TokenRecord,
+    ) -> abilities::StoreFuture<'a, abilities::Spend> {
+        self.store.spend_token(token)
+    }
+    fn claim<'a>(
+        &'a self,
+        claim: &'a abilities::Claim,
+    ) -> abilities::StoreFuture<'a, abilities::Claimed> {
+        self.store.claim(claim)
+    }
+    fn settle<'a>(
+        &'a self,
+        holder: &'a str,
+        key: &'a str,
+        outcome: &'a serde_json::Value,
+    ) -> abilities::StoreFuture<'a, ()> {
+        self.store.settle(holder, key, outcome)
+    }
+    fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> abilities::StoreFuture<'a, ()> {
+        self.store.release(holder, key)
+    }
+    fn sweep(&self, now_ms: u64) -> abilities::StoreFuture<'_, u64> {
+        self.store.sweep(now_ms)
+    }
+    fn signal_task<'a>(
+        &'a self,
+        id: &'a str,
+        signal: &'a abilities::TaskSignal,
+        expires_at_ms: u64,
+    ) -> abilities::StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.store.signal_task(id, signal, expires_at_ms).await?;
+            let _ = self
+                .bus
+                .send((self.me, abilities::TaskEvent::Signalled(id.to_owned())));
+            Ok(())
+        })
+    }
+    fn take_task_signals<'a>(
+        &'a self,
+        ids: &'a [String],
+    ) -> abilities::StoreFuture<'a, Vec<(String, abilities::TaskSignal)>> {
+        self.store.take_task_signals(ids)
+    }
+    fn publish_task<'a>(&'a self, id: &'a str) -> abilities::StoreFuture<'a, ()> {
+        let _ = self
+            .bus
+            .send((self.me, abilities::TaskEvent::Changed(id.to_owned())));
+        Box::pin(async { Ok(()) })
+    }
+    fn task_events(&self) -> Option<abilities::TaskEvents> {
+        let (events, heard) = tokio::sync::broadcast::channel(1024);
+        let mut bus = self.bus.subscribe();
+        let me = self.me;
+        tokio::spawn(async move {
+            while let Ok((from, event)) = bus.recv().await {
+                if from != me && events.send(event).is_err() {
+                    return;
+                }
+            }
+        });
+        Some(heard)
+    }
+    fn is_shared(&self) -> bool {
+        true
+    }
+}

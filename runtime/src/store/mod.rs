@@ -233,6 +233,54 @@ pub enum RateTaken {
 /// A resource update from another replica, fanned out through the store.
 pub type Updates = tokio::sync::broadcast::Receiver<String>;
 
+/// What one replica asks of a task another replica runs (`tasks/cancel`, `tasks/update`
+/// landing on a replica that does not run it).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum TaskSignal {
+    /// Stop the task (its handler's cancellation fires).
+    Cancel,
+    /// Answers to the task's questions, by key.
+    Answers(std::collections::BTreeMap<String, Value>),
+}
+
+impl TaskSignal {
+    /// The signal as the store keeps it: `{"cancel": true}` or `{"answers": {...}}`.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Self::Cancel => serde_json::json!({"cancel": true}),
+            Self::Answers(answers) => serde_json::json!({"answers": answers}),
+        }
+    }
+
+    /// The signal of its stored JSON, if it is one.
+    pub fn from_json(value: &Value) -> Option<Self> {
+        if value.get("cancel") == Some(&Value::Bool(true)) {
+            return Some(Self::Cancel);
+        }
+        let answers = value.get("answers")?.as_object()?;
+        Some(Self::Answers(
+            answers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ))
+    }
+}
+
+/// A task's news from another replica, as a store that replicas share carries it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TaskEvent {
+    /// The task's record changed: listen streams following it read it again.
+    Changed(String),
+    /// A [`TaskSignal`] was recorded for the task: the replica running it takes it.
+    Signalled(String),
+}
+
+/// Task events published by other replicas.
+pub type TaskEvents = tokio::sync::broadcast::Receiver<TaskEvent>;
+
 /// Why a store failed.
 #[derive(Debug, thiserror::Error)]
 #[error("store: {0}")]
@@ -309,6 +357,41 @@ pub trait Store: Send + Sync + 'static {
     }
     /// Updates published by other replicas, if this store carries them.
     fn updates(&self) -> Option<Updates> {
+        None
+    }
+    /// Record `signal` for the task `id` (run by another replica), kept until
+    /// `expires_at_ms`, and tell the replicas. The default refuses: a store of one process
+    /// has no other replica to reach.
+    fn signal_task<'a>(
+        &'a self,
+        id: &'a str,
+        signal: &'a TaskSignal,
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, ()> {
+        let _ = (id, signal, expires_at_ms);
+        Box::pin(async {
+            Err(StoreError(
+                "this store carries no signals between replicas".to_owned(),
+            ))
+        })
+    }
+    /// Take (and forget) the signals recorded for the tasks `ids`, oldest first. The
+    /// default has none.
+    fn take_task_signals<'a>(
+        &'a self,
+        ids: &'a [String],
+    ) -> StoreFuture<'a, Vec<(String, TaskSignal)>> {
+        let _ = ids;
+        Box::pin(async { Ok(Vec::new()) })
+    }
+    /// Tell the other replicas that the record of task `id` changed. The default does
+    /// nothing: a store of one process has no one else to tell.
+    fn publish_task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
+        let _ = id;
+        Box::pin(async { Ok(()) })
+    }
+    /// Task events published by other replicas, if this store carries them.
+    fn task_events(&self) -> Option<TaskEvents> {
         None
     }
     /// Whether replicas in other processes may share this store: then the server leaves

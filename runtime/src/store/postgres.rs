@@ -11,12 +11,14 @@ use tokio_postgres::{AsyncMessage, NoTls, Row};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::{
-    Claim, Claimed, RateTaken, Spend, Store, StoreError, StoreFuture, TaskInsert, TaskLimits,
-    TaskRecord, TaskStatus, TokenRecord, Updates,
+    Claim, Claimed, RateTaken, Spend, Store, StoreError, StoreFuture, TaskEvent, TaskEvents,
+    TaskInsert, TaskLimits, TaskRecord, TaskSignal, TaskStatus, TokenRecord, Updates,
 };
 
 /// The channel resource updates travel on.
 const CHANNEL: &str = "abilities_updates";
+/// The channel task events travel on (`<origin> changed <id>`, `<origin> signalled <id>`).
+const TASKS_CHANNEL: &str = "abilities_tasks";
 /// Serializes replicas creating the tables at once (an arbitrary, fixed lock id).
 const MIGRATION_LOCK: i64 = 0x6162_696c_6974_6965;
 /// Serializes replicas recording new tasks, so each counts the others' (another fixed id).
@@ -63,6 +65,13 @@ CREATE TABLE IF NOT EXISTS abilities_rates (
     key TEXT PRIMARY KEY,
     expires_at_ms BIGINT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS abilities_task_signals (
+    seq BIGSERIAL PRIMARY KEY,
+    task_id TEXT NOT NULL,
+    signal TEXT NOT NULL,
+    expires_at_ms BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS abilities_task_signals_task ON abilities_task_signals (task_id);
 ";
 
 /// A [`Store`] in PostgreSQL that every replica connected to the same database shares: a
@@ -78,6 +87,8 @@ pub struct PostgresStore {
     /// This process's mark on the updates it publishes, so it skips their echo.
     origin: String,
     updates: broadcast::Sender<String>,
+    /// Task events from other replicas, for this process's tasks and listen streams.
+    tasks: broadcast::Sender<TaskEvent>,
     /// Stops the listener when the store goes.
     _listening: DropGuard,
 }
@@ -146,17 +157,22 @@ impl PostgresStore {
         getrandom::fill(&mut origin).map_err(failed)?;
         let origin: String = origin.iter().map(|b| format!("{b:02x}")).collect();
         let (updates, _) = broadcast::channel(1024);
+        let (tasks, _) = broadcast::channel(1024);
         let stop = CancellationToken::new();
         tokio::spawn(listen(
             url.to_owned(),
             origin.clone(),
-            updates.clone(),
+            Heard {
+                updates: updates.clone(),
+                tasks: tasks.clone(),
+            },
             stop.clone(),
         ));
         Ok(Self {
             pool,
             origin,
             updates,
+            tasks,
             _listening: stop.drop_guard(),
         })
     }
@@ -166,14 +182,38 @@ impl PostgresStore {
     }
 }
 
-/// Hear the updates other replicas publish and hand them to this process's subscribers; on
-/// a lost connection, connect again (a second later, then up to every 30 seconds).
-async fn listen(
-    url: String,
-    origin: String,
+/// Where what other replicas publish goes in this process.
+struct Heard {
     updates: broadcast::Sender<String>,
-    stop: CancellationToken,
-) {
+    tasks: broadcast::Sender<TaskEvent>,
+}
+
+impl Heard {
+    /// Hand a notification on `channel` to its subscribers, unless it is this process's own.
+    fn hand(&self, origin: &str, channel: &str, payload: &str) {
+        let Some((from, rest)) = payload.split_once(' ') else {
+            return;
+        };
+        if from == origin {
+            return;
+        }
+        if channel == CHANNEL {
+            let _ = self.updates.send(rest.to_owned());
+            return;
+        }
+        let event = match rest.split_once(' ') {
+            Some(("changed", id)) => TaskEvent::Changed(id.to_owned()),
+            Some(("signalled", id)) => TaskEvent::Signalled(id.to_owned()),
+            _ => return,
+        };
+        let _ = self.tasks.send(event);
+    }
+}
+
+/// Hear the updates and task events other replicas publish and hand them to this process's
+/// subscribers; on a lost connection, connect again (a second later, then up to every 30
+/// seconds).
+async fn listen(url: String, origin: String, heard: Heard, stop: CancellationToken) {
     let mut wait = Duration::from_secs(1);
     loop {
         if stop.is_cancelled() {
@@ -183,7 +223,7 @@ async fn listen(
             Ok((client, mut connection)) => {
                 let mut messages =
                     futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
-                let sql = format!("LISTEN {CHANNEL}");
+                let sql = format!("LISTEN {CHANNEL}; LISTEN {TASKS_CHANNEL}");
                 // The connection must be driven for LISTEN to be answered.
                 let ready = {
                     let mut listening = std::pin::pin!(client.batch_execute(&sql));
@@ -204,11 +244,7 @@ async fn listen(
                         let Some(message) = message else { break };
                         match message {
                             Ok(AsyncMessage::Notification(note)) => {
-                                if let Some((from, uri)) = note.payload().split_once(' ')
-                                    && from != origin
-                                {
-                                    let _ = updates.send(uri.to_owned());
-                                }
+                                heard.hand(&origin, note.channel(), note.payload());
                             }
                             Ok(_) => {}
                             Err(error) => {
@@ -598,6 +634,7 @@ impl Store for PostgresStore {
                 "abilities_tasks",
                 "abilities_tokens",
                 "abilities_idempotency",
+                "abilities_task_signals",
             ] {
                 gone += client
                     .execute(
@@ -634,6 +671,75 @@ impl Store for PostgresStore {
 
     fn updates(&self) -> Option<Updates> {
         Some(self.updates.subscribe())
+    }
+
+    fn signal_task<'a>(
+        &'a self,
+        id: &'a str,
+        signal: &'a TaskSignal,
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            client
+                .execute(
+                    "INSERT INTO abilities_task_signals (task_id, signal, expires_at_ms)
+                     VALUES ($1, $2, $3)",
+                    &[&id, &signal.to_json().to_string(), &int(expires_at_ms)],
+                )
+                .await
+                .map_err(failed)?;
+            let payload = format!("{} signalled {id}", self.origin);
+            client
+                .execute("SELECT pg_notify($1, $2)", &[&TASKS_CHANNEL, &payload])
+                .await
+                .map(drop)
+                .map_err(failed)
+        })
+    }
+
+    fn take_task_signals<'a>(
+        &'a self,
+        ids: &'a [String],
+    ) -> StoreFuture<'a, Vec<(String, TaskSignal)>> {
+        Box::pin(async move {
+            let rows = self
+                .client()
+                .await?
+                .query(
+                    "WITH taken AS (
+                        DELETE FROM abilities_task_signals WHERE task_id = ANY($1)
+                        RETURNING seq, task_id, signal)
+                     SELECT task_id, signal FROM taken ORDER BY seq",
+                    &[&ids],
+                )
+                .await
+                .map_err(failed)?;
+            Ok(rows
+                .iter()
+                .filter_map(|row| {
+                    let signal: String = row.get(1);
+                    let signal = serde_json::from_str::<Value>(&signal).ok()?;
+                    Some((row.get(0), TaskSignal::from_json(&signal)?))
+                })
+                .collect())
+        })
+    }
+
+    fn publish_task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let payload = format!("{} changed {id}", self.origin);
+            self.client()
+                .await?
+                .execute("SELECT pg_notify($1, $2)", &[&TASKS_CHANNEL, &payload])
+                .await
+                .map(drop)
+                .map_err(failed)
+        })
+    }
+
+    fn task_events(&self) -> Option<TaskEvents> {
+        Some(self.tasks.subscribe())
     }
 
     fn is_shared(&self) -> bool {

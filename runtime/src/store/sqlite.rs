@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{
     Claim, Claimed, RateTaken, Spend, Store, StoreError, StoreFuture, TaskInsert, TaskLimits,
-    TaskRecord, TaskStatus, TokenRecord,
+    TaskRecord, TaskSignal, TaskStatus, TokenRecord,
 };
 
 /// The embedded [`Store`]: SQLite, in a file (so finished tasks and spent tokens outlive the
@@ -93,7 +93,14 @@ impl SqliteStore {
             CREATE TABLE IF NOT EXISTS abilities_rates (
                 key TEXT PRIMARY KEY,
                 expires_at_ms INTEGER NOT NULL
-            );",
+            );
+            CREATE TABLE IF NOT EXISTS abilities_task_signals (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                task_id TEXT NOT NULL,
+                signal TEXT NOT NULL,
+                expires_at_ms INTEGER NOT NULL
+            );
+            CREATE INDEX IF NOT EXISTS abilities_task_signals_task ON abilities_task_signals (task_id);",
         )
         .map_err(failed)?;
         // A store made before tasks were kept alive.
@@ -460,6 +467,57 @@ impl Store for SqliteStore {
         })
     }
 
+    fn signal_task<'a>(
+        &'a self,
+        id: &'a str,
+        signal: &'a TaskSignal,
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, ()> {
+        let (id, signal) = (id.to_owned(), signal.to_json().to_string());
+        self.run(move |db| {
+            db.execute(
+                "INSERT INTO abilities_task_signals (task_id, signal, expires_at_ms)
+                 VALUES (?1, ?2, ?3)",
+                params![id, signal, int(expires_at_ms)],
+            )
+            .map(drop)
+        })
+    }
+
+    fn take_task_signals<'a>(
+        &'a self,
+        ids: &'a [String],
+    ) -> StoreFuture<'a, Vec<(String, TaskSignal)>> {
+        let ids = ids.to_vec();
+        self.run(move |db| {
+            let tx = db.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let mut taken = Vec::new();
+            for id in &ids {
+                let mut select = tx.prepare(
+                    "SELECT signal FROM abilities_task_signals WHERE task_id = ?1 ORDER BY seq",
+                )?;
+                let signals = select
+                    .query_map([id], |row| row.get::<_, String>(0))?
+                    .collect::<rusqlite::Result<Vec<String>>>()?;
+                drop(select);
+                for signal in signals {
+                    let parsed = serde_json::from_str::<Value>(&signal)
+                        .ok()
+                        .and_then(|v| TaskSignal::from_json(&v));
+                    if let Some(signal) = parsed {
+                        taken.push((id.clone(), signal));
+                    }
+                }
+                tx.execute(
+                    "DELETE FROM abilities_task_signals WHERE task_id = ?1",
+                    [id],
+                )?;
+            }
+            tx.commit()?;
+            Ok(taken)
+        })
+    }
+
     fn sweep(&self, now_ms: u64) -> StoreFuture<'_, u64> {
         self.run(move |db| {
             let mut gone = 0;
@@ -468,6 +526,7 @@ impl Store for SqliteStore {
                 "abilities_tokens",
                 "abilities_idempotency",
                 "abilities_rates",
+                "abilities_task_signals",
             ] {
                 gone += db.execute(
                     &format!("DELETE FROM {table} WHERE expires_at_ms < ?1"),

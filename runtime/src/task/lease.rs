@@ -24,13 +24,13 @@ pub(super) type Running = Arc<Mutex<HashMap<String, Arc<Live>>>>;
 /// Mark the tasks of `running` alive in `store` every few seconds, for as long as the
 /// server holds `running` (started once, on the runtime of the first task).
 pub(super) fn keep_alive(store: Arc<dyn Store>, running: &Running) {
-    let running: Weak<Mutex<HashMap<String, Arc<Live>>>> = Arc::downgrade(running);
+    let weak: Weak<Mutex<HashMap<String, Arc<Live>>>> = Arc::downgrade(running);
     tokio::spawn(async move {
         let mut beat = tokio::time::interval(BEAT);
         beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             beat.tick().await;
-            let Some(running) = running.upgrade() else {
+            let Some(running) = weak.upgrade() else {
                 return;
             };
             let ids: Vec<String> = running
@@ -45,6 +45,29 @@ pub(super) fn keep_alive(store: Arc<dyn Store>, running: &Running) {
             }
             if let Err(error) = store.touch_tasks(&ids, now_ms()).await {
                 tracing::warn!(%error, "running tasks could not be marked alive");
+            }
+            // Signals another replica recorded, should the store's word of them have been
+            // lost (a broken listener connection): taken on every beat.
+            if store.is_shared() {
+                match store.take_task_signals(&ids).await {
+                    Ok(taken) => {
+                        for (id, signal) in taken {
+                            let task = weak.upgrade().and_then(|running| {
+                                running
+                                    .lock()
+                                    .unwrap_or_else(PoisonError::into_inner)
+                                    .get(&id)
+                                    .cloned()
+                            });
+                            if let Some(task) = task {
+                                task.apply(signal).await;
+                            }
+                        }
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "signals for running tasks could not be taken")
+                    }
+                }
             }
         }
     });

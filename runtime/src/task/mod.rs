@@ -19,7 +19,9 @@ use rmcp::model::ErrorData;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-pub(crate) use crate::store::{Store, StoreError, TaskInsert, TaskLimits, TaskRecord, TaskStatus};
+pub(crate) use crate::store::{
+    Store, StoreError, TaskInsert, TaskLimits, TaskRecord, TaskSignal, TaskStatus,
+};
 pub(crate) use watch::ListenTasks;
 use watch::Watchers;
 
@@ -63,9 +65,11 @@ pub(crate) struct Tasks {
     store: Arc<dyn Store>,
     watchers: Arc<Watchers>,
     live: lease::Running,
-    /// Whether this process marks its running tasks alive (started with the first task,
-    /// when the store is shared).
+    /// Whether this process marks its running tasks alive (started with the first task).
     beating: std::sync::atomic::AtomicBool,
+    /// Whether this process hears other replicas' task events (started with the first task
+    /// or listen stream, when the store is shared).
+    following: std::sync::atomic::AtomicBool,
     ttl_ms: u64,
     poll_interval_ms: u64,
     /// How many tasks one caller may have running at once.
@@ -102,6 +106,7 @@ impl Tasks {
             watchers: Arc::default(),
             live: Arc::default(),
             beating: std::sync::atomic::AtomicBool::new(false),
+            following: std::sync::atomic::AtomicBool::new(false),
             ttl_ms: ms(config.ttl),
             poll_interval_ms: ms(config.poll_interval),
             per_caller: config.per_caller,
@@ -203,6 +208,7 @@ impl Tasks {
         if !self.beating.swap(true, Ordering::Relaxed) {
             lease::keep_alive(Arc::clone(&self.store), &self.live);
         }
+        self.follow_events();
         Ok(live)
     }
 
@@ -281,6 +287,7 @@ impl Tasks {
         key: u64,
         stream: &mpsc::UnboundedSender<Value>,
     ) {
+        self.follow_events();
         for id in ids {
             let Ok(record) = self.owned(id, owner).await else {
                 continue;
@@ -313,26 +320,60 @@ impl Tasks {
         let record = self.owned(id, owner).await?;
         match self.running(id) {
             Some(live) => live.answer(responses).await.map_err(|e| store_failed(&e)),
-            None => self.elsewhere(&record),
+            None => {
+                self.elsewhere(&record, TaskSignal::Answers(responses))
+                    .await
+            }
         }
     }
 
-    /// A task this process does not run: fine when it finished; when it runs on another
-    /// replica sharing the store, a refusal, as what was asked of it cannot reach it from
-    /// here (never an acknowledgement that would not be true).
-    fn elsewhere(&self, record: &TaskRecord) -> Result<(), ErrorData> {
+    /// A task this process does not run: nothing to do when it finished; when it runs on
+    /// another replica sharing the store, `signal` is recorded in the store for that
+    /// replica, which takes it at once when the store tells it (PostgreSQL's `NOTIFY`) and
+    /// on its next mark of life otherwise. A store that carries no signals is a refusal,
+    /// never an acknowledgement that would not be true.
+    async fn elsewhere(&self, record: &TaskRecord, signal: TaskSignal) -> Result<(), ErrorData> {
         if record.status.is_terminal() || !self.store.is_shared() {
             return Ok(());
         }
-        Err(ErrorData::new(
-            rmcp::model::ErrorCode(-32000),
-            format!(
-                "task {} runs on another replica, which this one cannot reach: retry, and the \
-                 request may be routed to it",
-                record.id
-            ),
-            Some(json!({"code": "TASK_ON_ANOTHER_REPLICA"})),
-        ))
+        self.follow_events();
+        match self
+            .store
+            .signal_task(&record.id, &signal, record.expires_at_ms())
+            .await
+        {
+            Ok(()) => Ok(()),
+            Err(error) => {
+                tracing::warn!(%error, task = %record.id, "a task on another replica could not be signalled");
+                Err(ErrorData::new(
+                    rmcp::model::ErrorCode(-32000),
+                    format!(
+                        "task {} runs on another replica, which this one cannot reach: retry, \
+                         and the request may be routed to it",
+                        record.id
+                    ),
+                    Some(json!({"code": "TASK_ON_ANOTHER_REPLICA"})),
+                ))
+            }
+        }
+    }
+
+    /// On a store replicas share: start hearing other replicas' task events (once), so this
+    /// process's tasks take the signals recorded for them and its listen streams hear of
+    /// tasks that run elsewhere.
+    fn follow_events(&self) {
+        if !self.store.is_shared() || self.following.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let Some(events) = self.store.task_events() else {
+            return;
+        };
+        watch::follow(
+            events,
+            Arc::clone(&self.store),
+            Arc::downgrade(&self.live),
+            Arc::clone(&self.watchers),
+        );
     }
 
     /// `tasks/cancel`: ask the handler to stop (its context's cancellation fires; the task
@@ -345,7 +386,7 @@ impl Tasks {
                 live.cancel.cancel();
                 Ok(())
             }
-            None => self.elsewhere(&record),
+            None => self.elsewhere(&record, TaskSignal::Cancel).await,
         }
     }
 
@@ -378,7 +419,7 @@ impl Tasks {
         if let Err(error) = self.store.update_task(record.clone()).await {
             tracing::error!(%error, task = %id, "a finished task could not be recorded");
         }
-        self.watchers.notify(&record);
+        live.told(&record).await;
         drop(record);
         self.live
             .lock()
@@ -557,8 +598,31 @@ impl Live {
         }
         record.updated_at_ms = now_ms();
         self.store.update_task(record.clone()).await?;
-        self.watchers.notify(&record);
+        self.told(&record).await;
         Ok(())
+    }
+
+    /// Tell whoever follows the task of its record as it now is: this process's listen
+    /// streams, and (on a store replicas share) the other replicas'.
+    async fn told(&self, record: &TaskRecord) {
+        self.watchers.notify(record);
+        if self.store.is_shared()
+            && let Err(error) = self.store.publish_task(&record.id).await
+        {
+            tracing::warn!(%error, task = %record.id, "a task's change could not be published");
+        }
+    }
+
+    /// Do what another replica asked of this task.
+    pub(crate) async fn apply(&self, signal: TaskSignal) {
+        match signal {
+            TaskSignal::Cancel => self.cancel.cancel(),
+            TaskSignal::Answers(answers) => {
+                if let Err(error) = self.answer(answers).await {
+                    tracing::warn!(%error, "answers from another replica could not be recorded");
+                }
+            }
+        }
     }
 
     /// Progress of the task: its message becomes the task's status message.
@@ -589,7 +653,7 @@ impl Live {
         });
         record.updated_at_ms = now_ms();
         match self.store.update_task(record.clone()).await {
-            Ok(()) => self.watchers.notify(&record),
+            Ok(()) => self.told(&record).await,
             Err(error) => tracing::warn!(%error, "a task's progress could not be recorded"),
         }
     }

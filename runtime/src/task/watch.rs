@@ -1,12 +1,14 @@
 //! Who follows which task: `subscriptions/listen` streams that named `taskIds`.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use serde_json::Value;
+use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
-use super::{TaskRecord, detailed};
+use super::{Live, Store, TaskRecord, detailed};
+use crate::store::TaskEvent;
 
 /// The task ids a `subscriptions/listen` request asked to hear of (`notifications.taskIds`,
 /// the tasks extension's addition), read from the raw request by the transport: rmcp's
@@ -48,6 +50,83 @@ pub(super) fn notification(record: &TaskRecord) -> Value {
     task
 }
 
+/// Hear other replicas' task events for as long as the server keeps its tasks: a signal for
+/// a task this process runs is taken from the store and done; a change of a task some
+/// listen stream here follows is read from the store and told to it. Events missed while
+/// lagging are made up for: every running task takes its signals, every followed task is
+/// read again.
+pub(super) fn follow(
+    mut events: crate::store::TaskEvents,
+    store: Arc<dyn Store>,
+    running: Weak<Mutex<HashMap<String, Arc<Live>>>>,
+    watchers: Arc<Watchers>,
+) {
+    tokio::spawn(async move {
+        loop {
+            let event = events.recv().await;
+            let Some(running) = running.upgrade() else {
+                return;
+            };
+            let live = |id: &str| {
+                running
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .get(id)
+                    .cloned()
+            };
+            let (signalled, changed): (Vec<String>, Vec<String>) = match event {
+                Ok(TaskEvent::Signalled(id)) => (vec![id], Vec::new()),
+                Ok(TaskEvent::Changed(id)) => (Vec::new(), vec![id]),
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::warn!(
+                        missed,
+                        "task events were missed: every task is looked at again"
+                    );
+                    let ids = running
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .keys()
+                        .cloned()
+                        .collect();
+                    (ids, watchers.followed())
+                }
+                Err(RecvError::Closed) => return,
+            };
+            let signalled: Vec<String> = signalled
+                .into_iter()
+                .filter(|id| live(id).is_some())
+                .collect();
+            if !signalled.is_empty() {
+                match store.take_task_signals(&signalled).await {
+                    Ok(taken) => {
+                        for (id, signal) in taken {
+                            if let Some(task) = live(&id) {
+                                task.apply(signal).await;
+                            }
+                        }
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "signals for running tasks could not be taken")
+                    }
+                }
+            }
+            drop(running);
+            for id in changed {
+                if !watchers.follows(&id) {
+                    continue;
+                }
+                match store.task(&id).await {
+                    Ok(Some(record)) => watchers.notify(&record),
+                    Ok(None) => {}
+                    Err(error) => {
+                        tracing::warn!(%error, task = %id, "a changed task could not be read")
+                    }
+                }
+            }
+        }
+    });
+}
+
 /// The `subscriptions/listen` streams following tasks, by task id: each change of a task's
 /// record goes to them, in order, as the `notifications/tasks` params (a detailed task).
 #[derive(Default)]
@@ -74,6 +153,24 @@ impl Watchers {
             streams.retain(|(k, _)| *k != key);
             !streams.is_empty()
         });
+    }
+
+    /// Whether some stream follows the task `id`.
+    pub(super) fn follows(&self, id: &str) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(id)
+    }
+
+    /// The tasks some stream follows.
+    pub(super) fn followed(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .cloned()
+            .collect()
     }
 
     /// Tell the streams following the task of `record` its new state.
