@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use abilities::{
-    Claim, Claimed, PostgresStore, RateTaken, Spend, SqliteStore, Store, TaskRecord, TaskStatus,
-    TokenRecord,
+    Claim, Claimed, PostgresStore, RateTaken, Spend, SqliteStore, Store, TaskEvent, TaskInsert,
+    TaskLimits, TaskRecord, TaskSignal, TaskStatus, TokenRecord,
 };
 use serde_json::json;
 
@@ -312,7 +312,75 @@ async fn a_rate_budget_is_shared_under_a_race(store: Arc<dyn Store>) {
     assert_eq!(allowed, 5);
 }
 
+async fn task_limits_hold_under_a_race(store: Arc<dyn Store>) {
+    let owner = unique("racing-owner");
+    let limits = TaskLimits {
+        per_owner: Some(3),
+        per_server: u32::MAX,
+        lease_ms: 30_000,
+    };
+    let racing = (0..20).map(|_| {
+        let (store, owner) = (Arc::clone(&store), owner.clone());
+        tokio::spawn(async move {
+            let mut record = task(&unique("raced"), now_ms());
+            record.owner = owner;
+            store.insert_task(record, limits).await.unwrap()
+        })
+    });
+    let mut inserted = 0;
+    for insert in racing {
+        match insert.await.unwrap() {
+            TaskInsert::Inserted => inserted += 1,
+            TaskInsert::OwnerFull { running } => assert_eq!(running, 3),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(inserted, 3);
+    // A finished task does not count; the server's limit counts every owner.
+    let mut done = task(&unique("done"), now_ms());
+    done.owner = owner.clone();
+    done.status = TaskStatus::Completed;
+    assert_eq!(
+        store.insert_task(done, TaskLimits::NONE).await.unwrap(),
+        TaskInsert::Inserted
+    );
+    let full = TaskLimits {
+        per_owner: None,
+        per_server: 3,
+        lease_ms: 30_000,
+    };
+    assert!(matches!(
+        store
+            .insert_task(task(&unique("one-more"), now_ms()), full)
+            .await
+            .unwrap(),
+        TaskInsert::ServerFull { .. }
+    ));
+}
+
+async fn task_signals_are_taken_once_in_order(store: &dyn Store) {
+    let id = unique("signalled");
+    let answers = TaskSignal::Answers([("go".to_owned(), json!({"action": "accept"}))].into());
+    store
+        .signal_task(&id, &answers, now_ms() + 60_000)
+        .await
+        .unwrap();
+    store
+        .signal_task(&id, &TaskSignal::Cancel, now_ms() + 60_000)
+        .await
+        .unwrap();
+    let other = unique("other");
+    let taken = store.take_task_signals(&[id.clone(), other]).await.unwrap();
+    assert_eq!(
+        taken,
+        vec![(id.clone(), answers), (id.clone(), TaskSignal::Cancel)]
+    );
+    assert!(store.take_task_signals(&[id]).await.unwrap().is_empty());
+}
+
 async fn suite(store: Arc<dyn Store>) {
+    task_limits_hold_under_a_race(Arc::clone(&store)).await;
+    task_signals_are_taken_once_in_order(&*store).await;
     rate_budgets_allow_the_burst_then_refuse(&*store).await;
     a_rate_budget_is_shared_under_a_race(Arc::clone(&store)).await;
     tasks_round_trip(&*store).await;
@@ -393,5 +461,48 @@ async fn postgres_fans_resource_updates_out_to_the_other_replicas() {
     assert!(
         heard_a.try_recv().is_err(),
         "nothing else arrived: {uri} was A's own"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: tests/interop/run.sh runs it with a server"]
+async fn postgres_fans_task_events_out_to_the_other_replicas() {
+    let url = postgres_url();
+    let a = PostgresStore::connect(&url).await.unwrap();
+    let b = PostgresStore::connect(&url).await.unwrap();
+    let mut heard = b.task_events().unwrap();
+    let id = unique("task");
+    // The listeners connect in the background: publish until B hears.
+    let changed = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            a.publish_task(&id).await.unwrap();
+            if let Ok(Ok(got)) =
+                tokio::time::timeout(Duration::from_millis(200), heard.recv()).await
+            {
+                break got;
+            }
+        }
+    })
+    .await
+    .expect("replica B hears A's task change");
+    assert_eq!(changed, TaskEvent::Changed(id.clone()));
+    a.signal_task(&id, &TaskSignal::Cancel, now_ms() + 60_000)
+        .await
+        .unwrap();
+    let signalled = loop {
+        let got = tokio::time::timeout(Duration::from_secs(5), heard.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if got != TaskEvent::Changed(id.clone()) {
+            break got;
+        }
+    };
+    assert_eq!(signalled, TaskEvent::Signalled(id.clone()));
+    assert_eq!(
+        b.take_task_signals(std::slice::from_ref(&id))
+            .await
+            .unwrap(),
+        vec![(id, TaskSignal::Cancel)]
     );
 }

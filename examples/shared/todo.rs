@@ -474,15 +474,33 @@ pub(crate) struct Export {
 }
 
 /// Export every todo. Clients of the tasks extension may run it in the background and poll
-/// for the result (through any replica).
+/// for the result (through any replica), answer its question (`tasks/update`) and cancel it
+/// through any replica too.
 #[ability(semantic = "READ", category = "todos", task = "optional")]
 async fn export_todos(
     ctx: &abilities::Context,
     db: State<TodoDb>,
     #[param(description = "Work this long first, in milliseconds (0-60000).", default = DelayMs(0))]
     delay_ms: DelayMs,
+    #[param(description = "Ask the user to confirm first.", default = false)] confirm: bool,
 ) -> Result<Export, AbilityError> {
     ctx.background().await;
+    if confirm {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"go": {"type": "boolean", "title": "Export every todo"}},
+            "required": ["go"]
+        });
+        let answer = ctx.ask("go").elicit("Export every todo?", schema).await?;
+        let go = answer.action == abilities::ElicitAction::Accept
+            && answer.content.as_ref().and_then(|c| c.get("go"))
+                == Some(&serde_json::Value::Bool(true));
+        if !go {
+            return Err(AbilityError::permission_denied(
+                "the export was not confirmed",
+            ));
+        }
+    }
     tokio::time::sleep(std::time::Duration::from_millis(delay_ms.0)).await;
     let mut todos = Vec::new();
     let mut offset = 0;

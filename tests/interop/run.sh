@@ -222,8 +222,8 @@ export CLUSTER_DIR="/tmp/abilities-cluster-$(id -u)"
 cluster_up() { TODO_BIN="$root/target/debug/examples/todo" "$root/scripts/cluster.sh" start >/dev/null; }
 cluster_down() { "$root/scripts/cluster.sh" stop; }
 run "cluster: start three replicas on PostgreSQL behind nginx" cluster_up
-run "cluster: ts sdk v2 through nginx, and kill -9 of a replica under load" \
-  node "$work/node/cluster.mjs" "$CLUSTER_DIR"
+run "cluster: ts sdk v2 through nginx, task control across replicas, PostgreSQL restarted and a replica killed under load" \
+  env ABILITIES_ROOT="$root" PG_PORT=54330 node "$work/node/cluster.mjs" "$CLUSTER_DIR"
 cluster_down
 
 echo "interop: $passed passed, $failed failed"
