@@ -321,18 +321,6 @@ async fn stdio_run(
     Ok(run)
 }
 
-/// Resident memory of a process, in KiB.
-fn rss_kib(pid: u32) -> Option<u64> {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()?
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
 /// KiB of resident memory per idle HTTP session.
 async fn memory_per_session(
     child: &Child,
@@ -343,13 +331,13 @@ async fn memory_per_session(
         return Ok(None);
     };
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let before = rss_kib(pid);
+    let before = load_url::rss_kib(pid);
     let mut open = Vec::new();
     for _ in 0..sessions {
         open.push(Session::open(url).await?);
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let after = rss_kib(pid);
+    let after = load_url::rss_kib(pid);
     drop(open);
     Ok(before
         .zip(after)

@@ -48,18 +48,6 @@ fn nth_call(n: u64) -> (&'static str, Value, bool) {
     }
 }
 
-/// Resident memory of a process, in KiB.
-fn rss_kib(pid: u32) -> Option<u64> {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()?
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
 #[tokio::main]
 async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let args = Args::parse();
@@ -111,7 +99,7 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
                     wrong.fetch_add(1, Ordering::Relaxed);
                 }
                 if (n + 1) % every == 0 {
-                    let _ = samples.send((n + 1, rss_kib(pid), start.elapsed()));
+                    let _ = samples.send((n + 1, load_url::rss_kib(pid), start.elapsed()));
                 }
             }
         }));
@@ -152,7 +140,11 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let flat = high * 10 <= base * 11 && low * 10 >= base * 9;
     println!(
         "after warm-up: {low}-{high} KiB, {spread:.1}% of {base} KiB: {}",
-        if flat { "flat (within 10%)" } else { "NOT flat" }
+        if flat {
+            "flat (within 10%)"
+        } else {
+            "NOT flat"
+        }
     );
     Ok(if flat && wrong == 0 {
         ExitCode::SUCCESS

@@ -176,3 +176,15 @@ pub(crate) async fn confirmed_deletes(
     }
     Ok(quantiles(latencies))
 }
+
+/// Resident memory of a process, in KiB.
+pub(crate) fn rss_kib(pid: u32) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}

@@ -196,6 +196,30 @@ pub async fn request(
     extra: &[(&str, &str)],
     body: impl Into<Bytes>,
 ) -> HttpResponse {
+    let response = send_head(addr, method, path, extra, body).await;
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = tokio::time::timeout(Duration::from_secs(20), response.into_body().collect())
+        .await
+        .expect("the body within 20 s")
+        .expect("a body")
+        .to_bytes();
+    HttpResponse {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}
+
+/// Send a request with the MCP headers plus `extra` on a new connection; the response as
+/// soon as its head is in.
+async fn send_head(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    extra: &[(&str, &str)],
+    body: impl Into<Bytes>,
+) -> hyper::Response<hyper::body::Incoming> {
     let stream = tokio::net::TcpStream::connect(addr)
         .await
         .expect("the server listens");
@@ -220,22 +244,10 @@ pub async fn request(
     let request = request
         .body(Full::new(body.into()))
         .expect("a valid request");
-    let response = tokio::time::timeout(Duration::from_secs(20), sender.send_request(request))
+    tokio::time::timeout(Duration::from_secs(20), sender.send_request(request))
         .await
         .expect("a response within 20 s")
-        .expect("the server answers");
-    let status = response.status().as_u16();
-    let headers = response.headers().clone();
-    let body = tokio::time::timeout(Duration::from_secs(20), response.into_body().collect())
-        .await
-        .expect("the body within 20 s")
-        .expect("a body")
-        .to_bytes();
-    HttpResponse {
-        status,
-        headers,
-        body: String::from_utf8_lossy(&body).into_owned(),
-    }
+        .expect("the server answers")
 }
 
 /// Serve `server` at `/mcp` on a free loopback port.
@@ -470,30 +482,7 @@ pub async fn post_streaming(
     extra: &[(&str, &str)],
     body: impl Into<Bytes>,
 ) -> Streaming {
-    let stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .expect("the server listens");
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-            .await
-            .expect("HTTP handshake");
-    tokio::spawn(connection);
-    let mut request = hyper::Request::builder()
-        .method("POST")
-        .uri(path)
-        .header("host", addr.to_string())
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
-    for (name, value) in extra {
-        request = request.header(*name, *value);
-    }
-    let request = request
-        .body(Full::new(body.into()))
-        .expect("a valid request");
-    let response = tokio::time::timeout(Duration::from_secs(20), sender.send_request(request))
-        .await
-        .expect("a response within 20 s")
-        .expect("the server answers");
+    let response = send_head(addr, "POST", path, extra, body).await;
     Streaming {
         status: response.status().as_u16(),
         body: response.into_body(),

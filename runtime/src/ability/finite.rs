@@ -212,38 +212,27 @@ impl<'a> ser::Serializer for &'a mut Walk {
     }
 }
 
-impl ser::SerializeSeq for Items<'_> {
-    type Ok = ();
-    type Error = NonFinite;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), NonFinite> {
-        self.item(value)
-    }
-    fn end(self) -> Result<(), NonFinite> {
-        Ok(())
-    }
+/// A sequence's elements, a tuple's, a tuple struct's: each at its index.
+macro_rules! items {
+    ($($serialize:ident::$element:ident),*) => {$(
+        impl ser::$serialize for Items<'_> {
+            type Ok = ();
+            type Error = NonFinite;
+            fn $element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), NonFinite> {
+                self.item(value)
+            }
+            fn end(self) -> Result<(), NonFinite> {
+                Ok(())
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Items<'_> {
-    type Ok = ();
-    type Error = NonFinite;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), NonFinite> {
-        self.item(value)
-    }
-    fn end(self) -> Result<(), NonFinite> {
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleStruct for Items<'_> {
-    type Ok = ();
-    type Error = NonFinite;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), NonFinite> {
-        self.item(value)
-    }
-    fn end(self) -> Result<(), NonFinite> {
-        Ok(())
-    }
-}
+items!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field
+);
 
 impl ser::SerializeTupleVariant for Items<'_> {
     type Ok = ();
