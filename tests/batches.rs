@@ -354,3 +354,46 @@ async fn http_refuses_a_repeated_id_in_a_batch_as_stdio_does() {
     );
     assert_eq!(answers[1]["error"]["code"], -32600);
 }
+
+/// Sleep a little, then count.
+#[ability(semantic = "READ")]
+async fn slow_count() -> usize {
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    1
+}
+
+#[tokio::test]
+async fn two_requests_with_one_id_at_once_in_a_session_are_each_answered_once() {
+    let addr = serve_http(&server()).await;
+    let session = support::http_session(addr).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "slow_count", "arguments": {}}})
+    .to_string();
+    // The support's `post` fails the test past 20 s: a hang is a failure.
+    let (first, second) = tokio::join!(
+        post(addr, "/mcp", &headers, call.clone()),
+        post(addr, "/mcp", &headers, call.clone())
+    );
+    let answers: Vec<Value> = [first, second]
+        .iter()
+        .flat_map(|r| r.messages())
+        .filter(|m| m.get("id").is_some())
+        .collect();
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    let (ran, refused): (Vec<&Value>, Vec<&Value>) =
+        answers.iter().partition(|a| a.get("result").is_some());
+    assert_eq!((ran.len(), refused.len()), (1, 1), "{answers:?}");
+    assert_eq!(refused[0]["id"], 1);
+    assert_eq!(refused[0]["error"]["code"], -32600, "{answers:?}");
+    // Once answered, the id is free again.
+    let again = post(addr, "/mcp", &headers, call).await;
+    assert_eq!(
+        again.message()["result"]["structuredContent"],
+        json!({"result": 1}),
+        "{again:?}"
+    );
+}

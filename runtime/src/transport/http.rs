@@ -14,6 +14,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt as _;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -356,6 +357,27 @@ pub(super) async fn serve_one(
     if opens && let Some(refusal) = sessions.refuse_new(&bytes).await {
         return refusal;
     }
+    // A request of a session whose id another request of that session still waits on is
+    // refused: both would be matched to one answer, and one would never get its own.
+    let answering = match Sessions::named(&parts.headers).filter(|_| inner.http.stateful) {
+        Some(session) => match request_id(&bytes) {
+            Some(id) => match sessions.answering(session, id.to_string()) {
+                Some(answering) => Some(answering),
+                None => {
+                    return rpc_error(
+                        StatusCode::BAD_REQUEST,
+                        &id,
+                        -32600,
+                        "Invalid Request: a request of this session with this id is still being \
+                         answered"
+                            .to_owned(),
+                    );
+                }
+            },
+            None => None,
+        },
+        None => None,
+    };
     // rmcp parses the body; only when it refuses it (415) is the body examined again, to
     // answer with the JSON-RPC error its kind calls for instead of a plain-text status.
     let json_body = parts
@@ -371,9 +393,18 @@ pub(super) async fn serve_one(
         inner.snapshot().view(slot).surface,
         crate::Surface::Standard
     ) && memchr_call(&bytes);
-    let response = serve(mcp, Request::from_parts(parts, Body::from(bytes.clone()))).await;
+    let mut response = serve(mcp, Request::from_parts(parts, Body::from(bytes.clone()))).await;
     if opens {
         sessions.opened(&response, Some(caller));
+    }
+    if let Some(answering) = answering {
+        // The id is free again once the answer (a stream, in a session) is done or dropped.
+        response = response.map(|body| {
+            Body::from_stream(body.into_data_stream().map(move |chunk| {
+                let _ = &answering;
+                chunk
+            }))
+        });
     }
     if standard_call && response.status() == StatusCode::OK {
         return rate_limited_status(response).await;
@@ -404,6 +435,19 @@ pub(super) async fn serve_one(
             Ok(()) => StatusCode::ACCEPTED.into_response(),
         },
     }
+}
+
+/// The id of a request (a message with a `method` and a string or number `id`), read without
+/// keeping the rest of the body.
+fn request_id(bytes: &[u8]) -> Option<Value> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        id: Option<Value>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    let probe: Probe = serde_json::from_slice(bytes).ok()?;
+    probe.method?;
+    probe.id.filter(|id| id.is_string() || id.is_number())
 }
 
 /// Whether a body may hold a `tools/call` (a cheap look before any parse).

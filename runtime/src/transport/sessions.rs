@@ -1,7 +1,7 @@
 //! HTTP sessions (protocol 2025, stateful HTTP) kept within bounds: at most so many at once,
 //! closed after an idle time, and ended (`DELETE`) only by the caller that opened them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::http::{HeaderMap, StatusCode};
@@ -20,7 +20,26 @@ pub(crate) struct Sessions {
     manager: Arc<LocalSessionManager>,
     /// The caller that opened each session (pruned of closed ones as sessions open).
     owners: Mutex<HashMap<String, Caller>>,
+    /// The requests being answered, by session and id: a session's answers are matched to
+    /// its requests by id, so a second request with the id of one still running would take
+    /// or lose its answer.
+    answering: Arc<Mutex<HashSet<(String, String)>>>,
     cap: usize,
+}
+
+/// A request of a session being answered: its id is free again once the answer is done.
+pub(crate) struct Answering {
+    answering: Arc<Mutex<HashSet<(String, String)>>>,
+    key: (String, String),
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        self.answering
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.key);
+    }
 }
 
 impl Sessions {
@@ -30,6 +49,7 @@ impl Sessions {
         Self {
             manager: Arc::new(manager),
             owners: Mutex::new(HashMap::new()),
+            answering: Arc::default(),
             cap: options.max_sessions,
         }
     }
@@ -131,6 +151,21 @@ impl Sessions {
                 "Forbidden: another caller opened this session; only it may end it".to_owned(),
             ))
         }
+    }
+
+    /// Mark the request `id` (its JSON) of `session` as being answered, until the guard
+    /// goes; `None` when a request of that session with that id is being answered already.
+    pub(crate) fn answering(&self, session: &str, id: String) -> Option<Answering> {
+        let key = (session.to_owned(), id);
+        let fresh = self
+            .answering
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key.clone());
+        fresh.then(|| Answering {
+            answering: Arc::clone(&self.answering),
+            key,
+        })
     }
 
     /// Forget who opened session `id` (it ended).
