@@ -397,3 +397,29 @@ async fn two_requests_with_one_id_at_once_in_a_session_are_each_answered_once() 
         "{again:?}"
     );
 }
+
+#[tokio::test]
+async fn stdio_refuses_a_request_whose_id_is_still_being_answered() {
+    let mut lines = support::Lines::initialized(&server()).await;
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": "slow_count", "arguments": {}}})
+    .to_string();
+    lines.send(&call).await;
+    lines.send(&call).await;
+    // The refusal comes at once, the answer when the call ends: each request once.
+    let first = lines.next().await;
+    let second = lines.next().await;
+    assert_eq!(
+        first["error"],
+        json!({"code": -32600, "message": "Invalid Request: a request with this id is still being answered"}),
+        "{first}"
+    );
+    assert_eq!(
+        second["result"]["structuredContent"],
+        json!({"result": 1}),
+        "{second}"
+    );
+    // Answered: the id is free again.
+    let again = lines.call(7, "slow_count", json!({})).await;
+    assert_eq!(again["structuredContent"], json!({"result": 1}));
+}

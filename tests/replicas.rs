@@ -464,21 +464,27 @@ fn eliciting(id: u64, client: &str, tool: &str, arguments: Value, extra: Value) 
 #[tokio::test]
 async fn an_elicitation_round_issues_no_token_and_confirms_one_call() {
     let notes = Notes::default();
+    // An authenticated caller, whose unspent tokens are counted against its limit.
     let server = Server::builder()
         .surface(Surface::aql_crude())
         .state(notes.clone())
+        .authenticator(StaticTokens::new().with_token("ada-secret", Caller::trusted("ada")))
         .max_tokens_per_caller(3)
         .build()
         .expect("valid");
     let addr = serve_http(&server).await;
+    let ada = |message: Value| async move { send_as(addr, "ada-secret", &message).await };
     // Ten rounds that ask through elicitation: each answers `input_required`, and none
     // leaves an unspent token behind.
     let mut state = String::new();
     for id in 1..=10 {
-        let asked = send(
-            addr,
-            &eliciting(id, "phantom", "mcp_aql_delete", delete(5, None), json!({})),
-        )
+        let asked = ada(eliciting(
+            id,
+            "app",
+            "mcp_aql_delete",
+            delete(5, None),
+            json!({}),
+        ))
         .await;
         assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
         state = asked["result"]["requestState"]
@@ -486,8 +492,17 @@ async fn an_elicitation_round_issues_no_token_and_confirms_one_call() {
             .expect("a state")
             .to_owned();
     }
-    // So a client of the same name without elicitation still gets a token.
-    let plain = aql(addr, 11, "phantom", "mcp_aql_delete", delete(6, None)).await;
+    // So the same caller without elicitation still gets a token (three are allowed).
+    let plain = envelope(
+        &ada(call(
+            11,
+            "app",
+            "mcp_aql_delete",
+            delete(6, None),
+            json!({}),
+        ))
+        .await,
+    );
     assert_eq!(plain["error"]["code"], "CONFIRMATION_REQUIRED", "{plain}");
     assert!(plain["confirmation"]["token"].is_string(), "{plain}");
 
@@ -496,23 +511,23 @@ async fn an_elicitation_round_issues_no_token_and_confirms_one_call() {
         "requestState": state,
         "inputResponses": {"elicitation-0": {"action": "accept", "content": {"confirm": true}}}
     });
-    let done = send(
-        addr,
-        &eliciting(
-            12,
-            "phantom",
-            "mcp_aql_delete",
-            delete(5, None),
-            confirmed.clone(),
-        ),
-    )
+    let done = ada(eliciting(
+        12,
+        "app",
+        "mcp_aql_delete",
+        delete(5, None),
+        confirmed.clone(),
+    ))
     .await;
     assert_eq!(envelope(&done), json!({"success": true, "data": true}));
     // Replaying the confirmed round does not run it again.
-    let replayed = send(
-        addr,
-        &eliciting(13, "phantom", "mcp_aql_delete", delete(5, None), confirmed),
-    )
+    let replayed = ada(eliciting(
+        13,
+        "app",
+        "mcp_aql_delete",
+        delete(5, None),
+        confirmed,
+    ))
     .await;
     assert_eq!(
         envelope(&replayed)["error"]["code"],
@@ -520,4 +535,92 @@ async fn an_elicitation_round_issues_no_token_and_confirms_one_call() {
         "{replayed}"
     );
     assert_eq!(*notes.0.removed.lock().expect("lock"), [5]);
+}
+
+#[tokio::test]
+async fn each_confirmation_of_a_batch_confirms_its_own_operation_once() {
+    let notes = Notes::default();
+    let addr = serve_http(&replica(&notes, SqliteStore::memory().expect("a store"))).await;
+    let both = json!({"operations": [
+        {"operation": "remove_note", "params": {"id": 1}},
+        {"operation": "remove_note", "params": {"id": 2}}
+    ]});
+    let asked = send(
+        addr,
+        &eliciting(1, "agent", "mcp_aql_delete", both.clone(), json!({})),
+    )
+    .await;
+    let requests = &asked["result"]["inputRequests"];
+    assert!(
+        requests["elicitation-0"].is_object() && requests["elicitation-1"].is_object(),
+        "{asked}"
+    );
+    let yes = json!({"action": "accept", "content": {"confirm": true}});
+    let confirmed = json!({
+        "requestState": asked["result"]["requestState"],
+        "inputResponses": {"elicitation-0": yes, "elicitation-1": yes}
+    });
+    let done = send(
+        addr,
+        &eliciting(
+            2,
+            "agent",
+            "mcp_aql_delete",
+            both.clone(),
+            confirmed.clone(),
+        ),
+    )
+    .await;
+    let done = envelope(&done);
+    assert_eq!(done["success"], true, "{done}");
+    assert_eq!(*notes.0.removed.lock().expect("lock"), [1, 2], "{done}");
+    // Replayed: neither runs again.
+    let again = envelope(
+        &send(
+            addr,
+            &eliciting(3, "agent", "mcp_aql_delete", both, confirmed),
+        )
+        .await,
+    );
+    assert_eq!(*notes.0.removed.lock().expect("lock"), [1, 2], "{again}");
+}
+
+/// Add a note once the user agrees.
+#[ability(semantic = "CREATE")]
+async fn add_note_asking(
+    ctx: &abilities::Context,
+    notes: State<Notes>,
+    title: String,
+) -> Result<Note, AbilityError> {
+    let schema = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}});
+    ctx.elicit("Add it?", schema).await?;
+    let id = notes.0.0.created.fetch_add(1, Ordering::SeqCst) + 1;
+    Ok(Note { id, title })
+}
+
+#[tokio::test]
+async fn a_key_waits_through_the_rounds_of_its_call() {
+    let notes = Notes::default();
+    let addr = serve_http(&replica(&notes, SqliteStore::memory().expect("a store"))).await;
+    let add = json!({"operation": "add_note_asking", "params": {"title": "asked"}});
+    let key = json!({IDEMPOTENCY_META_KEY: "asked-1"});
+    let with_key = |id: u64, extra: Value| {
+        let mut message = eliciting(id, "agent", "mcp_aql_create", add.clone(), extra);
+        message["params"]["_meta"][IDEMPOTENCY_META_KEY] = key[IDEMPOTENCY_META_KEY].clone();
+        message
+    };
+    let asked = send(addr, &with_key(1, json!({}))).await;
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    // The next round, with the answer and the same key, runs: the key did not keep the
+    // question as the call's outcome.
+    let answered = json!({
+        "requestState": asked["result"]["requestState"],
+        "inputResponses": {"elicitation-0": {"action": "accept", "content": {"ok": true}}}
+    });
+    let done = envelope(&send(addr, &with_key(2, answered.clone())).await);
+    assert_eq!(done["data"], json!({"id": 1, "title": "asked"}), "{done}");
+    // And its retry is that outcome, not a second note.
+    let retry = envelope(&send(addr, &with_key(3, answered)).await);
+    assert_eq!(retry, done);
+    assert_eq!(notes.0.created.load(Ordering::SeqCst), 1);
 }

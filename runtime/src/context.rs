@@ -100,11 +100,11 @@ pub trait ClientChannel: Send + Sync {
     fn protocol_version(&self) -> Option<&str> {
         None
     }
-    /// When this round's answers come sealed in a verified `requestState` (multi-round
-    /// input), a digest of that state: a retry with the same state brings the same answers
-    /// again, so what may happen once per answer is spent against it. `None` when answers
-    /// come live (a request to the client, a task's `tasks/update`), once each.
-    fn sealed_round(&self) -> Option<&str> {
+    /// When the answer last handed to the handler came sealed in a verified `requestState`
+    /// (multi-round input), what names it: every retry carrying it hands it out again, so
+    /// what may happen once per answer is spent against it. `None` when answers come live
+    /// (a request to the client, a task's `tasks/update`), once each.
+    fn sealed_answer(&self) -> Option<String> {
         None
     }
 }
@@ -556,10 +556,10 @@ impl Context {
             .unwrap_or_else(|| never_cancelled())
     }
 
-    /// A digest of the verified `requestState` this round's answers came in, if they came
-    /// sealed (see [`ClientChannel::sealed_round`]).
-    pub(crate) fn sealed_round(&self) -> Option<&str> {
-        self.client.as_ref().and_then(|c| c.0.sealed_round())
+    /// What names the answer last handed to the handler, if it came sealed (see
+    /// [`ClientChannel::sealed_answer`]).
+    pub(crate) fn sealed_answer(&self) -> Option<String> {
+        self.client.as_ref().and_then(|c| c.0.sealed_answer())
     }
 
     /// Whether the client cancelled this call.

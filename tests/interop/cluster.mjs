@@ -100,9 +100,9 @@ const pollTask = async (id, statuses, { at = url, ms = 10_000 } = {}) => {
 };
 // A subscriptions/listen stream through nginx following `taskIds`: the replica holding it,
 // the statuses heard so far, and a way to end it.
-const listenTo = async (taskIds) => {
+const listenTo = async (taskIds, at = url) => {
   const controller = new AbortController();
-  const response = await fetch(url, {
+  const response = await fetch(at, {
     method: "POST",
     signal: controller.signal,
     headers: {
@@ -464,6 +464,8 @@ await attempt("kill -9 under load", async () => {
   // A task running on the replica about to die.
   const doomed = await raw("tools/call", { name: "export_todos", arguments: { delay_ms: 60000 } }, { extensions: TASKS, name: "export_todos", at: replicaUrl(2) });
   const doomedId = doomed.message.result?.taskId;
+  // Followed from replica-1 directly: its stream must hear the task fail.
+  const follower = await listenTo([doomedId], replicaUrl(1));
   const workers = [0, 1, 2, 3].map(worker);
   await new Promise((r) => setTimeout(r, 1500));
   const victim = readFileSync(`${dir}/replica-2.pid`, "utf8").trim();
@@ -493,6 +495,10 @@ await attempt("kill -9 under load", async () => {
     doomedId && one?.status === "failed" && three?.status === "failed",
     `${JSON.stringify(doomed.message).slice(0, 200)} -> ${JSON.stringify(one)} / ${JSON.stringify(three)}`,
   );
+  const heardBy = Date.now() + 10_000;
+  while (!follower.heard.includes("failed") && Date.now() < heardBy) await sleep(100);
+  follower.end();
+  check("a listen stream following it hears it fail", follower.heard.at(-1) === "failed", JSON.stringify(follower.heard));
 });
 
 await native.close().catch(() => {});

@@ -188,12 +188,12 @@ impl ClientChannel for RequestClient {
         })
     }
 
-    fn sealed_round(&self) -> Option<&str> {
+    fn sealed_answer(&self) -> Option<String> {
         // A task's questions are answered by `tasks/update`, once each.
         if self.task().is_some() {
             return None;
         }
-        self.rounds.as_ref().and_then(|rounds| rounds.state())
+        self.rounds.as_ref().and_then(|rounds| rounds.last_sealed())
     }
 
     fn protocol_version(&self) -> Option<&str> {

@@ -60,8 +60,9 @@ impl McpHandler {
         let outcome = match &response {
             // A task was created: its handler runs on.
             Ok(CallToolResponse::Task(task)) => Some(json!({"task": task})),
-            // Refused before any handler started: nothing happened, and a retry may run.
-            _ if !attempt.started() => None,
+            // Refused before any handler started: nothing happened, and a retry may run. Or
+            // answered with the call's rounds of input: it runs again, from the start.
+            _ if !attempt.started() || attempt.asked() => None,
             Ok(CallToolResponse::Complete(result)) => Some(json!({"complete": result})),
             // A question for the client: the call runs again, from the start, with its answer.
             Ok(_) => None,
@@ -100,15 +101,20 @@ impl McpHandler {
         let holder = self.holder(&context);
         let (mut ctx, question) =
             self.asking_context(context, Asked::tool_call(&mut request, &args), None)?;
-        if let Some(attempt) = attempt {
-            ctx = ctx.with_attempt(attempt);
+        if let Some(attempt) = &attempt {
+            ctx = ctx.with_attempt(Arc::clone(attempt));
         }
         let result = snapshot
             .view(self.slot)
             .call(&snapshot.registry, ctx, &holder, &request.name, args)
             .await;
         let failed = result.as_ref().map_or(true, |r| r.is_error == Some(true));
-        match Pending::answer(question.as_ref(), &self.inner, failed)? {
+        let rounds = Pending::answer(question.as_ref(), &self.inner, failed);
+        if let (Some(attempt), Ok(Some(_)) | Err(_)) = (&attempt, &rounds) {
+            // A question, a capability to declare or answers too large: not an outcome.
+            attempt.ask();
+        }
+        match rounds? {
             Some(input) => Ok(input.into()),
             None => result.map(Into::into),
         }

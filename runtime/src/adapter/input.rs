@@ -138,6 +138,11 @@ struct Answer {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     question: Option<String>,
     value: Value,
+    /// What names this answer for as long as it travels from state to state: a digest of the
+    /// state it came back with and its key. What must happen once per answer (a
+    /// confirmation) is spent against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    id: Option<String>,
 }
 
 /// The sealed payload: every answer the client gave in earlier rounds, and the questions the
@@ -153,8 +158,8 @@ pub(crate) struct Rounds {
     answers: BTreeMap<String, Answer>,
     /// The keys whose answers the handler took this round: the only answers sealed again.
     taken: Mutex<std::collections::BTreeSet<String>>,
-    /// A digest of the verified state this round continues (hex), if it continues one.
-    state: Option<String>,
+    /// The id of the sealed answer last handed to the handler.
+    last_sealed: Mutex<Option<String>>,
     asked: Mutex<BTreeMap<String, Question>>,
     /// The capabilities the handler needed and the client did not declare.
     missing: Mutex<Vec<&'static str>>,
@@ -173,7 +178,7 @@ impl Rounds {
         responses: Option<InputResponses>,
     ) -> Result<Self, ErrorData> {
         let Some(state) = state else {
-            return Ok(Self::new(BTreeMap::new(), None));
+            return Ok(Self::new(BTreeMap::new()));
         };
         let sealed: Sealed = seal.codec.open_json_with(state, &binding.0).map_err(|e| {
             tracing::debug!(error = %e, "a requestState was refused");
@@ -184,19 +189,25 @@ impl Rounds {
         let mut responses = responses;
         for (key, question) in sealed.asked {
             if let Some(value) = responses.remove(&key) {
-                let question = Some(question);
-                answers.insert(key, Answer { question, value });
+                let id = crate::digest::canonical(&serde_json::json!([state, key]));
+                answers.insert(
+                    key,
+                    Answer {
+                        question: Some(question),
+                        value,
+                        id: Some(crate::ledger::hex(&id)),
+                    },
+                );
             }
         }
-        let digest = crate::ledger::hex(&crate::digest::canonical(&Value::from(state)));
-        Ok(Self::new(answers, Some(digest)))
+        Ok(Self::new(answers))
     }
 
-    fn new(answers: BTreeMap<String, Answer>, state: Option<String>) -> Self {
+    fn new(answers: BTreeMap<String, Answer>) -> Self {
         Self {
             answers,
             taken: Mutex::new(std::collections::BTreeSet::new()),
-            state,
+            last_sealed: Mutex::new(None),
             asked: Mutex::new(BTreeMap::new()),
             missing: Mutex::new(Vec::new()),
         }
@@ -215,6 +226,12 @@ impl Rounds {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .insert(key);
+            answer.id.clone_into(
+                &mut self
+                    .last_sealed
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner),
+            );
             return Ok(answer.value.clone());
         }
         let method = question.method.clone();
@@ -228,10 +245,13 @@ impl Rounds {
         ))
     }
 
-    /// A digest of the verified `requestState` this round continues (hex): a retry with
-    /// the same state brings the same answers again.
-    pub(crate) fn state(&self) -> Option<&str> {
-        self.state.as_deref()
+    /// The id of the sealed answer last handed to the handler: every retry that carries it
+    /// (the same state again, or a later state it was sealed into) hands it out again.
+    pub(crate) fn last_sealed(&self) -> Option<String> {
+        self.last_sealed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The handler needed `capability` (`elicitation`, `sampling`, `roots`), which the

@@ -25,6 +25,9 @@ pub(crate) enum HeldKey {
 #[derive(Debug, Default)]
 pub(crate) struct Attempt {
     started: AtomicBool,
+    /// The call's answer is about its rounds of input (a question for the client, a
+    /// capability it must declare, answers too large to carry): it runs again from the start.
+    asked: AtomicBool,
     key: Option<HeldKey>,
     /// Why the surface refused a [handed](HeldKey::Handed) key (reused, in use, malformed):
     /// the protocol layer answers that as it answers for keys it claims itself.
@@ -39,6 +42,7 @@ impl Attempt {
     pub(crate) fn new(key: Option<HeldKey>) -> Arc<Self> {
         Arc::new(Self {
             started: AtomicBool::new(false),
+            asked: AtomicBool::new(false),
             key,
             refused: OnceLock::new(),
             within: None,
@@ -49,6 +53,7 @@ impl Attempt {
     pub(crate) fn part_of(within: Option<&Arc<Self>>) -> Arc<Self> {
         Arc::new(Self {
             started: AtomicBool::new(false),
+            asked: AtomicBool::new(false),
             key: None,
             refused: OnceLock::new(),
             within: within.cloned(),
@@ -61,6 +66,17 @@ impl Attempt {
         if let Some(within) = &self.within {
             within.start();
         }
+    }
+
+    /// The call answers with its rounds of input, not an outcome (see the field).
+    pub(crate) fn ask(&self) {
+        self.asked.store(true, Ordering::Release);
+    }
+
+    /// Whether the call answered with its rounds of input: nothing it did stands, and it
+    /// runs again from the start.
+    pub(crate) fn asked(&self) -> bool {
+        self.asked.load(Ordering::Acquire)
     }
 
     /// Whether a handler started in this attempt.

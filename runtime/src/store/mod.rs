@@ -276,6 +276,9 @@ pub enum TaskEvent {
     Changed(String),
     /// A [`TaskSignal`] was recorded for the task: the replica running it takes it.
     Signalled(String),
+    /// Events may have been lost (the store's connection to the other replicas broke and is
+    /// back): every running task takes its signals, every followed task is read again.
+    Missed,
 }
 
 /// Task events published by other replicas.

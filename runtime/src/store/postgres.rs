@@ -41,6 +41,8 @@ CREATE TABLE IF NOT EXISTS abilities_tasks (
 );
 CREATE INDEX IF NOT EXISTS abilities_tasks_expiry ON abilities_tasks (expires_at_ms);
 ALTER TABLE abilities_tasks ADD COLUMN IF NOT EXISTS alive_at_ms BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS abilities_tasks_running ON abilities_tasks (owner)
+    WHERE status IN ('working', 'input_required');
 CREATE TABLE IF NOT EXISTS abilities_tokens (
     id TEXT PRIMARY KEY,
     holder TEXT NOT NULL,
@@ -215,6 +217,8 @@ impl Heard {
 /// seconds).
 async fn listen(url: String, origin: String, heard: Heard, stop: CancellationToken) {
     let mut wait = Duration::from_secs(1);
+    // Whether this is a connection after the first (one that broke before it).
+    let mut reconnected = false;
     loop {
         if stop.is_cancelled() {
             return;
@@ -236,6 +240,11 @@ async fn listen(url: String, origin: String, heard: Heard, stop: CancellationTok
                 };
                 if ready {
                     wait = Duration::from_secs(1);
+                    // Back after a break: what was announced meanwhile is lost.
+                    if reconnected {
+                        let _ = heard.tasks.send(TaskEvent::Missed);
+                    }
+                    reconnected = true;
                     loop {
                         let message = tokio::select! {
                             () = stop.cancelled() => return,
@@ -680,21 +689,22 @@ impl Store for PostgresStore {
         expires_at_ms: u64,
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let client = self.client().await?;
-            client
-                .execute(
-                    "INSERT INTO abilities_task_signals (task_id, signal, expires_at_ms)
-                     VALUES ($1, $2, $3)",
-                    &[&id, &signal.to_json().to_string(), &int(expires_at_ms)],
-                )
+            // One transaction: the signal is recorded and announced together (a NOTIFY goes
+            // out at commit), or neither is.
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(failed)?;
+            tx.execute(
+                "INSERT INTO abilities_task_signals (task_id, signal, expires_at_ms)
+                 VALUES ($1, $2, $3)",
+                &[&id, &signal.to_json().to_string(), &int(expires_at_ms)],
+            )
+            .await
+            .map_err(failed)?;
+            let payload = format!("{} signalled {id}", self.origin);
+            tx.execute("SELECT pg_notify($1, $2)", &[&TASKS_CHANNEL, &payload])
                 .await
                 .map_err(failed)?;
-            let payload = format!("{} signalled {id}", self.origin);
-            client
-                .execute("SELECT pg_notify($1, $2)", &[&TASKS_CHANNEL, &payload])
-                .await
-                .map(drop)
-                .map_err(failed)
+            tx.commit().await.map_err(failed)
         })
     }
 

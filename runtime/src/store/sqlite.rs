@@ -100,7 +100,9 @@ impl SqliteStore {
                 signal TEXT NOT NULL,
                 expires_at_ms INTEGER NOT NULL
             );
-            CREATE INDEX IF NOT EXISTS abilities_task_signals_task ON abilities_task_signals (task_id);",
+            CREATE INDEX IF NOT EXISTS abilities_task_signals_task ON abilities_task_signals (task_id);
+            CREATE INDEX IF NOT EXISTS abilities_tasks_running ON abilities_tasks (owner)
+                WHERE status IN ('working', 'input_required');",
         )
         .map_err(failed)?;
         // A store made before tasks were kept alive.

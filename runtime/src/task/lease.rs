@@ -12,7 +12,7 @@ use serde_json::json;
 use super::{Live, Store, TaskRecord, TaskStatus, now_ms};
 
 /// How often a process marks the tasks it runs alive.
-const BEAT: Duration = Duration::from_secs(5);
+pub(super) const BEAT: Duration = Duration::from_secs(5);
 /// How long a running task may go unmarked before it reads as failed.
 pub(super) const LEASE_MS: u64 = 30_000;
 /// The message of a task whose replica stopped.
@@ -86,4 +86,38 @@ pub(super) fn abandoned(record: &TaskRecord, now: u64) -> Option<TaskRecord> {
     failed.error = Some(json!({"code": -32603, "message": STOPPED}));
     failed.updated_at_ms = now;
     Some(failed)
+}
+
+/// `record` as it stands: when it runs on no live replica (unmarked for the lease, by the
+/// store's clock), recorded `failed`, and the streams following it here and on every other
+/// replica told so.
+pub(super) async fn fail_if_abandoned(
+    store: &dyn Store,
+    watchers: &super::watch::Watchers,
+    record: TaskRecord,
+) -> TaskRecord {
+    // A first look by this clock (half the lease, for clocks that disagree); the store
+    // decides by its own, in one step with the write.
+    let Some(failed) = abandoned(&record, now_ms()) else {
+        return record;
+    };
+    match store.fail_abandoned(&failed, LEASE_MS).await {
+        Ok(true) => {
+            tracing::warn!(task = %record.id, "a task's replica stopped; the task is failed");
+            watchers.notify(&failed);
+            if let Err(error) = store.publish_task(&failed.id).await {
+                tracing::warn!(%error, task = %failed.id, "a failed task's end could not be published");
+            }
+            failed
+        }
+        // Alive after all, or finished meanwhile: as the store has it now.
+        Ok(false) => match store.task(&record.id).await {
+            Ok(Some(now)) => now,
+            _ => record,
+        },
+        Err(error) => {
+            tracing::error!(%error, "an abandoned task could not be recorded as failed");
+            record
+        }
+    }
 }

@@ -247,26 +247,7 @@ impl Tasks {
         if !self.store.is_shared() || self.running(&record.id).is_some() {
             return record;
         }
-        // A first look by this clock (half the lease, for clocks that disagree); the store
-        // decides by its own, in one step with the write.
-        let Some(failed) = lease::abandoned(&record, now_ms()) else {
-            return record;
-        };
-        match self.store.fail_abandoned(&failed, lease::LEASE_MS).await {
-            Ok(true) => {
-                tracing::warn!(task = %record.id, "a task's replica stopped; the task is failed");
-                failed
-            }
-            // Alive after all, or finished meanwhile: as the store has it now.
-            Ok(false) => match self.store.task(&record.id).await {
-                Ok(Some(now)) => now,
-                _ => record,
-            },
-            Err(error) => {
-                tracing::error!(%error, "an abandoned task could not be recorded as failed");
-                record
-            }
-        }
+        lease::fail_if_abandoned(&*self.store, &self.watchers, record).await
     }
 
     fn running(&self, id: &str) -> Option<Arc<Live>> {

@@ -52,9 +52,11 @@ pub(super) fn notification(record: &TaskRecord) -> Value {
 
 /// Hear other replicas' task events for as long as the server keeps its tasks: a signal for
 /// a task this process runs is taken from the store and done; a change of a task some
-/// listen stream here follows is read from the store and told to it. Events missed while
-/// lagging are made up for: every running task takes its signals, every followed task is
-/// read again.
+/// listen stream here follows is read from the store and told to it. Events that may have
+/// been missed (lagging, a broken connection to the store) are made up for: every running
+/// task takes its signals, every followed task is read again. Every few seconds the
+/// followed tasks that run elsewhere are looked at too, so a stream hears of one whose
+/// replica died.
 pub(super) fn follow(
     mut events: crate::store::TaskEvents,
     store: Arc<dyn Store>,
@@ -62,8 +64,14 @@ pub(super) fn follow(
     watchers: Arc<Watchers>,
 ) {
     tokio::spawn(async move {
+        let mut look = tokio::time::interval(super::lease::BEAT);
+        look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            let event = events.recv().await;
+            let event = tokio::select! {
+                event = events.recv() => Some(event),
+                _ = look.tick() => None,
+            };
+            // The server is gone: so is this.
             let Some(running) = running.upgrade() else {
                 return;
             };
@@ -74,13 +82,25 @@ pub(super) fn follow(
                     .get(id)
                     .cloned()
             };
+            let Some(event) = event else {
+                for id in watchers.followed() {
+                    if live(&id).is_some() {
+                        continue;
+                    }
+                    if let Ok(Some(record)) = store.task(&id).await
+                        && !record.status.is_terminal()
+                    {
+                        super::lease::fail_if_abandoned(&*store, &watchers, record).await;
+                    }
+                }
+                continue;
+            };
             let (signalled, changed): (Vec<String>, Vec<String>) = match event {
                 Ok(TaskEvent::Signalled(id)) => (vec![id], Vec::new()),
                 Ok(TaskEvent::Changed(id)) => (Vec::new(), vec![id]),
-                Err(RecvError::Lagged(missed)) => {
+                Ok(TaskEvent::Missed) | Err(RecvError::Lagged(_)) => {
                     tracing::warn!(
-                        missed,
-                        "task events were missed: every task is looked at again"
+                        "task events may have been missed: every task is looked at again"
                     );
                     let ids = running
                         .lock()
@@ -130,7 +150,7 @@ pub(super) fn follow(
 /// The `subscriptions/listen` streams following tasks, by task id: each change of a task's
 /// record goes to them, in order, as the `notifications/tasks` params (a detailed task).
 #[derive(Default)]
-pub(super) struct Watchers(Mutex<HashMap<String, Vec<Stream>>>);
+pub(crate) struct Watchers(Mutex<HashMap<String, Vec<Stream>>>);
 
 /// A listen stream following a task: its key, and where the task's changes go.
 type Stream = (u64, mpsc::UnboundedSender<Value>);

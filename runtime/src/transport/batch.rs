@@ -153,11 +153,15 @@ pub(super) async fn http(
     // A request whose id an earlier request of the batch has is refused, as on stdio: two
     // requests with one id could not each get their own answer.
     let mut ids = std::collections::HashSet::new();
+    // Only members that will be served take their id, as on stdio.
     let repeated: Vec<bool> = members
         .iter()
-        .map(|member| match (member.get("method"), member.get("id")) {
-            (Some(_), Some(id)) => !ids.insert(id.to_string()),
-            _ => false,
+        .map(|member| {
+            let served = check_message(member).is_ok() && forbidden_member(member).is_none();
+            match (served, member.get("method"), member.get("id")) {
+                (true, Some(_), Some(id)) => !ids.insert(id.to_string()),
+                _ => false,
+            }
         })
         .collect();
     let served = members.iter().zip(repeated).map(|(member, repeated)| {

@@ -14,7 +14,6 @@ use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use futures_util::StreamExt as _;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -398,13 +397,9 @@ pub(super) async fn serve_one(
         sessions.opened(&response, Some(caller));
     }
     if let Some(answering) = answering {
-        // The id is free again once the answer (a stream, in a session) is done or dropped.
-        response = response.map(|body| {
-            Body::from_stream(body.into_data_stream().map(move |chunk| {
-                let _ = &answering;
-                chunk
-            }))
-        });
+        // The id is free again once the answer (a stream, in a session) has gone out.
+        let linger = inner.timeout.unwrap_or(Duration::from_secs(600));
+        response = response.map(|body| answering.hold(body, linger));
     }
     if standard_call && response.status() == StatusCode::OK {
         return rate_limited_status(response).await;

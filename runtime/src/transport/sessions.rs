@@ -33,6 +33,62 @@ pub(crate) struct Answering {
     key: (String, String),
 }
 
+impl Answering {
+    /// `body`, holding this request's id until the answer has gone out: when the stream
+    /// ends, at once; when it is dropped before its end (the client went away while the
+    /// handler runs on and will still answer under this id), once `linger` (the handler's
+    /// time limit) has passed.
+    pub(crate) fn hold(
+        self,
+        body: axum::body::Body,
+        linger: std::time::Duration,
+    ) -> axum::body::Body {
+        axum::body::Body::from_stream(Held {
+            inner: body.into_data_stream(),
+            answering: Some(self),
+            linger,
+        })
+    }
+}
+
+/// An answer stream and the id it holds.
+struct Held {
+    inner: axum::body::BodyDataStream,
+    answering: Option<Answering>,
+    linger: std::time::Duration,
+}
+
+impl futures_util::Stream for Held {
+    type Item = Result<axum::body::Bytes, axum::Error>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        let next = std::pin::Pin::new(&mut self.inner).poll_next(cx);
+        if let std::task::Poll::Ready(None) = next {
+            // Answered: the id is free.
+            self.answering = None;
+        }
+        next
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let (Some(answering), Ok(runtime)) =
+            (self.answering.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let linger = self.linger;
+        runtime.spawn(async move {
+            tokio::time::sleep(linger).await;
+            drop(answering);
+        });
+    }
+}
+
 impl Drop for Answering {
     fn drop(&mut self) {
         self.answering

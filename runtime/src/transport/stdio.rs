@@ -64,6 +64,7 @@ impl Server {
             queued: VecDeque::new(),
             batches: Vec::new(),
             started: false,
+            in_flight: std::collections::HashSet::new(),
         };
         let served = match self.local_handler().serve(transport).await {
             Ok(running) => running
@@ -103,6 +104,9 @@ struct LineTransport<R, W> {
     /// A request has been handed to the server: before one, rmcp ends the session on any
     /// other message, so notifications and responses are dropped here.
     started: bool,
+    /// The ids of the requests handed to the server and not answered yet: answers are
+    /// matched to requests by id, so a second request with one of them is refused.
+    in_flight: std::collections::HashSet<String>,
 }
 
 /// A batch being answered: the ids of its requests still running, and the answers so far.
@@ -162,6 +166,8 @@ impl<R, W> LineTransport<R, W> {
             return;
         };
         let key = id_key(id);
+        // rmcp answers a cancelled request with nothing: its id is free again.
+        self.in_flight.remove(&key);
         let Some(at) = self.batches.iter().position(|b| b.waiting.contains(&key)) else {
             return;
         };
@@ -212,8 +218,7 @@ impl<R, W> LineTransport<R, W> {
                 Ok(message) => {
                     if let JsonRpcMessage::Request(request) = &message {
                         let key = id_key(&request.id);
-                        let taken = waiting.contains(&key)
-                            || self.batches.iter().any(|b| b.waiting.contains(&key));
+                        let taken = waiting.contains(&key) || self.in_flight.contains(&key);
                         if taken {
                             answer(error_line(
                                 &answer_id(&member),
@@ -234,12 +239,30 @@ impl<R, W> LineTransport<R, W> {
             }
         }
         self.queued.extend(queued);
+        self.in_flight.extend(waiting.iter().cloned());
         pending.waiting = waiting;
         if pending.waiting.is_empty() {
             return batch::answer(pending.answers);
         }
         self.batches.push(pending);
         None
+    }
+
+    /// The refusal of a request whose id a request still being answered has; otherwise its
+    /// id is taken until its answer goes out.
+    fn repeated(&mut self, message: &RxJsonRpcMessage<RoleServer>) -> Option<Vec<u8>> {
+        let JsonRpcMessage::Request(request) = message else {
+            return None;
+        };
+        if self.in_flight.insert(id_key(&request.id)) {
+            return None;
+        }
+        let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
+        Some(error_line(
+            &id,
+            -32600,
+            "Invalid Request: a request with this id is still being answered".to_owned(),
+        ))
     }
 
     /// Keep `item` for its batch if it answers a batch's request: the batch's whole answer
@@ -254,6 +277,7 @@ impl<R, W> LineTransport<R, W> {
         let Some(key) = id.map(id_key) else {
             return Ok(None);
         };
+        self.in_flight.remove(&key);
         let Some(at) = self.batches.iter().position(|b| b.waiting.contains(&key)) else {
             return Ok(None);
         };
@@ -374,6 +398,8 @@ where
                                     listen.extensions.insert(tasks);
                                 }
                                 if let Some(refusal) = removed_ping(&message) {
+                                    Some(refusal)
+                                } else if let Some(refusal) = self.repeated(&message) {
                                     Some(refusal)
                                 } else {
                                     match self.starting(message) {

@@ -168,19 +168,20 @@ pub(crate) async fn redeem(
     }
 }
 
-/// Spend the confirmation the user gave in the request state `state` (a digest) for
-/// `operation`, once: the state confirms one call on every replica sharing the store, and a
-/// retry with it is refused as a spent token is.
-pub(crate) async fn spend_round(
+/// Spend the confirmation the user gave for `operation` in the sealed answer `answer` (what
+/// names it), once: the answer confirms one call on every replica sharing the store, and a
+/// retry that carries it again (the same state, or a later one it was sealed into) is
+/// refused as a spent token is.
+pub(crate) async fn spend_answer(
     holder: &Holder<'_>,
-    state: &str,
+    answer: &str,
     operation: &str,
 ) -> Result<(), AbilityError> {
     let now = crate::clock::now_ms();
     let lifetime = u64::try_from(holder.inner.seal.lifetime().as_millis()).unwrap_or(u64::MAX);
     let claim = Claim {
-        holder: format!("confirmed-state:{}", holder.id()),
-        key: state.to_owned(),
+        holder: format!("confirmed:{}", holder.id()),
+        key: answer.to_owned(),
         digest: hex(&crate::digest::canonical(&Value::from(operation))),
         now_ms: now,
         expires_at_ms: now.saturating_add(lifetime).saturating_add(SKEW_MS),
@@ -196,8 +197,8 @@ pub(crate) async fn spend_round(
         _ => Err(AbilityError::new(
             ErrorCode::TokenAlreadyUsed,
             format!(
-                "The confirmation of '{operation}' in this requestState was already used: it \
-                 confirms one call; call again to be asked again"
+                "The confirmation of '{operation}' this requestState carries was already used: \
+                 it confirms one call; call again to be asked again"
             ),
         )
         .with_details(json!({"operation": operation}))),

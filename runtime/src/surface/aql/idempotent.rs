@@ -94,7 +94,13 @@ pub(super) async fn operation(
             let record = json!({"data": data, "warnings": warnings});
             Idempotent::settle(&claim, holder, &record).await;
         }
-        Err((error, _)) if !part.started() || never_forwarded(error) => {
+        // Refused before its handler started, never forwarded, or waiting for the client's
+        // answer (the call runs again with it): nothing to remember.
+        Err((error, _))
+            if !part.started()
+                || never_forwarded(error)
+                || error.code() == &ErrorCode::InputRequired =>
+        {
             Idempotent::release(&claim, holder).await;
         }
         Err((error, _)) => {

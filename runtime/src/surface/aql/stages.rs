@@ -139,10 +139,10 @@ async fn confirm(
                     && answer.content.as_ref().and_then(|c| c.get("confirm"))
                         == Some(&Value::Bool(true)) =>
             {
-                // An answer sealed in a request state comes again with every retry of that
-                // state: it confirms one call, like a token.
-                if let Some(state) = ctx.sealed_round() {
-                    confirm::spend_round(gate.holder, state, &op.name).await?;
+                // An answer sealed in a request state comes again with every retry carrying
+                // it: it confirms one call, like a token.
+                if let Some(answer) = ctx.sealed_answer() {
+                    confirm::spend_answer(gate.holder, &answer, &op.name).await?;
                 }
                 return Ok(());
             }
