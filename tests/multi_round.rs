@@ -412,8 +412,8 @@ async fn an_answer_is_never_handed_to_a_question_that_changed() {
 #[tokio::test]
 async fn a_state_carries_only_the_answers_taken_and_has_a_size_cap() {
     let addr = serve_http(&server(KEY, Duration::from_secs(600))).await;
-    // 2,000 answers to nothing asked, and one to the first question, on a first request:
-    // without a state they answer no question of this server's, and none is sealed.
+    // 2,000 answers to nothing asked beside one to the first question, sent up front: the
+    // handler takes that one and asks its second; only what it took is sealed.
     let junk: serde_json::Map<String, Value> = (0..2000)
         .map(|i| {
             (
@@ -425,13 +425,16 @@ async fn a_state_carries_only_the_answers_taken_and_has_a_size_cap() {
         .collect();
     let (_, first) = send(addr, &call(1, json!({"inputResponses": junk}))).await;
     assert_eq!(first["result"]["resultType"], "input_required", "{first}");
-    assert!(first["result"]["inputRequests"]["elicitation-0"].is_object());
+    assert_eq!(
+        first["result"]["inputRequests"]["elicitation-1"]["params"]["message"],
+        "Your favorite color?",
+        "{first}"
+    );
     let state = first["result"]["requestState"].as_str().expect("a state");
     assert!(state.len() < 2048, "a state of {} bytes", state.len());
 
-    // With the state: the answer taken travels on, junk sent beside it does not.
+    // With the state: junk sent beside the answer does not travel on either.
     let mut answers = serde_json::Map::new();
-    answers.insert("elicitation-0".into(), accept("name", "Ada"));
     for i in 0..2000 {
         answers.insert(
             format!("junk-{i}"),
@@ -450,15 +453,26 @@ async fn a_state_carries_only_the_answers_taken_and_has_a_size_cap() {
     );
     let state_2 = second["result"]["requestState"].as_str().expect("a state");
     assert!(state_2.len() < 2048, "a state of {} bytes", state_2.len());
+    // The answer it took is still there: the last round completes.
+    let (_, third) = send(
+        addr,
+        &call(
+            3,
+            json!({"inputResponses": {"elicitation-1": accept("color", "green")}, "requestState": state_2}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        third["result"]["structuredContent"],
+        json!({"result": {"text": "Hi, Ada: green"}}),
+        "{third}"
+    );
 
     // An answer too large to carry on is refused, not sealed.
     let huge = accept("name", "z".repeat(300 * 1024).as_str());
     let (_, refused) = send(
         addr,
-        &call(
-            3,
-            json!({"inputResponses": {"elicitation-0": huge}, "requestState": state}),
-        ),
+        &call(4, json!({"inputResponses": {"elicitation-0": huge}})),
     )
     .await;
     assert_eq!(

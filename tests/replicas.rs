@@ -538,6 +538,44 @@ async fn an_elicitation_round_issues_no_token_and_confirms_one_call() {
 }
 
 #[tokio::test]
+async fn a_confirmation_answered_up_front_confirms_one_call() {
+    let notes = Notes::default();
+    let addr = serve_http(&replica(&notes, SqliteStore::memory().expect("a store"))).await;
+    // The answer sent with the first request, before any question: the call runs once, and
+    // the very same request sent again does not run it again.
+    let up_front = json!({
+        "inputResponses": {"elicitation-0": {"action": "accept", "content": {"confirm": true}}}
+    });
+    let done = send(
+        addr,
+        &eliciting(
+            1,
+            "agent",
+            "mcp_aql_delete",
+            delete(9, None),
+            up_front.clone(),
+        ),
+    )
+    .await;
+    assert_eq!(
+        envelope(&done),
+        json!({"success": true, "data": true}),
+        "{done}"
+    );
+    let replayed = send(
+        addr,
+        &eliciting(2, "agent", "mcp_aql_delete", delete(9, None), up_front),
+    )
+    .await;
+    assert_eq!(
+        envelope(&replayed)["error"]["code"],
+        "TOKEN_ALREADY_USED",
+        "{replayed}"
+    );
+    assert_eq!(*notes.0.removed.lock().expect("lock"), [9]);
+}
+
+#[tokio::test]
 async fn each_confirmation_of_a_batch_confirms_its_own_operation_once() {
     let notes = Notes::default();
     let addr = serve_http(&replica(&notes, SqliteStore::memory().expect("a store"))).await;

@@ -100,10 +100,11 @@ pub trait ClientChannel: Send + Sync {
     fn protocol_version(&self) -> Option<&str> {
         None
     }
-    /// When the answer last handed to the handler came sealed in a verified `requestState`
-    /// (multi-round input), what names it: every retry carrying it hands it out again, so
-    /// what may happen once per answer is spent against it. `None` when answers come live
-    /// (a request to the client, a task's `tasks/update`), once each.
+    /// When the answer last handed to the handler came with the request (multi-round input:
+    /// sealed in a verified `requestState`, or sent up front), what names it: every retry
+    /// carrying it hands it out again, so what may happen once per answer is spent against
+    /// it. `None` when answers come live (a request to the client, a task's `tasks/update`),
+    /// once each.
     fn sealed_answer(&self) -> Option<String> {
         None
     }

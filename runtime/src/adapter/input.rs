@@ -158,7 +158,7 @@ pub(crate) struct Rounds {
     answers: BTreeMap<String, Answer>,
     /// The keys whose answers the handler took this round: the only answers sealed again.
     taken: Mutex<std::collections::BTreeSet<String>>,
-    /// The id of the sealed answer last handed to the handler.
+    /// The id of the answer (sealed, or sent up front) last handed to the handler.
     last_sealed: Mutex<Option<String>>,
     asked: Mutex<BTreeMap<String, Question>>,
     /// The capabilities the handler needed and the client did not declare.
@@ -168,8 +168,8 @@ pub(crate) struct Rounds {
 impl Rounds {
     /// The rounds of a request: the answers sealed in `state` (verified against `binding`)
     /// and those this retry brings to the questions the state says were asked (others are
-    /// ignored). Without a state there is nothing to answer: every question this server
-    /// asks comes with a state, so answers sent without one are ignored. A state that does
+    /// ignored). Without a state, the answers are to the call's first questions (a client
+    /// may answer up front); only those the handler takes are sealed on. A state that does
     /// not verify is refused with `-32602` and one message, whatever is wrong with it.
     fn open(
         seal: &StateSeal,
@@ -178,7 +178,25 @@ impl Rounds {
         responses: Option<InputResponses>,
     ) -> Result<Self, ErrorData> {
         let Some(state) = state else {
-            return Ok(Self::new(BTreeMap::new()));
+            // Named by the request they came with and their key: the same answers sent again
+            // with the same request are the same answers.
+            let request = crate::ledger::hex(&crate::digest::canonical(&Value::from(
+                crate::ledger::hex(&binding.0),
+            )));
+            let answers = responses
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(key, value)| {
+                    let id = crate::digest::canonical(&serde_json::json!([request, key, value]));
+                    let answer = Answer {
+                        question: None,
+                        value,
+                        id: Some(crate::ledger::hex(&id)),
+                    };
+                    (key, answer)
+                })
+                .collect();
+            return Ok(Self::new(answers));
         };
         let sealed: Sealed = seal.codec.open_json_with(state, &binding.0).map_err(|e| {
             tracing::debug!(error = %e, "a requestState was refused");

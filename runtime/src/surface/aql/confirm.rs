@@ -168,10 +168,11 @@ pub(crate) async fn redeem(
     }
 }
 
-/// Spend the confirmation the user gave for `operation` in the sealed answer `answer` (what
-/// names it), once: the answer confirms one call on every replica sharing the store, and a
-/// retry that carries it again (the same state, or a later one it was sealed into) is
-/// refused as a spent token is.
+/// Spend the confirmation the user gave for `operation` in the answer `answer` (what names
+/// it: sealed in a state, or sent up front with the request), once: the answer confirms one
+/// call on every replica sharing the store, and a retry that carries it again (the same
+/// request, the same state, or a later one it was sealed into) is refused as a spent token
+/// is.
 pub(crate) async fn spend_answer(
     holder: &Holder<'_>,
     answer: &str,
