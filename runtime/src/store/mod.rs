@@ -6,8 +6,11 @@
 //! is shared by every replica that connects to the same database.
 
 #[cfg(feature = "postgres")]
+mod listener;
+#[cfg(feature = "postgres")]
 mod postgres;
 mod sqlite;
+mod tables;
 
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;

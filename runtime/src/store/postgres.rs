@@ -4,10 +4,9 @@
 use std::time::Duration;
 
 use deadpool_postgres::{Config, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use futures_util::StreamExt as _;
 use serde_json::Value;
 use tokio::sync::broadcast;
-use tokio_postgres::{AsyncMessage, NoTls, Row};
+use tokio_postgres::{NoTls, Row};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::{
@@ -16,65 +15,13 @@ use super::{
 };
 
 /// The channel resource updates travel on.
-const CHANNEL: &str = "abilities_updates";
+pub(super) const CHANNEL: &str = "abilities_updates";
 /// The channel task events travel on (`<origin> changed <id>`, `<origin> signalled <id>`).
-const TASKS_CHANNEL: &str = "abilities_tasks";
+pub(super) const TASKS_CHANNEL: &str = "abilities_tasks";
 /// Serializes replicas creating the tables at once (an arbitrary, fixed lock id).
 const MIGRATION_LOCK: i64 = 0x6162_696c_6974_6965;
 /// Serializes replicas recording new tasks, so each counts the others' (another fixed id).
 const TASKS_LOCK: i64 = 0x6162_696c_7461_736b;
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS abilities_tasks (
-    id TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
-    status TEXT NOT NULL,
-    status_message TEXT,
-    created_at_ms BIGINT NOT NULL,
-    updated_at_ms BIGINT NOT NULL,
-    ttl_ms BIGINT NOT NULL,
-    poll_interval_ms BIGINT NOT NULL,
-    expires_at_ms BIGINT NOT NULL,
-    input_requests TEXT,
-    result TEXT,
-    error TEXT
-);
-CREATE INDEX IF NOT EXISTS abilities_tasks_expiry ON abilities_tasks (expires_at_ms);
-ALTER TABLE abilities_tasks ADD COLUMN IF NOT EXISTS alive_at_ms BIGINT NOT NULL DEFAULT 0;
-CREATE INDEX IF NOT EXISTS abilities_tasks_running ON abilities_tasks (owner)
-    WHERE status IN ('working', 'input_required');
-CREATE TABLE IF NOT EXISTS abilities_tokens (
-    id TEXT PRIMARY KEY,
-    holder TEXT NOT NULL,
-    operation TEXT NOT NULL,
-    params TEXT NOT NULL,
-    issued_at_ms BIGINT NOT NULL,
-    expires_at_ms BIGINT NOT NULL,
-    spent BOOLEAN NOT NULL DEFAULT FALSE
-);
-CREATE INDEX IF NOT EXISTS abilities_tokens_holder ON abilities_tokens (holder, expires_at_ms);
-CREATE TABLE IF NOT EXISTS abilities_idempotency (
-    holder TEXT NOT NULL,
-    key TEXT NOT NULL,
-    digest TEXT NOT NULL,
-    started_at_ms BIGINT NOT NULL,
-    expires_at_ms BIGINT NOT NULL,
-    outcome TEXT,
-    PRIMARY KEY (holder, key)
-);
-CREATE INDEX IF NOT EXISTS abilities_idempotency_expiry ON abilities_idempotency (expires_at_ms);
-CREATE TABLE IF NOT EXISTS abilities_rates (
-    key TEXT PRIMARY KEY,
-    expires_at_ms BIGINT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS abilities_task_signals (
-    seq BIGSERIAL PRIMARY KEY,
-    task_id TEXT NOT NULL,
-    signal TEXT NOT NULL,
-    expires_at_ms BIGINT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS abilities_task_signals_task ON abilities_task_signals (task_id);
-";
 
 /// A [`Store`] in PostgreSQL that every replica connected to the same database shares: a
 /// task started on one is polled on another, a token spent on one is spent on all, an
@@ -152,7 +99,9 @@ impl PostgresStore {
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
             .await
             .map_err(failed)?;
-        tx.batch_execute(SCHEMA).await.map_err(failed)?;
+        tx.batch_execute(super::tables::POSTGRES)
+            .await
+            .map_err(failed)?;
         tx.commit().await.map_err(failed)?;
         drop(client);
         let mut origin = [0u8; 16];
@@ -161,10 +110,10 @@ impl PostgresStore {
         let (updates, _) = broadcast::channel(1024);
         let (tasks, _) = broadcast::channel(1024);
         let stop = CancellationToken::new();
-        tokio::spawn(listen(
+        tokio::spawn(super::listener::listen(
             url.to_owned(),
             origin.clone(),
-            Heard {
+            super::listener::Heard {
                 updates: updates.clone(),
                 tasks: tasks.clone(),
             },
@@ -181,96 +130,6 @@ impl PostgresStore {
 
     async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
         self.pool.get().await.map_err(failed)
-    }
-}
-
-/// Where what other replicas publish goes in this process.
-struct Heard {
-    updates: broadcast::Sender<String>,
-    tasks: broadcast::Sender<TaskEvent>,
-}
-
-impl Heard {
-    /// Hand a notification on `channel` to its subscribers, unless it is this process's own.
-    fn hand(&self, origin: &str, channel: &str, payload: &str) {
-        let Some((from, rest)) = payload.split_once(' ') else {
-            return;
-        };
-        if from == origin {
-            return;
-        }
-        if channel == CHANNEL {
-            let _ = self.updates.send(rest.to_owned());
-            return;
-        }
-        let event = match rest.split_once(' ') {
-            Some(("changed", id)) => TaskEvent::Changed(id.to_owned()),
-            Some(("signalled", id)) => TaskEvent::Signalled(id.to_owned()),
-            _ => return,
-        };
-        let _ = self.tasks.send(event);
-    }
-}
-
-/// Hear the updates and task events other replicas publish and hand them to this process's
-/// subscribers; on a lost connection, connect again (a second later, then up to every 30
-/// seconds).
-async fn listen(url: String, origin: String, heard: Heard, stop: CancellationToken) {
-    let mut wait = Duration::from_secs(1);
-    // Whether this is a connection after the first (one that broke before it).
-    let mut reconnected = false;
-    loop {
-        if stop.is_cancelled() {
-            return;
-        }
-        match tokio_postgres::connect(&url, NoTls).await {
-            Ok((client, mut connection)) => {
-                let mut messages =
-                    futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
-                let sql = format!("LISTEN {CHANNEL}; LISTEN {TASKS_CHANNEL}");
-                // The connection must be driven for LISTEN to be answered.
-                let ready = {
-                    let mut listening = std::pin::pin!(client.batch_execute(&sql));
-                    loop {
-                        tokio::select! {
-                            done = &mut listening => break done.is_ok(),
-                            message = messages.next() => if message.is_none() { break false },
-                        }
-                    }
-                };
-                if ready {
-                    wait = Duration::from_secs(1);
-                    // Back after a break: what was announced meanwhile is lost.
-                    if reconnected {
-                        let _ = heard.tasks.send(TaskEvent::Missed);
-                    }
-                    reconnected = true;
-                    loop {
-                        let message = tokio::select! {
-                            () = stop.cancelled() => return,
-                            message = messages.next() => message,
-                        };
-                        let Some(message) = message else { break };
-                        match message {
-                            Ok(AsyncMessage::Notification(note)) => {
-                                heard.hand(&origin, note.channel(), note.payload());
-                            }
-                            Ok(_) => {}
-                            Err(error) => {
-                                tracing::warn!(%error, "lost the resource update listener");
-                                break;
-                            }
-                        }
-                    }
-                }
-            }
-            Err(error) => tracing::warn!(%error, "cannot listen for resource updates"),
-        }
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = tokio::time::sleep(wait) => {}
-        }
-        wait = (wait * 2).min(Duration::from_secs(30));
     }
 }
 

@@ -54,57 +54,7 @@ impl SqliteStore {
     fn with(db: Connection) -> Result<Self, StoreError> {
         db.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(failed)?;
-        db.execute_batch(
-            "CREATE TABLE IF NOT EXISTS abilities_tasks (
-                id TEXT PRIMARY KEY,
-                owner TEXT NOT NULL,
-                status TEXT NOT NULL,
-                status_message TEXT,
-                created_at_ms INTEGER NOT NULL,
-                updated_at_ms INTEGER NOT NULL,
-                alive_at_ms INTEGER NOT NULL DEFAULT 0,
-                ttl_ms INTEGER NOT NULL,
-                poll_interval_ms INTEGER NOT NULL,
-                expires_at_ms INTEGER NOT NULL,
-                input_requests TEXT,
-                result TEXT,
-                error TEXT
-            );
-            CREATE INDEX IF NOT EXISTS abilities_tasks_expiry ON abilities_tasks (expires_at_ms);
-            CREATE TABLE IF NOT EXISTS abilities_tokens (
-                id TEXT PRIMARY KEY,
-                holder TEXT NOT NULL,
-                operation TEXT NOT NULL,
-                params TEXT NOT NULL,
-                issued_at_ms INTEGER NOT NULL,
-                expires_at_ms INTEGER NOT NULL,
-                spent INTEGER NOT NULL DEFAULT 0
-            );
-            CREATE INDEX IF NOT EXISTS abilities_tokens_holder ON abilities_tokens (holder, expires_at_ms);
-            CREATE TABLE IF NOT EXISTS abilities_idempotency (
-                holder TEXT NOT NULL,
-                key TEXT NOT NULL,
-                digest TEXT NOT NULL,
-                started_at_ms INTEGER NOT NULL,
-                expires_at_ms INTEGER NOT NULL,
-                outcome TEXT,
-                PRIMARY KEY (holder, key)
-            );
-            CREATE TABLE IF NOT EXISTS abilities_rates (
-                key TEXT PRIMARY KEY,
-                expires_at_ms INTEGER NOT NULL
-            );
-            CREATE TABLE IF NOT EXISTS abilities_task_signals (
-                seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                task_id TEXT NOT NULL,
-                signal TEXT NOT NULL,
-                expires_at_ms INTEGER NOT NULL
-            );
-            CREATE INDEX IF NOT EXISTS abilities_task_signals_task ON abilities_task_signals (task_id);
-            CREATE INDEX IF NOT EXISTS abilities_tasks_running ON abilities_tasks (owner)
-                WHERE status IN ('working', 'input_required');",
-        )
-        .map_err(failed)?;
+        db.execute_batch(super::tables::SQLITE).map_err(failed)?;
         // A store made before tasks were kept alive.
         let alive: i64 = db
             .query_row(

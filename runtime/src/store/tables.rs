@@ -1,0 +1,105 @@
+//! The tables the stores keep, created when missing (each statement can run again).
+
+/// SQLite's: tasks, tokens, idempotency records, rate budgets and task signals.
+pub(super) const SQLITE: &str = "CREATE TABLE IF NOT EXISTS abilities_tasks (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    status TEXT NOT NULL,
+    status_message TEXT,
+    created_at_ms INTEGER NOT NULL,
+    updated_at_ms INTEGER NOT NULL,
+    alive_at_ms INTEGER NOT NULL DEFAULT 0,
+    ttl_ms INTEGER NOT NULL,
+    poll_interval_ms INTEGER NOT NULL,
+    expires_at_ms INTEGER NOT NULL,
+    input_requests TEXT,
+    result TEXT,
+    error TEXT
+);
+CREATE INDEX IF NOT EXISTS abilities_tasks_expiry ON abilities_tasks (expires_at_ms);
+CREATE TABLE IF NOT EXISTS abilities_tokens (
+    id TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    operation TEXT NOT NULL,
+    params TEXT NOT NULL,
+    issued_at_ms INTEGER NOT NULL,
+    expires_at_ms INTEGER NOT NULL,
+    spent INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS abilities_tokens_holder ON abilities_tokens (holder, expires_at_ms);
+CREATE TABLE IF NOT EXISTS abilities_idempotency (
+    holder TEXT NOT NULL,
+    key TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    started_at_ms INTEGER NOT NULL,
+    expires_at_ms INTEGER NOT NULL,
+    outcome TEXT,
+    PRIMARY KEY (holder, key)
+);
+CREATE TABLE IF NOT EXISTS abilities_rates (
+    key TEXT PRIMARY KEY,
+    expires_at_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS abilities_task_signals (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    task_id TEXT NOT NULL,
+    signal TEXT NOT NULL,
+    expires_at_ms INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS abilities_task_signals_task ON abilities_task_signals (task_id);
+CREATE INDEX IF NOT EXISTS abilities_tasks_running ON abilities_tasks (owner)
+    WHERE status IN ('working', 'input_required');";
+
+/// PostgreSQL's: the same tables, indexes and columns added since.
+#[cfg(feature = "postgres")]
+pub(super) const POSTGRES: &str = "
+CREATE TABLE IF NOT EXISTS abilities_tasks (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    status TEXT NOT NULL,
+    status_message TEXT,
+    created_at_ms BIGINT NOT NULL,
+    updated_at_ms BIGINT NOT NULL,
+    ttl_ms BIGINT NOT NULL,
+    poll_interval_ms BIGINT NOT NULL,
+    expires_at_ms BIGINT NOT NULL,
+    input_requests TEXT,
+    result TEXT,
+    error TEXT
+);
+CREATE INDEX IF NOT EXISTS abilities_tasks_expiry ON abilities_tasks (expires_at_ms);
+ALTER TABLE abilities_tasks ADD COLUMN IF NOT EXISTS alive_at_ms BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS abilities_tasks_running ON abilities_tasks (owner)
+    WHERE status IN ('working', 'input_required');
+CREATE TABLE IF NOT EXISTS abilities_tokens (
+    id TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    operation TEXT NOT NULL,
+    params TEXT NOT NULL,
+    issued_at_ms BIGINT NOT NULL,
+    expires_at_ms BIGINT NOT NULL,
+    spent BOOLEAN NOT NULL DEFAULT FALSE
+);
+CREATE INDEX IF NOT EXISTS abilities_tokens_holder ON abilities_tokens (holder, expires_at_ms);
+CREATE TABLE IF NOT EXISTS abilities_idempotency (
+    holder TEXT NOT NULL,
+    key TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    started_at_ms BIGINT NOT NULL,
+    expires_at_ms BIGINT NOT NULL,
+    outcome TEXT,
+    PRIMARY KEY (holder, key)
+);
+CREATE INDEX IF NOT EXISTS abilities_idempotency_expiry ON abilities_idempotency (expires_at_ms);
+CREATE TABLE IF NOT EXISTS abilities_rates (
+    key TEXT PRIMARY KEY,
+    expires_at_ms BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS abilities_task_signals (
+    seq BIGSERIAL PRIMARY KEY,
+    task_id TEXT NOT NULL,
+    signal TEXT NOT NULL,
+    expires_at_ms BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS abilities_task_signals_task ON abilities_task_signals (task_id);
+";
