@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use abilities::{Caller, Rate, Registry, Server, SqliteStore, StaticTokens, Surface, ability};
 use serde_json::{Value, json};
-use support::{Shared, post, tool_error};
+use support::{Replica, post, tool_error};
 
 /// Publish a post (two per minute for each caller).
 #[ability(semantic = "CREATE", rate = "2/min")]
@@ -322,7 +322,7 @@ async fn replicas_sharing_a_store_share_the_budget() {
     let replica = || {
         Server::builder()
             .registry(registry())
-            .store(Shared(Arc::clone(&store)))
+            .store(Replica::alone(Arc::clone(&store)))
             .build()
             .unwrap()
     };

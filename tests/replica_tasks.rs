@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use abilities::{AbilityError, Context, Server, SqliteStore, Store as _, ability};
 use serde_json::{Value, json};
-use support::{Replica, Shared, post, post_streaming, serve_http};
+use support::{Replica, post, post_streaming, serve_http};
 
 /// Wait a little, then answer: slow enough to run in the background.
 #[ability(semantic = "READ", task = "optional")]
@@ -55,7 +55,7 @@ async fn tasks_request(addr: SocketAddr, id: u64, method: &str, task: &str) -> V
 async fn a_task_whose_replica_stopped_reads_failed_and_one_running_elsewhere_is_not_acknowledged() {
     let store = Arc::new(SqliteStore::memory().expect("a store"));
     let server = Server::builder()
-        .store(Shared(Arc::clone(&store)))
+        .store(Replica::alone(Arc::clone(&store)))
         .build()
         .expect("valid");
     let addr = serve_http(&server).await;

@@ -360,83 +360,6 @@ pub fn assert_aql_envelope(envelope: &Value) {
     assert!(errors.is_empty(), "{errors:?}\n{envelope:#}");
 }
 
-/// A store that says replicas share it (an SQLite one, for the test).
-pub struct Shared(pub std::sync::Arc<abilities::SqliteStore>);
-
-impl abilities::Store for Shared {
-    fn insert_task(
-        &self,
-        record: abilities::TaskRecord,
-        limits: abilities::TaskLimits,
-    ) -> abilities::StoreFuture<'_, abilities::TaskInsert> {
-        self.0.insert_task(record, limits)
-    }
-    fn task<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> abilities::StoreFuture<'a, Option<abilities::TaskRecord>> {
-        self.0.task(id)
-    }
-    fn update_task(&self, record: abilities::TaskRecord) -> abilities::StoreFuture<'_, ()> {
-        self.0.update_task(record)
-    }
-    fn touch_tasks<'a>(&'a self, ids: &'a [String], now_ms: u64) -> abilities::StoreFuture<'a, ()> {
-        self.0.touch_tasks(ids, now_ms)
-    }
-    fn fail_abandoned<'a>(
-        &'a self,
-        failed: &'a abilities::TaskRecord,
-        lease_ms: u64,
-    ) -> abilities::StoreFuture<'a, bool> {
-        self.0.fail_abandoned(failed, lease_ms)
-    }
-    fn issue_token<'a>(
-        &'a self,
-        token: &'a abilities::TokenRecord,
-        limit: u32,
-    ) -> abilities::StoreFuture<'a, bool> {
-        self.0.issue_token(token, limit)
-    }
-    fn spend_token<'a>(
-        &'a self,
-        token: &'a abilities::TokenRecord,
-    ) -> abilities::StoreFuture<'a, abilities::Spend> {
-        self.0.spend_token(token)
-    }
-    fn claim<'a>(
-        &'a self,
-        claim: &'a abilities::Claim,
-    ) -> abilities::StoreFuture<'a, abilities::Claimed> {
-        self.0.claim(claim)
-    }
-    fn settle<'a>(
-        &'a self,
-        holder: &'a str,
-        key: &'a str,
-        outcome: &'a serde_json::Value,
-    ) -> abilities::StoreFuture<'a, ()> {
-        self.0.settle(holder, key, outcome)
-    }
-    fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> abilities::StoreFuture<'a, ()> {
-        self.0.release(holder, key)
-    }
-    fn take_rate<'a>(
-        &'a self,
-        key: &'a str,
-        calls: u32,
-        period_ms: u64,
-        now_ms: u64,
-    ) -> abilities::StoreFuture<'a, abilities::RateTaken> {
-        self.0.take_rate(key, calls, period_ms, now_ms)
-    }
-    fn sweep(&self, now_ms: u64) -> abilities::StoreFuture<'_, u64> {
-        self.0.sweep(now_ms)
-    }
-    fn is_shared(&self) -> bool {
-        true
-    }
-}
-
 /// An HTTP response whose body is still arriving (an SSE stream): its status, and the body
 /// to read from or to drop (which ends the stream).
 pub struct Streaming {
@@ -491,12 +414,13 @@ pub async fn post_streaming(
     }
 }
 
-/// One replica's view of a store that replicas share, with task events between them as
-/// PostgreSQL's `NOTIFY` would carry them: an SQLite store, and a bus every replica of the
-/// test hears (each skips its own events).
+/// One replica's view of a store that replicas share (an SQLite one, for the tests): with
+/// task events between the replicas of a [`set`](Replica::set), as PostgreSQL's `NOTIFY`
+/// would carry them (each skips its own), or [`alone`](Replica::alone), carrying no signals
+/// and no events.
 pub struct Replica {
     store: std::sync::Arc<abilities::SqliteStore>,
-    bus: tokio::sync::broadcast::Sender<(u64, abilities::TaskEvent)>,
+    bus: Option<tokio::sync::broadcast::Sender<(u64, abilities::TaskEvent)>>,
     me: u64,
 }
 
@@ -507,10 +431,19 @@ impl Replica {
         (0..n)
             .map(|me| Replica {
                 store: std::sync::Arc::clone(store),
-                bus: bus.clone(),
+                bus: Some(bus.clone()),
                 me,
             })
             .collect()
+    }
+
+    /// A replica of `store` that reaches no other: what another replica runs is refused.
+    pub fn alone(store: std::sync::Arc<abilities::SqliteStore>) -> Replica {
+        Replica {
+            store,
+            bus: None,
+            me: 0,
+        }
     }
 }
 
@@ -571,6 +504,15 @@ impl abilities::Store for Replica {
     fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> abilities::StoreFuture<'a, ()> {
         self.store.release(holder, key)
     }
+    fn take_rate<'a>(
+        &'a self,
+        key: &'a str,
+        calls: u32,
+        period_ms: u64,
+        now_ms: u64,
+    ) -> abilities::StoreFuture<'a, abilities::RateTaken> {
+        self.store.take_rate(key, calls, period_ms, now_ms)
+    }
     fn sweep(&self, now_ms: u64) -> abilities::StoreFuture<'_, u64> {
         self.store.sweep(now_ms)
     }
@@ -581,10 +523,13 @@ impl abilities::Store for Replica {
         expires_at_ms: u64,
     ) -> abilities::StoreFuture<'a, ()> {
         Box::pin(async move {
+            let Some(bus) = &self.bus else {
+                return Err(abilities::StoreError(
+                    "no other replica to reach".to_owned(),
+                ));
+            };
             self.store.signal_task(id, signal, expires_at_ms).await?;
-            let _ = self
-                .bus
-                .send((self.me, abilities::TaskEvent::Signalled(id.to_owned())));
+            let _ = bus.send((self.me, abilities::TaskEvent::Signalled(id.to_owned())));
             Ok(())
         })
     }
@@ -595,14 +540,14 @@ impl abilities::Store for Replica {
         self.store.take_task_signals(ids)
     }
     fn publish_task<'a>(&'a self, id: &'a str) -> abilities::StoreFuture<'a, ()> {
-        let _ = self
-            .bus
-            .send((self.me, abilities::TaskEvent::Changed(id.to_owned())));
+        if let Some(bus) = &self.bus {
+            let _ = bus.send((self.me, abilities::TaskEvent::Changed(id.to_owned())));
+        }
         Box::pin(async { Ok(()) })
     }
     fn task_events(&self) -> Option<abilities::TaskEvents> {
         let (events, heard) = tokio::sync::broadcast::channel(1024);
-        let mut bus = self.bus.subscribe();
+        let mut bus = self.bus.as_ref()?.subscribe();
         let me = self.me;
         tokio::spawn(async move {
             while let Ok((from, event)) = bus.recv().await {
