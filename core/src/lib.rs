@@ -8,5 +8,5 @@ mod rate;
 mod uri;
 
 pub use name::{MAX_ABILITY_NAME, MAX_TOOL_NAME, check_ability_name, tool_name};
-pub use rate::parse_rate;
+pub use rate::{gcra, parse_rate};
 pub use uri::{UriTemplate, template_variables};

@@ -59,9 +59,22 @@ pub fn parse_rate(text: &str) -> Result<(u32, u64), String> {
     Ok((calls, period))
 }
 
+/// GCRA over one budget's theoretical arrival time `tat_ms` (0 when the key is new): the new
+/// one if a call at `now_ms` is allowed, or how long until it would be.
+pub fn gcra(tat_ms: u64, calls: u32, period_ms: u64, now_ms: u64) -> Result<u64, u64> {
+    let interval = (period_ms / u64::from(calls.max(1))).max(1);
+    let next = tat_ms.max(now_ms).saturating_add(interval);
+    let ahead = next - now_ms;
+    if ahead <= period_ms {
+        Ok(next)
+    } else {
+        Err(ahead - period_ms)
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_rate;
+    use super::{gcra, parse_rate};
 
     #[test]
     fn rates() {
@@ -98,5 +111,23 @@ mod tests {
             parse_rate("0/min"),
             Err("invalid rate \"0/min\": the number of calls must be at least 1".to_owned())
         );
+    }
+
+    #[test]
+    fn gcra_allows_the_burst_then_one_per_interval() {
+        // 3/s: an interval of 333 ms.
+        let mut tat = 0;
+        for _ in 0..3 {
+            tat = gcra(tat, 3, 1000, 10_000).unwrap();
+        }
+        assert_eq!(gcra(tat, 3, 1000, 10_000), Err(332));
+        // One interval later, one more call.
+        assert!(gcra(tat, 3, 1000, 10_333).is_ok());
+        // A full period later, the whole burst again.
+        let mut later = tat;
+        for _ in 0..3 {
+            later = gcra(later, 3, 1000, 11_000).unwrap();
+        }
+        assert!(gcra(later, 3, 1000, 11_000).is_err());
     }
 }

@@ -12,7 +12,6 @@ use std::time::Duration;
 pub use tokio_util::sync::CancellationToken;
 
 use crate::extract::{FromContext, Requirement};
-use crate::pipeline::Guards;
 
 mod ask;
 mod attempt;
@@ -246,9 +245,6 @@ pub struct Context {
     /// What a surface hands its handlers beyond the core context (MCP-AQL's collection
     /// query), typed by the surface that set it.
     surface: Option<Arc<dyn Any + Send + Sync>>,
-    /// The server's rate limits and audit trail; `None` for calls made in process with a
-    /// context of their own.
-    guards: Option<Arc<Guards>>,
     /// The surface the call came through, as the audit trail names it.
     via: Option<&'static str>,
     /// The call goes on with one already counted against its rate: a confirmed retry, or
@@ -259,11 +255,6 @@ pub struct Context {
 }
 
 impl Context {
-    /// The server's rate limits and audit trail, for the pipeline.
-    pub(crate) fn guards(&self) -> Option<&Arc<Guards>> {
-        self.guards.as_ref()
-    }
-
     /// The surface the call came through (`native`, `standard`, `meta`, `aql`, `resource`,
     /// `prompt`, `task`), or `in-process`.
     pub(crate) fn via(&self) -> &'static str {
@@ -328,7 +319,6 @@ impl Context {
         site: Option<Arc<Site>>,
         timeout: Option<Duration>,
         client: Arc<dyn ClientChannel>,
-        guards: Arc<Guards>,
         via: &'static str,
     ) -> Self {
         Self {
@@ -341,7 +331,6 @@ impl Context {
             timeout,
             client: Some(Client(client)),
             surface: None,
-            guards: Some(guards),
             via: Some(via),
             continues: false,
             attempt: None,

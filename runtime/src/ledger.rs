@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::server::Inner;
+use crate::seal::StateSeal;
 use crate::store::{Claim, Claimed, Store, StoreError};
 use crate::{AbilityError, Caller, ErrorCode};
 
@@ -61,7 +61,9 @@ pub(crate) enum Session {
 /// Who holds what a request is given (a token, a key), and where it is kept. Its id is
 /// written only when a token or key needs it, not on every call.
 pub(crate) struct Holder<'a> {
-    pub(crate) inner: &'a Inner,
+    ledger: &'a Ledger,
+    /// The server's seal: confirmation tokens are signed with its token key.
+    seal: &'a StateSeal,
     caller: Caller,
     session: Session,
     /// `name/version` of the client info, for an anonymous caller without a session.
@@ -74,7 +76,8 @@ impl<'a> Holder<'a> {
     /// of an authenticated caller, an anonymous caller's `session` when the transport keeps
     /// one, or else the `client` info the request carries.
     pub(crate) fn new(
-        inner: &'a Inner,
+        ledger: &'a Ledger,
+        seal: &'a StateSeal,
         caller: &Caller,
         session: Session,
         client: Option<&Value>,
@@ -93,7 +96,8 @@ impl<'a> Holder<'a> {
             format!("{}/{}", part("name"), part("version"))
         });
         Self {
-            inner,
+            ledger,
+            seal,
             caller: caller.clone(),
             session,
             client,
@@ -108,15 +112,20 @@ impl<'a> Holder<'a> {
     pub(crate) fn id(&self) -> &str {
         self.id.get_or_init(|| match (self.session, &self.client) {
             (_, Some(client)) => format!("c:{client}"),
-            (Session::Local(n), _) => format!("s:{}:{n}", self.inner.ledger.instance),
+            (Session::Local(n), _) => format!("s:{}:{n}", self.ledger.instance),
             _ if !self.caller.is_anonymous() => format!("p:{}", self.caller.principal()),
-            (Session::Http(n), _) => format!("s:{}:{n}", self.inner.ledger.instance),
+            (Session::Http(n), _) => format!("s:{}:{n}", self.ledger.instance),
             (Session::None, None) => "c:/".to_owned(),
         })
     }
 
     pub(crate) fn ledger(&self) -> &Ledger {
-        &self.inner.ledger
+        self.ledger
+    }
+
+    /// The server's seal of request state and signer of confirmation tokens.
+    pub(crate) fn seal(&self) -> &StateSeal {
+        self.seal
     }
 
     /// How many unspent confirmation tokens this holder may have. An anonymous caller

@@ -7,9 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::pipeline::{Call, Stage};
 use crate::schema::admits_null;
-use crate::{AbilityError, Registry};
 
 /// How native tools' input schemas are written (see
 /// [`ServerBuilder::schema_profile`](crate::ServerBuilder::schema_profile)).
@@ -344,43 +342,10 @@ fn escape(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")
 }
 
-/// Check that every tool ability of `registry` has a form in `profile`; the error names the
-/// first that has none.
-pub(crate) fn check(
-    profile: SchemaProfile,
-    registry: &Registry,
-    site: bool,
-) -> Result<(), crate::ServerError> {
-    if profile == SchemaProfile::Portable {
-        return Ok(());
-    }
-    for ability in registry.iter().filter(|a| a.is_tool()) {
-        if let Err(error) = apply(profile, ability.listed_input_schema(site)) {
-            return Err(crate::ServerError::SchemaProfile {
-                ability: ability.name().to_owned(),
-                at: ability.location(),
-                profile,
-                pointer: error.pointer,
-                problem: error.problem,
-            });
-        }
-    }
-    Ok(())
-}
-
-/// The strict profile's stage among the arguments: `null` for a property the ability's own
-/// schema makes optional and not nullable means "absent" (strict clients send every
-/// property), at any depth of `properties` and `items`.
-pub(crate) struct NullAsAbsent;
-
-impl Stage for NullAsAbsent {
-    fn check(&self, call: &mut Call<'_>) -> Result<(), AbilityError> {
-        strip_nulls(&mut call.args, call.ability.tool_input_schema());
-        Ok(())
-    }
-}
-
-fn strip_nulls(args: &mut Map<String, Value>, schema: &Map<String, Value>) {
+/// The strict profile's reading of `null`: for a property `schema` makes optional and not
+/// nullable, `null` means "absent" (strict clients send every property), at any depth of
+/// `properties` and `items`.
+pub(crate) fn strip_nulls(args: &mut Map<String, Value>, schema: &Map<String, Value>) {
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return;
     };

@@ -4,12 +4,10 @@
 use schemars::generate::SchemaSettings;
 use schemars::{Schema, SchemaGenerator};
 
-use crate::ability::PropertyDef;
-use crate::extract::AbilityInput;
 use serde_json::{Map, Value, json};
 
 /// The schema of a type as the ability's input (what it deserializes from), subschemas inlined.
-pub(crate) fn input_schema_for<T: AbilityInput>() -> Schema {
+pub(crate) fn input_schema_for<T: schemars::JsonSchema>() -> Schema {
     settings()
         .for_deserialize()
         .into_generator()
@@ -25,13 +23,26 @@ pub(crate) fn output_schema_for<T: schemars::JsonSchema>() -> Schema {
 }
 
 /// The schema of one named parameter's type, from the generator shared by all of them.
-pub(crate) fn property_schema<T: AbilityInput>(generator: &mut SchemaGenerator) -> Schema {
+pub(crate) fn property_schema<T: schemars::JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
     generator.subschema_for::<T>()
+}
+
+/// One named parameter, as its object schema lists it.
+pub(crate) struct Property<'p> {
+    pub(crate) name: &'p str,
+    /// Its type's schema from the shared generator; `None` for what is no property.
+    pub(crate) schema: fn(&mut SchemaGenerator) -> Option<Schema>,
+    pub(crate) description: Option<&'p str>,
+    /// The property's `x-mcp-header`.
+    pub(crate) header: Option<&'p str>,
+    pub(crate) default: Option<fn() -> Value>,
 }
 
 /// The object schema of named parameters: one property each, required unless it has a
 /// default or its type admits `null` (then a missing parameter is `null`, as `Option` wants).
-pub(crate) fn object_schema(properties: &[PropertyDef]) -> Map<String, Value> {
+pub(crate) fn object_schema<'p>(
+    properties: impl IntoIterator<Item = Property<'p>>,
+) -> Map<String, Value> {
     let mut generator = settings().for_deserialize().into_generator();
     let mut props = Map::new();
     let mut required = Vec::new();

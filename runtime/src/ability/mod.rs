@@ -551,7 +551,13 @@ fn input_schema(input: &Input) -> (Map<String, Value>, InputShape) {
             (wire.schema, InputShape::None)
         }
         Input::Object(properties) => (
-            schema::object_schema(properties),
+            schema::object_schema(properties.iter().map(|p| schema::Property {
+                name: p.name,
+                schema: p.schema,
+                description: p.description,
+                header: p.header,
+                default: p.default,
+            })),
             InputShape::Object { default: None },
         ),
         Input::Value {

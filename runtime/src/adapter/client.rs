@@ -18,8 +18,9 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use serde_json::Value;
 
-use super::input::{Question, Rounds};
+use super::input::Rounds;
 use crate::context::{ClientFuture, ClientRequestFuture};
+use crate::question::Question;
 use crate::task::{Live, Slot};
 use crate::{AbilityError, ClientChannel, ErrorCode, LogLevel};
 

@@ -14,6 +14,7 @@ use super::{McpHandler, from_json, tasks};
 use crate::context::{Attempt, HeldKey};
 use crate::ledger::Idempotent;
 use crate::rpc::ToRpc;
+use crate::surface::Served;
 
 impl McpHandler {
     /// Run `request` under the idempotency `key`: claim it, run the call, and record its
@@ -98,7 +99,10 @@ impl McpHandler {
                 return Err(tasks::required());
             }
         }
-        let holder = self.holder(&context);
+        let served = Served {
+            holder: self.holder(&context),
+            guards: &self.inner.guards,
+        };
         let (mut ctx, question) =
             self.asking_context(context, Asked::tool_call(&mut request, &args), None)?;
         if let Some(attempt) = &attempt {
@@ -106,7 +110,7 @@ impl McpHandler {
         }
         let result = snapshot
             .view(self.slot)
-            .call(&snapshot.registry, ctx, &holder, &request.name, args)
+            .call(&snapshot.registry, ctx, &served, &request.name, args)
             .await;
         let failed = result.as_ref().map_or(true, |r| r.is_error == Some(true));
         let rounds = Pending::answer(question.as_ref(), &self.inner, failed);

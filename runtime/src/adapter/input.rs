@@ -14,65 +14,26 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    ErrorData, InputRequest, InputRequests, InputRequiredResult, InputResponses, RequestStateCodec,
-    SealOptions,
+    ErrorData, InputRequest, InputRequests, InputRequiredResult, InputResponses, SealOptions,
 };
 use rmcp::service::RequestContext;
 use serde::Deserialize as _;
 use serde_json::Value;
 
 use super::McpHandler;
+use crate::question::Question;
+use crate::seal::StateSeal;
 use crate::server::Inner;
 use crate::{AbilityError, Context, ErrorCode};
 
-/// How long a `requestState` stays valid when the builder sets nothing.
-pub(crate) const DEFAULT_STATE_LIFETIME: Duration = Duration::from_secs(600);
 /// The largest `requestState` the server hands out: answers past it are refused.
 pub(crate) const MAX_STATE_BYTES: usize = 256 * 1024;
 /// The one answer to a `requestState` that does not verify, whatever is wrong with it
 /// (tampered, expired, another request's or caller's): the details go to the log only.
 pub(crate) const REFUSED_STATE: &str = "requestState is not valid for this request";
-
-/// Seals and opens `requestState`: the server's key and the state's lifetime.
-pub(crate) struct StateSeal {
-    codec: RequestStateCodec,
-    lifetime: Duration,
-    /// The key confirmation tokens are signed with: derived from the same key, for another
-    /// purpose, so replicas sharing the key verify each other's tokens.
-    pub(crate) token_key: [u8; 32],
-}
-
-impl StateSeal {
-    /// How long a state it seals stays valid.
-    pub(crate) fn lifetime(&self) -> Duration {
-        self.lifetime
-    }
-
-    /// A seal with `key` (at least 32 bytes; checked by the builder) or, without one, a random
-    /// key of this process.
-    pub(crate) fn new(key: Option<&[u8]>, lifetime: Duration) -> Result<Self, String> {
-        let key = match key {
-            Some(key) => key.to_vec(),
-            None => {
-                let mut key = vec![0u8; 32];
-                getrandom::fill(&mut key).map_err(|e| format!("no randomness for a key: {e}"))?;
-                key
-            }
-        };
-        let token_key = crate::digest::keyed(&key, &[b"abilities/confirmation-token"])
-            .ok_or_else(|| "the key cannot key HMAC-SHA256".to_owned())?;
-        let codec = RequestStateCodec::try_new(key).map_err(|e| e.to_string())?;
-        Ok(Self {
-            codec,
-            lifetime,
-            token_key,
-        })
-    }
-}
 
 /// What a request is, for binding its state: who sent it, the method, what it names and
 /// its arguments, each part length-prefixed.
@@ -87,47 +48,6 @@ impl Binding {
         }
         data.extend_from_slice(&crate::digest::canonical(arguments));
         Self(data)
-    }
-}
-
-/// A question to the client, checked to be one the protocol allows: its method, the request
-/// as the wire shows it, and a digest of that request.
-pub(crate) struct Question {
-    method: String,
-    pub(crate) request: Value,
-    digest: String,
-}
-
-impl Question {
-    /// `method` (`elicitation/create`, `sampling/createMessage`, `roots/list`) with `params`.
-    pub(crate) fn new(method: &str, params: Value) -> Result<Self, AbilityError> {
-        let request = serde_json::json!({"method": method, "params": params});
-        if let Err(e) = InputRequest::deserialize(&request) {
-            return Err(AbilityError::internal(format!(
-                "invalid {method} request: {e}"
-            )));
-        }
-        let digest = crate::digest::canonical(&request)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        Ok(Self {
-            method: method.to_owned(),
-            request,
-            digest,
-        })
-    }
-
-    /// Whether `answer` has the shape of this question's result.
-    pub(crate) fn answered_by(&self, answer: &Value) -> bool {
-        match self.method.as_str() {
-            "elicitation/create" => answer["action"].is_string(),
-            "sampling/createMessage" => {
-                answer["content"].is_object() || answer["content"].is_array()
-            }
-            "roots/list" => answer["roots"].is_array(),
-            _ => answer.is_object(),
-        }
     }
 }
 
@@ -198,10 +118,13 @@ impl Rounds {
                 .collect();
             return Ok(Self::new(answers));
         };
-        let sealed: Sealed = seal.codec.open_json_with(state, &binding.0).map_err(|e| {
-            tracing::debug!(error = %e, "a requestState was refused");
-            ErrorData::invalid_params(REFUSED_STATE, None)
-        })?;
+        let sealed: Sealed = seal
+            .codec()
+            .open_json_with(state, &binding.0)
+            .map_err(|e| {
+                tracing::debug!(error = %e, "a requestState was refused");
+                ErrorData::invalid_params(REFUSED_STATE, None)
+            })?;
         let responses = responses.unwrap_or_default();
         let mut answers = sealed.answers;
         let mut responses = responses;
@@ -236,7 +159,7 @@ impl Rounds {
     /// answer and the handler stops with `INPUT_REQUIRED`.
     pub(crate) fn ask(&self, key: String, question: Question) -> Result<Value, AbilityError> {
         let answer = self.answers.get(&key).filter(|a| {
-            a.question.as_ref().is_none_or(|d| *d == question.digest)
+            a.question.as_ref().is_none_or(|d| *d == question.digest())
                 && question.answered_by(&a.value)
         });
         if let Some(answer) = answer {
@@ -252,7 +175,7 @@ impl Rounds {
             );
             return Ok(answer.value.clone());
         }
-        let method = question.method.clone();
+        let method = question.method().to_owned();
         self.asked
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -319,16 +242,19 @@ impl Rounds {
             answers,
             asked: asked
                 .iter()
-                .map(|(key, q)| (key.clone(), q.digest.clone()))
+                .map(|(key, q)| (key.clone(), q.digest().to_owned()))
                 .collect(),
         };
         let options = SealOptions::new()
             .associated_data(&binding.0)
-            .ttl(seal.lifetime);
-        let state = seal.codec.seal_json_with(&sealed, &options).map_err(|e| {
-            tracing::error!(error = %e, "a requestState could not be sealed");
-            ErrorData::internal_error("the request state could not be sealed", None)
-        })?;
+            .ttl(seal.lifetime());
+        let state = seal
+            .codec()
+            .seal_json_with(&sealed, &options)
+            .map_err(|e| {
+                tracing::error!(error = %e, "a requestState could not be sealed");
+                ErrorData::internal_error("the request state could not be sealed", None)
+            })?;
         if state.len() > MAX_STATE_BYTES {
             return Err(ErrorData::invalid_params(
                 format!(

@@ -146,7 +146,13 @@ impl McpHandler {
             Session::None
         };
         let client = request.meta.0.get("io.modelcontextprotocol/clientInfo");
-        Holder::new(&self.inner, &caller, session, client)
+        Holder::new(
+            &self.inner.ledger,
+            &self.inner.seal,
+            &caller,
+            session,
+            client,
+        )
     }
 
     pub(super) fn caller(&self, request: &RequestContext<RoleServer>) -> Caller {
@@ -187,7 +193,6 @@ impl McpHandler {
             self.inner.site.clone(),
             self.inner.timeout,
             client,
-            Arc::clone(&self.inner.guards),
             self.via,
         )
     }
@@ -363,7 +368,12 @@ impl ServerHandler for McpHandler {
         let snapshot = self.inner.snapshot();
         let contents = snapshot
             .catalog
-            .read(&snapshot.registry, ctx.with_via("resource"), &request.uri)
+            .read(
+                &snapshot.registry,
+                ctx.with_via("resource"),
+                &self.inner.guards,
+                &request.uri,
+            )
             .await;
         if let Some(input) = Pending::answer(question.as_ref(), &self.inner, contents.is_err())? {
             return Ok(input.into());
@@ -518,6 +528,7 @@ impl ServerHandler for McpHandler {
             .get_prompt(
                 &snapshot.registry,
                 ctx.with_via("prompt"),
+                &self.inner.guards,
                 &request.name,
                 request.arguments,
             )

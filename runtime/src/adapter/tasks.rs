@@ -105,14 +105,18 @@ impl McpHandler {
             .with_via("task");
         let stages: &'static [&'static dyn crate::pipeline::Stage] =
             if self.inner.profile == crate::SchemaProfile::OpenAiStrict {
-                &[&crate::profile::NullAsAbsent]
+                &[&crate::surface::strict::NullAsAbsent]
             } else {
                 &[]
             };
         // The task is recorded (within the caller's and the server's limits) before its
         // handler starts: a call refused for a limit has done nothing.
         let live = self.inner.tasks.create(&owner, cancel).await?;
-        let mut call = Box::pin(async move { pipeline::run(&ability, ctx, args, stages).await });
+        let guards = Arc::clone(&self.inner.guards);
+        let mut call =
+            Box::pin(
+                async move { pipeline::run(&ability, ctx, args, Some(&guards), stages).await },
+            );
         let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
         let failed = matches!(first, Poll::Ready(Err(_)));
         let asked = match Pending::answer(question.as_ref(), &self.inner, failed) {

@@ -99,13 +99,13 @@ pub(crate) fn run<'a>(
     ability: &'a Ability,
     ctx: Context,
     args: Value,
+    guards: Option<&Arc<Guards>>,
     surface: &'a [&'a dyn Stage],
 ) -> impl Future<Output = Result<CallOutput, AbilityError>> + Send + 'a {
-    let audited = ctx
-        .guards()
+    let audited = guards
         .filter(|guards| guards.audit.enabled())
         .map(|guards| (Arc::clone(guards), CallEvent::start(ability, &ctx, &args)));
-    let start = start(ability, ctx, args, surface);
+    let start = start(ability, ctx, args, guards, surface);
     async move {
         let outcome = async {
             let mut start = start;
@@ -158,6 +158,7 @@ fn start<'a>(
     ability: &'a Ability,
     ctx: Context,
     args: Value,
+    guards: Option<&Arc<Guards>>,
     surface: &'a [&'a dyn Stage],
 ) -> Start<'a> {
     let mut call = Call {
@@ -174,7 +175,7 @@ fn start<'a>(
         Ok(args) => args,
         Err(error) => return Start::Refused(error),
     };
-    let rate = match call.ctx.guards() {
+    let rate = match guards {
         Some(guards) if !call.ctx.continues() => guards.rates.check(ability, call.ctx.caller()),
         _ => RateCheck::Pass,
     };
@@ -254,7 +255,17 @@ impl Ability {
 
     /// Run the whole pipeline for this ability and return everything it produced.
     pub async fn call_output(&self, ctx: Context, args: Value) -> Result<CallOutput, AbilityError> {
-        run(self, ctx, args, &[]).await
+        run(self, ctx, args, None, &[]).await
+    }
+
+    /// The same, inside a server's rate limits and audit trail.
+    pub(crate) async fn call_guarded(
+        &self,
+        ctx: Context,
+        args: Value,
+        guards: &Arc<Guards>,
+    ) -> Result<CallOutput, AbilityError> {
+        run(self, ctx, args, Some(guards), &[]).await
     }
 
     /// `PERMISSION_DENIED` unless the caller holds the ability's scope: the permission stage,

@@ -12,13 +12,18 @@ use rmcp::model::{Implementation, ServerCapabilities};
 use serde_json::json;
 
 use super::{Inner, Listeners, Server, ServerError, Snapshot};
-use crate::adapter::input::{self, StateSeal};
 use crate::auth::{Authenticator, StaticTokens};
+use crate::seal::{self, StateSeal};
 use crate::store::{SqliteStore, Store};
 use crate::surface::catalog::Catalog;
 use crate::surface::{Listing, Surface};
 use crate::task::{TaskConfig, Tasks};
 use crate::{Ability, Caller, Registry, ResourceNotifier, SchemaProfile, Site, StateMap};
+
+/// How long a connection may take to send a request's head, by default.
+pub(crate) const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a request may take to send its body, by default.
+const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Limits and options of the streamable HTTP transport.
 #[derive(Clone, Debug)]
@@ -48,8 +53,8 @@ impl Default for HttpOptions {
             ],
             max_sessions: 1000,
             session_idle: Duration::from_secs(300),
-            header_read_timeout: crate::transport::http::DEFAULT_HEADER_READ_TIMEOUT,
-            body_read_timeout: crate::transport::http::DEFAULT_BODY_READ_TIMEOUT,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
         }
     }
 }
@@ -124,7 +129,7 @@ impl ServerBuilder {
             mounts: Vec::new(),
             page_size: 100,
             request_state_key: None,
-            request_state_lifetime: input::DEFAULT_STATE_LIFETIME,
+            request_state_lifetime: seal::DEFAULT_STATE_LIFETIME,
             store: None,
             tasks: TaskConfig::default(),
             tokens_per_caller: crate::ledger::DEFAULT_TOKENS_PER_HOLDER,

@@ -11,12 +11,12 @@ use std::time::Duration;
 
 use rmcp::model::{Implementation, ServerCapabilities, Tool};
 
-pub(crate) use builder::HttpOptions;
 pub use builder::ServerBuilder;
+pub(crate) use builder::{DEFAULT_HEADER_READ_TIMEOUT, HttpOptions};
 pub(crate) use listeners::{Listener, Listeners, Lists};
 
-use crate::adapter::input::StateSeal;
 use crate::auth::Authenticator;
+use crate::seal::StateSeal;
 use crate::surface::catalog::Catalog;
 use crate::surface::{Listing, Surface, SurfaceError, View, native};
 use crate::{Ability, Caller, Registry, RegistryError, ResourceNotifier, Site, StateMap};
@@ -157,7 +157,7 @@ impl Snapshot {
     ) -> Result<Self, ServerError> {
         check_reserved(&registry)?;
         check_requirements(&registry, state)?;
-        crate::profile::check(listing.profile, &registry, listing.site)?;
+        check_profile(listing.profile, &registry, listing.site)?;
         let views = surfaces
             .iter()
             .map(|surface| View::new(surface.clone(), &registry, listing).map(Arc::new))
@@ -406,4 +406,28 @@ impl Abilities<'_> {
     pub fn contains(&self, name: &str) -> bool {
         self.server.inner.snapshot().registry.get(name).is_some()
     }
+}
+
+/// Check that every tool ability of `registry` has a form in `profile`; the error names the
+/// first that has none.
+fn check_profile(
+    profile: crate::SchemaProfile,
+    registry: &Registry,
+    site: bool,
+) -> Result<(), crate::ServerError> {
+    if profile == crate::SchemaProfile::Portable {
+        return Ok(());
+    }
+    for ability in registry.iter().filter(|a| a.is_tool()) {
+        if let Err(error) = crate::profile::apply(profile, ability.listed_input_schema(site)) {
+            return Err(crate::ServerError::SchemaProfile {
+                ability: ability.name().to_owned(),
+                at: ability.location(),
+                profile,
+                pointer: error.pointer,
+                problem: error.problem,
+            });
+        }
+    }
+    Ok(())
 }

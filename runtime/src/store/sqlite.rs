@@ -404,7 +404,7 @@ impl Store for SqliteStore {
                 )
                 .optional()?;
             let tat = tat.map_or(0, |t| u64::try_from(t).unwrap_or(0));
-            let taken = match crate::limit::gcra(tat, calls, period_ms, now_ms) {
+            let taken = match abilities_core::gcra(tat, calls, period_ms, now_ms) {
                 Ok(next) => {
                     tx.execute(
                         "INSERT INTO abilities_rates (key, expires_at_ms) VALUES (?1, ?2)

@@ -3,11 +3,13 @@
 //! `completion/complete` values).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
 use crate::ability::Argument;
 use crate::error::Lookup;
+use crate::pipeline::Guards;
 use crate::resource::{schema_values, typed_argument, typed_arguments};
 use crate::{
     Ability, AbilityError, AbilityKind, CallOutput, Content, Context, ErrorCode, Registry,
@@ -199,6 +201,7 @@ impl Catalog {
         &self,
         registry: &Registry,
         ctx: Context,
+        guards: &Arc<Guards>,
         uri: &str,
     ) -> Result<Value, AbilityError> {
         let call = self
@@ -207,7 +210,7 @@ impl Catalog {
         let ability = registry
             .at(call.ability)
             .ok_or_else(|| unknown_resource(uri))?;
-        let output = Box::pin(ability.call_output(ctx, call.args)).await?;
+        let output = Box::pin(ability.call_guarded(ctx, call.args, guards)).await?;
         let items = crate::resource::contents(uri, call.mime_type.as_deref(), output);
         Ok(json!({ "contents": items }))
     }
@@ -217,6 +220,7 @@ impl Catalog {
         &self,
         registry: &Registry,
         ctx: Context,
+        guards: &Arc<Guards>,
         name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<Value, AbilityError> {
@@ -225,7 +229,7 @@ impl Catalog {
             .and_then(|i| registry.at(i))
             .ok_or_else(|| AbilityError::unknown(Lookup::Prompt, name))?;
         let args = prompt_arguments(ability, arguments);
-        let output = Box::pin(ability.call_output(ctx, args)).await?;
+        let output = Box::pin(ability.call_guarded(ctx, args, guards)).await?;
         Ok(prompt_result(ability, output))
     }
 

@@ -16,6 +16,7 @@ use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
 use super::native::{error_result, success};
+use crate::pipeline::Guards;
 use crate::{Ability, AbilityError, AbilityKind, CallOutput, Context, ErrorCode, Registry};
 
 fn object(value: Value) -> Arc<Map<String, Value>> {
@@ -228,7 +229,12 @@ fn own_output_schema(ability: &Ability) -> Option<Value> {
     Some(Value::Object((**wire).clone()))
 }
 
-pub(crate) async fn execute(registry: &Registry, ctx: Context, args: Value) -> CallToolResult {
+pub(crate) async fn execute(
+    registry: &Registry,
+    ctx: Context,
+    guards: &Arc<Guards>,
+    args: Value,
+) -> CallToolResult {
     let ability = match string_arg(&args, "ability_name").and_then(|n| public(registry, n)) {
         Ok(ability) => ability,
         Err(error) => return error_result(&error),
@@ -259,7 +265,7 @@ pub(crate) async fn execute(registry: &Registry, ctx: Context, args: Value) -> C
             _ => {}
         }
     }
-    let (data, content, _) = match ability.call_output(ctx, wire).await {
+    let (data, content, _) = match ability.call_guarded(ctx, wire, guards).await {
         Ok(output) => output.into_bare(),
         Err(error) => return error_result(&error),
     };

@@ -3,22 +3,31 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ErrorData, Tool};
 use serde_json::Value;
 
 use crate::error::Lookup;
 use crate::ledger::Holder;
-use crate::pipeline::{self, Stage};
+use crate::pipeline::{self, Guards, Stage};
 use crate::rpc::ToRpc;
 
 use crate::{AbilityError, CallOutput, Context, Registry};
+
+/// Who a call is served for and what the server puts around it: the request's holder (of
+/// confirmation tokens and idempotency keys) and the server's rate limits and audit trail.
+pub(crate) struct Served<'a> {
+    pub(crate) holder: Holder<'a>,
+    pub(crate) guards: &'a Arc<Guards>,
+}
 
 pub(crate) mod aql;
 pub(crate) mod catalog;
 pub(crate) mod lenient;
 pub(crate) mod meta;
 pub(crate) mod native;
+pub(crate) mod strict;
 
 /// How a server presents its registry as MCP tools. One server can serve several surfaces at
 /// once, each on its own HTTP path (see
@@ -278,7 +287,7 @@ impl View {
         &self,
         registry: &Registry,
         ctx: Context,
-        holder: &Holder<'_>,
+        served: &Served<'_>,
         name: &str,
         args: Value,
     ) -> Result<CallToolResult, ErrorData> {
@@ -299,22 +308,22 @@ impl View {
                 let stages: &[&dyn Stage] = match (&self.surface, self.strict) {
                     (Surface::Standard, false) => &[&lenient::Lenient],
                     (Surface::Standard, true) => {
-                        &[&lenient::Lenient, &crate::profile::NullAsAbsent]
+                        &[&lenient::Lenient, &crate::surface::strict::NullAsAbsent]
                     }
-                    (_, true) => &[&crate::profile::NullAsAbsent],
+                    (_, true) => &[&crate::surface::strict::NullAsAbsent],
                     _ => &[],
                 };
                 // Not boxed: the handler's waiting path is boxed apart, so this future stays
                 // small, and a call saves an allocation.
-                let outcome = pipeline::run(ability, ctx, args, stages).await;
+                let outcome = pipeline::run(ability, ctx, args, Some(served.guards), stages).await;
                 self.finish(outcome)
             }
             Entry::Discover => Ok(meta::discover(registry)),
             Entry::GetInfo => Ok(meta::get_info(registry, &args, ctx.site().is_some())),
-            Entry::Execute => Ok(Box::pin(meta::execute(registry, ctx, args)).await),
+            Entry::Execute => Ok(Box::pin(meta::execute(registry, ctx, served.guards, args)).await),
             Entry::Aql(endpoint) => match &self.aql {
                 Some(table) => {
-                    Ok(Box::pin(aql::call(table, registry, endpoint, ctx, holder, args)).await)
+                    Ok(Box::pin(aql::call(table, registry, endpoint, ctx, served, args)).await)
                 }
                 None => self.finish(Err(AbilityError::internal(
                     "the tool table is inconsistent",

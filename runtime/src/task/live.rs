@@ -11,8 +11,8 @@ use tokio::sync::oneshot;
 
 use super::watch::Watchers;
 use super::{Store, StoreError, TaskRecord, TaskSignal, TaskStatus, now_ms, summary};
-use crate::adapter::input::Question;
 use crate::context::CancellationToken;
+use crate::question::Question;
 use crate::{AbilityError, ErrorCode};
 
 /// Where a call that may become a task finds its task once it is one, and keeps the

@@ -28,7 +28,7 @@ use crate::auth::AuthError;
 use crate::server::Inner;
 use crate::transport::batch;
 use crate::transport::sessions::Sessions;
-use crate::transport::{answer_id, check_cursor, check_message, error_line, listened_tasks};
+use crate::transport::{answer_id, check_cursor, check_message, listened_tasks, rpc_error};
 use crate::{Server, ServerError};
 
 impl Server {
@@ -141,18 +141,13 @@ impl Server {
     }
 }
 
-/// How long a connection may take to send a request's head, by default.
-pub(crate) const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a request may take to send its body, by default.
-pub(crate) const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// Serve `router` on `listener` until Ctrl-C, letting requests in flight finish (for up to
 /// 10 s); a connection
 /// that takes more than 10 s to send a request's head is closed. Responses are small JSON-RPC
 /// messages, so Nagle's algorithm is off (`TCP_NODELAY`): with it, a client that delays its
 /// ACKs waits 40 ms for every answer.
 pub async fn serve_router(listener: TcpListener, router: Router) -> Result<(), ServerError> {
-    serve_on(listener, router, DEFAULT_HEADER_READ_TIMEOUT).await
+    serve_on(listener, router, crate::server::DEFAULT_HEADER_READ_TIMEOUT).await
 }
 
 async fn serve_on(
@@ -593,9 +588,4 @@ fn unauthorized(error: &AuthError, metadata: Option<&str>) -> Response {
             .insert(header::WWW_AUTHENTICATE, value);
     }
     response
-}
-
-pub(super) fn rpc_error(status: StatusCode, id: &Value, code: i32, message: String) -> Response {
-    let body = error_line(id, code, message);
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }

@@ -102,3 +102,20 @@ pub(crate) fn error_line(id: &Value, code: i32, message: String) -> Vec<u8> {
         .to_string()
         .into_bytes()
 }
+
+/// A JSON-RPC error as an HTTP response with `status`.
+pub(crate) fn rpc_error(
+    status: axum::http::StatusCode,
+    id: &Value,
+    code: i32,
+    message: String,
+) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let body = error_line(id, code, message);
+    (
+        status,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
+}

@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
-use super::http::rpc_error;
+use super::rpc_error;
 use crate::Caller;
 use crate::server::HttpOptions;
 

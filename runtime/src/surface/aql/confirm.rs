@@ -30,7 +30,7 @@ pub(crate) struct Issued {
 
 /// The signature of token `id` expiring at `exp` for `holder`.
 fn tag(holder: &Holder<'_>, id: &[u8], exp: u64) -> Option<[u8; 32]> {
-    let key = &holder.inner.seal.token_key;
+    let key = &holder.seal().token_key;
     crate::digest::keyed(key, &[id, &exp.to_be_bytes(), holder.id().as_bytes()])
 }
 
@@ -179,7 +179,7 @@ pub(crate) async fn spend_answer(
     operation: &str,
 ) -> Result<(), AbilityError> {
     let now = crate::clock::now_ms();
-    let lifetime = u64::try_from(holder.inner.seal.lifetime().as_millis()).unwrap_or(u64::MAX);
+    let lifetime = u64::try_from(holder.seal().lifetime().as_millis()).unwrap_or(u64::MAX);
     let claim = Claim {
         holder: format!("confirmed:{}", holder.id()),
         key: answer.to_owned(),

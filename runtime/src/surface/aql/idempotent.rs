@@ -5,10 +5,12 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::call::{Refusal, confirmation_token, operation_once, resolve_params};
+use super::operation::{Refusal, operation_once};
+use super::params::{confirmation_token, resolve_params};
 use super::{Endpoint, Table};
 use crate::context::{Attempt, HeldKey};
-use crate::ledger::{Holder, Idempotent};
+use crate::ledger::Idempotent;
+use crate::surface::Served;
 use crate::{AbilityError, Context, ErrorCode, Registry};
 
 /// Run one `{operation, params}` request through `endpoint`. With an idempotency key
@@ -22,13 +24,13 @@ pub(super) async fn operation(
     registry: &Registry,
     endpoint: &Endpoint,
     ctx: &Context,
-    holder: &Holder<'_>,
+    served: &Served<'_>,
     request: &Map<String, Value>,
 ) -> Result<(Value, Vec<Value>), Refusal> {
     // The parameters the operation will run with (top-level keys merged in), so a retry
     // that differs anywhere is another call.
     let Ok(mut sent) = resolve_params(request, &mut Vec::new()) else {
-        return operation_once(table, registry, endpoint, ctx, holder, request).await;
+        return operation_once(table, registry, endpoint, ctx, served, request).await;
     };
     let own = sent.get("_idempotency_key").cloned();
     // A key the call handed down from `_meta`: its refusals are the call's, not this
@@ -38,14 +40,14 @@ pub(super) async fn operation(
         .filter(|a| matches!(a.key(), Some(HeldKey::Handed(_))));
     let key = match (own, ctx.attempt().and_then(|a| a.key())) {
         (None, None) => {
-            return operation_once(table, registry, endpoint, ctx, holder, request).await;
+            return operation_once(table, registry, endpoint, ctx, served, request).await;
         }
         // The call claimed this key as a whole (a batch): its operations run under it.
         (None, Some(HeldKey::Claimed(_))) => {
-            return operation_once(table, registry, endpoint, ctx, holder, request).await;
+            return operation_once(table, registry, endpoint, ctx, served, request).await;
         }
         (Some(own), Some(HeldKey::Claimed(call))) if own == *call => {
-            return operation_once(table, registry, endpoint, ctx, holder, request).await;
+            return operation_once(table, registry, endpoint, ctx, served, request).await;
         }
         (Some(own), None | Some(HeldKey::Claimed(_))) => own,
         (None, Some(HeldKey::Handed(call))) => call.clone(),
@@ -72,7 +74,7 @@ pub(super) async fn operation(
     confirmation_token(&mut sent);
     sent.retain(|k, _| !k.starts_with('_'));
     let what = json!(["mcp-aql", name, Value::Object(sent)]);
-    let claim = match Idempotent::claim(holder, &key, "mcp-aql", &what).await {
+    let claim = match Idempotent::claim(&served.holder, &key, "mcp-aql", &what).await {
         Ok(Idempotent::Run(claim)) => claim,
         Ok(Idempotent::Replay(outcome)) => return replayed(outcome),
         Err(error) => {
@@ -86,13 +88,13 @@ pub(super) async fn operation(
     let part = Attempt::part_of(ctx.attempt());
     let ctx = ctx.clone().with_attempt(Arc::clone(&part));
     let outcome = Box::pin(operation_once(
-        table, registry, endpoint, &ctx, holder, request,
+        table, registry, endpoint, &ctx, served, request,
     ))
     .await;
     match &outcome {
         Ok((data, warnings)) => {
             let record = json!({"data": data, "warnings": warnings});
-            Idempotent::settle(&claim, holder, &record).await;
+            Idempotent::settle(&claim, &served.holder, &record).await;
         }
         // Refused before its handler started, never forwarded, or waiting for the client's
         // answer (the call runs again with it): nothing to remember.
@@ -101,14 +103,14 @@ pub(super) async fn operation(
                 || never_forwarded(error)
                 || error.code() == &ErrorCode::InputRequired =>
         {
-            Idempotent::release(&claim, holder).await;
+            Idempotent::release(&claim, &served.holder).await;
         }
         Err((error, _)) => {
             let mut failed = json!({"code": error.code().as_str(), "message": error.message()});
             if let Some(details) = error.details() {
                 failed["details"] = details.clone();
             }
-            Idempotent::settle(&claim, holder, &json!({"error": failed})).await;
+            Idempotent::settle(&claim, &served.holder, &json!({"error": failed})).await;
         }
     }
     outcome

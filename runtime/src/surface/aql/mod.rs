@@ -10,8 +10,12 @@
 mod call;
 mod config;
 mod confirm;
+mod envelope;
 mod idempotent;
 mod introspect;
+mod limits;
+mod operation;
+mod params;
 pub(crate) mod query;
 mod relations;
 mod stages;

@@ -5,10 +5,10 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use super::idempotent::operation;
+use super::operation::operation_once;
 use super::query::json_eq;
 use super::{Endpoint, Operation, Severity, Table, warning};
-use crate::ledger::Holder;
+use crate::surface::Served;
 use crate::surface::SurfaceError;
 use crate::{AbilityError, Context, ErrorCode, Registry};
 
@@ -131,7 +131,7 @@ pub(super) async fn related(
     table: &Table,
     registry: &Registry,
     ctx: &Context,
-    holder: &Holder<'_>,
+    served: &Served<'_>,
     relation: &Relation,
     data: &mut Value,
     warnings: &mut Vec<Value>,
@@ -171,7 +171,7 @@ pub(super) async fn related(
         let request = request.as_object().cloned().unwrap_or_default();
         // The target's own warnings are about its answer, not this one: only whether every
         // related item came back matters here.
-        let (answer, _) = operation(table, registry, &Endpoint::Single, ctx, holder, &request)
+        let (answer, _) = operation_once(table, registry, &Endpoint::Single, ctx, served, &request)
             .await
             .map_err(|(error, _)| error)?;
         if answer["pageInfo"]["hasNextPage"] != false {

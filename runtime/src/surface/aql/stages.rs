@@ -12,8 +12,8 @@ use serde_json::{Map, Value, json};
 use super::confirm::{self, Issued};
 use super::query::{self, State};
 use super::{Operation, Table};
-use crate::ledger::Holder;
 use crate::pipeline::{Call, CallOutput, Place, Stage, StageFuture};
+use crate::surface::Served;
 use crate::{AbilityError, Context, ElicitAction, ErrorCode};
 
 /// Refuse parameters the operation does not take; spread an UPDATE's `input`.
@@ -23,9 +23,9 @@ pub(super) struct Params<'t> {
 
 impl Stage for Params<'_> {
     fn check(&self, call: &mut Call<'_>) -> Result<(), AbilityError> {
-        super::call::reject_unknown(&self.op.name, &call.args, &self.op.accepted)?;
+        super::params::reject_unknown(&self.op.name, &call.args, &self.op.accepted)?;
         let args = std::mem::take(&mut call.args);
-        call.args = super::call::update_args(self.op, args)?;
+        call.args = super::params::update_args(self.op, args)?;
         Ok(())
     }
 }
@@ -79,7 +79,7 @@ impl Stage for Query<'_> {
 pub(super) struct Gate<'t> {
     pub(super) table: &'t Table,
     pub(super) op: &'t Operation,
-    pub(super) holder: &'t Holder<'t>,
+    pub(super) served: &'t Served<'t>,
     /// The parameters as sent (without `_` keys): what a token is bound to.
     pub(super) sent: Map<String, Value>,
     pub(super) token: Option<String>,
@@ -107,9 +107,9 @@ async fn confirm(
     ability: &crate::Ability,
 ) -> Result<(), AbilityError> {
     let (table, op, params) = (gate.table, gate.op, &gate.sent);
-    let audit = &gate.holder.inner.guards.audit;
+    let audit = &gate.served.guards.audit;
     if let Some(token) = &gate.token {
-        let redeemed = confirm::redeem(gate.holder, token, &op.name, params).await;
+        let redeemed = confirm::redeem(&gate.served.holder, token, &op.name, params).await;
         crate::audit::confirmation(
             audit,
             "confirmation.redeemed",
@@ -142,7 +142,7 @@ async fn confirm(
                 // An answer sealed in a request state comes again with every retry carrying
                 // it: it confirms one call, like a token.
                 if let Some(answer) = ctx.sealed_answer() {
-                    confirm::spend_answer(gate.holder, &answer, &op.name).await?;
+                    confirm::spend_answer(&gate.served.holder, &answer, &op.name).await?;
                 }
                 return Ok(());
             }
@@ -161,7 +161,7 @@ async fn confirm(
         }
     }
     let issued = confirm::issue(
-        gate.holder,
+        &gate.served.holder,
         &op.name,
         params,
         table.config.confirm_ttl,

@@ -1,0 +1,137 @@
+//! The parameters of one MCP-AQL request: where they are read from, which are refused,
+//! what an UPDATE changes, and the confirmation token among them.
+
+use serde_json::{Map, Value, json};
+
+use super::{Operation, Severity, warning};
+use crate::{AbilityError, ErrorCode};
+
+/// Keys of a request that are not parameters.
+pub(super) const RESERVED: [&str; 3] = ["operation", "params", "operations"];
+
+/// The request's parameters: `params`, then top-level keys it does not have. A top-level key
+/// that `params` also has is ignored, with a warning.
+pub(super) fn resolve_params(
+    request: &Map<String, Value>,
+    warnings: &mut Vec<Value>,
+) -> Result<Map<String, Value>, AbilityError> {
+    let mut params = match request.get("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(map)) => map.clone(),
+        Some(_) => {
+            return Err(AbilityError::new(
+                ErrorCode::ValidationInvalidType,
+                "Parameter 'params' expected 'object'",
+            )
+            .with_details(json!({"param_name": "params", "expected_type": "object"})));
+        }
+    };
+    for (key, value) in request {
+        if RESERVED.contains(&key.as_str()) {
+            continue;
+        }
+        if params.contains_key(key) {
+            if params.get(key) != Some(value) {
+                warnings.push(warning(
+                    "VALIDATION_IGNORED_PARAM_WARNING",
+                    Severity::Low,
+                    format!("Top-level '{key}' was ignored: 'params.{key}' is used"),
+                    json!({"param_name": key}),
+                ));
+            }
+        } else {
+            params.insert(key.clone(), value.clone());
+        }
+    }
+    Ok(params)
+}
+
+pub(super) fn reject_unknown(
+    operation: &str,
+    params: &Map<String, Value>,
+    accepted: &[impl AsRef<str>],
+) -> Result<(), AbilityError> {
+    let listed: Vec<&str> = params
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !accepted.iter().any(|a| a.as_ref() == *k))
+        .collect();
+    if listed.is_empty() {
+        return Ok(());
+    }
+    let accepted: Vec<&str> = accepted.iter().map(AsRef::as_ref).collect();
+    Err(AbilityError::new(
+        ErrorCode::ValidationUnknownParam,
+        format!(
+            "Unknown parameter(s) for operation '{operation}': {}. Valid: {}",
+            listed.join(", "),
+            if accepted.is_empty() {
+                "none".to_owned()
+            } else {
+                accepted.join(", ")
+            }
+        ),
+    )
+    .with_details(json!({
+        "operation": operation,
+        "unknown_params": listed,
+        "valid_params": accepted
+    })))
+}
+
+/// For UPDATE operations with fields, the changed fields arrive in `params.input`: check it
+/// and spread it into the ability's arguments beside the identifiers.
+pub(super) fn update_args(
+    op: &Operation,
+    mut params: Map<String, Value>,
+) -> Result<Map<String, Value>, AbilityError> {
+    let Some(fields) = &op.update_fields else {
+        return Ok(params);
+    };
+    let input = match params.remove("input") {
+        Some(Value::Object(input)) => input,
+        None | Some(Value::Null) => {
+            return Err(AbilityError::new(
+                ErrorCode::ValidationMissingParam,
+                format!(
+                    "Missing required parameter 'input'. Expected: an object of the fields to change ({})",
+                    fields.join(", ")
+                ),
+            )
+            .with_details(json!({"param_name": "input", "operation": op.name})));
+        }
+        Some(_) => {
+            return Err(AbilityError::new(
+                ErrorCode::ValidationInvalidType,
+                "Parameter 'input' expected 'object'",
+            )
+            .with_details(json!({"param_name": "input", "expected_type": "object"})));
+        }
+    };
+    let unknown: Vec<&String> = input.keys().filter(|k| !fields.contains(k)).collect();
+    if !unknown.is_empty() {
+        let listed: Vec<&str> = unknown.iter().map(|k| k.as_str()).collect();
+        return Err(AbilityError::new(
+            ErrorCode::ValidationUnknownField,
+            format!(
+                "Unknown field(s) in 'input' of '{}': {}. Changeable: {}; identifiers go beside 'input'",
+                op.name,
+                listed.join(", "),
+                fields.join(", ")
+            ),
+        )
+        .with_details(json!({
+            "operation": op.name, "unknown_fields": listed, "valid_fields": fields
+        })));
+    }
+    params.extend(input);
+    Ok(params)
+}
+
+/// `_confirmation` (or `confirmation_token`) from the parameters.
+pub(super) fn confirmation_token(params: &mut Map<String, Value>) -> Option<String> {
+    let token = params
+        .remove("_confirmation")
+        .or_else(|| params.remove("confirmation_token"))?;
+    token.as_str().map(str::to_owned)
+}
