@@ -34,10 +34,21 @@ pub(crate) enum RateCheck {
     /// No rate applies, or the budget allows it.
     Pass,
     /// Over the limit.
-    Limited(AbilityError),
+    Limited(Limited),
     /// The shared store decides.
-    Ask(crate::pipeline::StageFuture<'static>),
+    Ask(RateFuture),
 }
+
+/// A call refused for its rate: the error, and the seconds to wait (none when the budget
+/// could not be read).
+pub(crate) struct Limited {
+    pub(crate) error: AbilityError,
+    pub(crate) retry_after: Option<u64>,
+}
+
+/// The shared store's answer.
+pub(crate) type RateFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), Limited>> + Send>>;
 
 impl RateLimits {
     pub(crate) fn new(default: Option<Rate>, store: &Arc<dyn Store>) -> Self {
@@ -72,7 +83,10 @@ impl RateLimits {
                     .await
                     .map_err(|e| {
                         tracing::error!(error = %e, "the store could not count a rate limit");
-                        AbilityError::internal("the rate limit could not be checked")
+                        Limited {
+                            error: AbilityError::internal("the rate limit could not be checked"),
+                            retry_after: None,
+                        }
                     })?;
                 match taken {
                     RateTaken::Allowed => Ok(()),
@@ -109,9 +123,9 @@ impl RateLimits {
 
 /// `RATE_LIMITED`, saying when to come back (`details.retry_after`, whole seconds rounded up,
 /// as HTTP's `Retry-After` takes them).
-fn limited(ability: &str, rate: Rate, retry_after_ms: u64) -> AbilityError {
+fn limited(ability: &str, rate: Rate, retry_after_ms: u64) -> Limited {
     let seconds = retry_after_ms.div_ceil(1000).max(1);
-    AbilityError::new(
+    let error = AbilityError::new(
         ErrorCode::RateLimited,
         format!(
             "'{ability}' allows {} calls per {} s for each caller; retry in {seconds} s",
@@ -124,5 +138,9 @@ fn limited(ability: &str, rate: Rate, retry_after_ms: u64) -> AbilityError {
         "retry_after_ms": retry_after_ms,
         "limit": rate.calls(),
         "period_s": rate.period_ms() as f64 / 1000.0,
-    }))
+    }));
+    Limited {
+        error,
+        retry_after: Some(seconds),
+    }
 }

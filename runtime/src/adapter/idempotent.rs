@@ -102,6 +102,7 @@ impl McpHandler {
         let served = Served {
             holder: self.holder(&context),
             guards: &self.inner.guards,
+            report: McpHandler::reporter(&context),
         };
         let (mut ctx, question) =
             self.asking_context(context, Asked::tool_call(&mut request, &args), None)?;

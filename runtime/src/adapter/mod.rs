@@ -32,6 +32,7 @@ use crate::rpc::ToRpc;
 
 use crate::Server;
 use crate::ledger::{Holder, Session};
+use crate::pipeline::Reporter;
 use crate::resource::Subscriber;
 use crate::server::{Inner, Listener, Lists, Snapshot};
 use crate::surface::catalog;
@@ -153,6 +154,15 @@ impl McpHandler {
             session,
             client,
         )
+    }
+
+    /// The HTTP gate's reporter of what a call learns, when the request came through it.
+    pub(super) fn reporter(request: &RequestContext<RoleServer>) -> Option<Reporter> {
+        request
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Reporter>())
+            .cloned()
     }
 
     pub(super) fn caller(&self, request: &RequestContext<RoleServer>) -> Caller {

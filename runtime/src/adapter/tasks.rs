@@ -87,6 +87,7 @@ impl McpHandler {
         attempt: Option<Arc<crate::context::Attempt>>,
     ) -> Result<CallToolResponse, ErrorData> {
         let owner = self.caller(&context);
+        let report = McpHandler::reporter(&context);
         let detach = super::Detach::default();
         let (mut ctx, question) = self.asking_context(
             context,
@@ -113,10 +114,13 @@ impl McpHandler {
         // handler starts: a call refused for a limit has done nothing.
         let live = self.inner.tasks.create(&owner, cancel).await?;
         let guards = Arc::clone(&self.inner.guards);
-        let mut call =
-            Box::pin(
-                async move { pipeline::run(&ability, ctx, args, Some(&guards), stages).await },
-            );
+        let mut call = Box::pin(async move {
+            let around = pipeline::Around {
+                guards: Some(&guards),
+                report: report.as_ref(),
+            };
+            pipeline::run(&ability, ctx, args, around, stages).await
+        });
         let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
         let failed = matches!(first, Poll::Ready(Err(_)));
         let asked = match Pending::answer(question.as_ref(), &self.inner, failed) {

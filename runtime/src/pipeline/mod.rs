@@ -14,6 +14,7 @@
 //! ends. Surfaces only map the wire to a call and the output back.
 
 mod output;
+mod report;
 mod stages;
 
 use std::future::Future;
@@ -23,10 +24,11 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 pub use output::CallOutput;
+pub(crate) use report::{Reporter, report};
 
 use crate::audit::{Audit, CallEvent};
 use crate::error::Lookup;
-use crate::limit::{RateCheck, RateLimits};
+use crate::limit::{RateCheck, RateFuture, RateLimits};
 use crate::normalize::into_object;
 use crate::{Ability, AbilityError, Context, Registry};
 
@@ -49,6 +51,24 @@ pub(crate) struct Guards {
 impl std::fmt::Debug for Guards {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Guards").finish_non_exhaustive()
+    }
+}
+
+/// What a server puts around one call: its guards, and where to report what the call
+/// learned (for the HTTP gate's status codes).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Around<'a> {
+    pub(crate) guards: Option<&'a Arc<Guards>>,
+    pub(crate) report: Option<&'a Reporter>,
+}
+
+impl<'a> Around<'a> {
+    /// Inside `guards`, reporting nothing.
+    pub(crate) fn guarded(guards: &'a Arc<Guards>) -> Self {
+        Self {
+            guards: Some(guards),
+            report: None,
+        }
     }
 }
 
@@ -99,13 +119,15 @@ pub(crate) fn run<'a>(
     ability: &'a Ability,
     ctx: Context,
     args: Value,
-    guards: Option<&Arc<Guards>>,
+    around: Around<'_>,
     surface: &'a [&'a dyn Stage],
 ) -> impl Future<Output = Result<CallOutput, AbilityError>> + Send + 'a {
-    let audited = guards
+    let audited = around
+        .guards
         .filter(|guards| guards.audit.enabled())
         .map(|guards| (Arc::clone(guards), CallEvent::start(ability, &ctx, &args)));
-    let start = start(ability, ctx, args, guards, surface);
+    let report = around.report.cloned();
+    let start = start(ability, ctx, args, around, surface);
     async move {
         let outcome = async {
             let mut start = start;
@@ -114,7 +136,12 @@ pub(crate) fn run<'a>(
                     Start::Handler(handler) => break handler,
                     Start::Surface(call) => break Box::pin(surface_stages(call, surface)).await?,
                     Start::Rate(rate, call) => {
-                        rate.await?;
+                        if let Err(limited) = rate.await {
+                            if let (Some(report), Some(seconds)) = (&report, limited.retry_after) {
+                                report.rate_limited(seconds);
+                            }
+                            return Err(limited.error);
+                        }
                         checked(call, surface)
                     }
                     Start::Refused(error) => return Err(error),
@@ -141,7 +168,7 @@ enum Start<'a> {
     /// The surface's stages are next.
     Surface(Call<'a>),
     /// The shared store counts the call against its rate; the other checks follow.
-    Rate(StageFuture<'static>, Call<'a>),
+    Rate(RateFuture, Call<'a>),
     Refused(AbilityError),
 }
 
@@ -158,7 +185,7 @@ fn start<'a>(
     ability: &'a Ability,
     ctx: Context,
     args: Value,
-    guards: Option<&Arc<Guards>>,
+    around: Around<'_>,
     surface: &'a [&'a dyn Stage],
 ) -> Start<'a> {
     let mut call = Call {
@@ -168,20 +195,32 @@ fn start<'a>(
         input: Value::Null,
     };
     // Permission first: nothing about the input is revealed to a caller without the scope.
-    if let Err(error) = stages::Permission.check(&mut call) {
+    let permitted = stages::Permission.check(&mut call);
+    if let Some(report) = around.report {
+        report.permission(match &permitted {
+            Ok(()) => Ok(()),
+            Err(_) => Err(ability.permission().unwrap_or_default()),
+        });
+    }
+    if let Err(error) = permitted {
         return Start::Refused(error);
     }
     call.args = match into_object(args) {
         Ok(args) => args,
         Err(error) => return Start::Refused(error),
     };
-    let rate = match guards {
+    let rate = match around.guards {
         Some(guards) if !call.ctx.continues() => guards.rates.check(ability, call.ctx.caller()),
         _ => RateCheck::Pass,
     };
     match rate {
         RateCheck::Pass => checked(call, surface),
-        RateCheck::Limited(error) => Start::Refused(error),
+        RateCheck::Limited(limited) => {
+            if let (Some(report), Some(seconds)) = (around.report, limited.retry_after) {
+                report.rate_limited(seconds);
+            }
+            Start::Refused(limited.error)
+        }
         RateCheck::Ask(waiting) => Start::Rate(waiting, call),
     }
 }
@@ -255,7 +294,7 @@ impl Ability {
 
     /// Run the whole pipeline for this ability and return everything it produced.
     pub async fn call_output(&self, ctx: Context, args: Value) -> Result<CallOutput, AbilityError> {
-        run(self, ctx, args, None, &[]).await
+        run(self, ctx, args, Around::default(), &[]).await
     }
 
     /// The same, inside a server's rate limits and audit trail.
@@ -265,7 +304,7 @@ impl Ability {
         args: Value,
         guards: &Arc<Guards>,
     ) -> Result<CallOutput, AbilityError> {
-        run(self, ctx, args, Some(guards), &[]).await
+        run(self, ctx, args, Around::guarded(guards), &[]).await
     }
 
     /// `PERMISSION_DENIED` unless the caller holds the ability's scope: the permission stage,

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::error::Lookup;
 use crate::ledger::Holder;
-use crate::pipeline::{self, Guards, Stage};
+use crate::pipeline::{self, Around, Guards, Reporter, Stage};
 use crate::rpc::ToRpc;
 
 use crate::{AbilityError, CallOutput, Context, Registry};
@@ -20,6 +20,8 @@ use crate::{AbilityError, CallOutput, Context, Registry};
 pub(crate) struct Served<'a> {
     pub(crate) holder: Holder<'a>,
     pub(crate) guards: &'a Arc<Guards>,
+    /// Where a native tool's call reports what it learned, for the HTTP gate.
+    pub(crate) report: Option<Reporter>,
 }
 
 pub(crate) mod aql;
@@ -246,18 +248,6 @@ impl View {
             .and_then(|&(_, position)| self.tools.get(position))
     }
 
-    /// The ability behind the native tool `name`.
-    pub(crate) fn ability<'r>(
-        &self,
-        registry: &'r Registry,
-        name: &str,
-    ) -> Option<&'r crate::Ability> {
-        match self.index.get(name) {
-            Some((Entry::Ability(i), _)) => registry.at(*i),
-            _ => None,
-        }
-    }
-
     /// The ability behind the native tool `name` when it may run as a background task.
     pub(crate) fn task_ability(
         &self,
@@ -294,6 +284,9 @@ impl View {
         let Some((entry, _)) = self.index.get(name) else {
             return Err(AbilityError::unknown(Lookup::Tool, name).to_rpc());
         };
+        if let (Some(report), false) = (&served.report, matches!(entry, Entry::Ability(_))) {
+            report.no_scope();
+        }
         match entry {
             Entry::SiteContext => {
                 let output = CallOutput::structured_only(native::site_context(ctx.site()));
@@ -315,7 +308,11 @@ impl View {
                 };
                 // Not boxed: the handler's waiting path is boxed apart, so this future stays
                 // small, and a call saves an allocation.
-                let outcome = pipeline::run(ability, ctx, args, Some(served.guards), stages).await;
+                let around = Around {
+                    guards: Some(served.guards),
+                    report: served.report.as_ref(),
+                };
+                let outcome = pipeline::run(ability, ctx, args, around, stages).await;
                 self.finish(outcome)
             }
             Entry::Discover => Ok(meta::discover(registry)),

@@ -26,9 +26,14 @@ impl ListenTasks {
             return None;
         }
         let named = message["params"]["notifications"]["taskIds"].as_array()?;
+        Some(Self::new(named.iter().filter_map(Value::as_str)))
+    }
+
+    /// Following `named`, each once, at most [`MOST`](Self::MOST) of them.
+    pub(crate) fn new<'a>(named: impl Iterator<Item = &'a str>) -> Self {
         // A task named twice is followed once (and notified once).
         let mut ids: Vec<String> = Vec::new();
-        for id in named.iter().filter_map(Value::as_str) {
+        for id in named {
             if ids.len() == Self::MOST {
                 break;
             }
@@ -36,7 +41,7 @@ impl ListenTasks {
                 ids.push(id.to_owned());
             }
         }
-        Some(Self(ids))
+        Self(ids)
     }
 }
 

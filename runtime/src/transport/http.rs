@@ -25,10 +25,12 @@ use tower_service::Service;
 
 use crate::adapter::McpHandler;
 use crate::auth::AuthError;
+use crate::pipeline;
 use crate::server::Inner;
 use crate::transport::batch;
 use crate::transport::sessions::Sessions;
-use crate::transport::{answer_id, check_cursor, check_message, listened_tasks, rpc_error};
+use crate::transport::summary::Summary;
+use crate::transport::{answer_id, check_message, rpc_error};
 use crate::{Server, ServerError};
 
 impl Server {
@@ -326,7 +328,8 @@ async fn gate(
 }
 
 /// One message, read whole, from an authenticated `caller`: the checks rmcp does not make,
-/// rmcp's answer, and the JSON-RPC error for a body rmcp refuses.
+/// rmcp's answer, and the JSON-RPC error for a body rmcp refuses. The body is read once here,
+/// into a [`Summary`]; what the call learns comes back in a [`Report`](crate::pipeline::Report).
 pub(super) async fn serve_one(
     inner: &Inner,
     mcp: &Mcp,
@@ -336,31 +339,27 @@ pub(super) async fn serve_one(
     caller: &crate::Caller,
     bytes: Bytes,
 ) -> Response {
-    if let Err((id, why)) = check_cursor(&bytes) {
-        return rpc_error(StatusCode::OK, &id, -32602, why);
+    let summary = Summary::read(&bytes);
+    if let Err(why) = summary.check_cursor() {
+        return rpc_error(StatusCode::OK, &summary.answer_id(), -32602, why);
     }
-    if let Some(url) = inner.authenticator.resource_metadata_url()
-        && let Some(refusal) = insufficient_scope(inner, slot, &bytes, caller, &url)
-    {
-        return refusal;
-    }
-    if let Some(tasks) = listened_tasks(&bytes) {
+    if let Some(tasks) = summary.listened_tasks() {
         parts.extensions.insert(tasks);
     }
     let opens = inner.http.stateful && Sessions::named(&parts.headers).is_none();
-    if opens && let Some(refusal) = sessions.refuse_new(&bytes).await {
+    if opens && let Some(refusal) = sessions.refuse_new(&summary).await {
         return refusal;
     }
     // A request of a session whose id another request of that session still waits on is
     // refused: both would be matched to one answer, and one would never get its own.
     let answering = match Sessions::named(&parts.headers).filter(|_| inner.http.stateful) {
-        Some(session) => match request_id(&bytes) {
+        Some(session) => match summary.id.as_ref().filter(|_| summary.method.is_some()) {
             Some(id) => match sessions.answering(session, id.to_string()) {
                 Some(answering) => Some(answering),
                 None => {
                     return rpc_error(
                         StatusCode::BAD_REQUEST,
-                        &id,
+                        id,
                         -32600,
                         "Invalid Request: a request of this session with this id is still being \
                          answered"
@@ -383,21 +382,35 @@ pub(super) async fn serve_one(
                 .to_ascii_lowercase()
                 .starts_with("application/json")
         });
-    let standard_call = matches!(
+    let metadata = inner.authenticator.resource_metadata_url();
+    let standard = matches!(
         inner.snapshot().view(slot).surface,
         crate::Surface::Standard
-    ) && memchr_call(&bytes);
+    );
+    // A tool call whose status code depends on what the pipeline learns: the scope a
+    // resource server's caller lacks (403), a rate limit on the standard surface (429).
+    let mut reading = None;
+    if summary.is_request("tools/call") && (metadata.is_some() || standard) {
+        let (reporter, read) = pipeline::report();
+        parts.extensions.insert(reporter);
+        reading = Some(read);
+    }
     let mut response = serve(mcp, Request::from_parts(parts, Body::from(bytes.clone()))).await;
     if opens {
         sessions.opened(&response, Some(caller));
+    }
+    if let (Some(metadata), Some(reading)) = (&metadata, &mut reading)
+        && let Some(Err(scope)) = reading.permission().await
+    {
+        response = insufficient_scope(&summary, caller, metadata, &scope);
     }
     if let Some(answering) = answering {
         // The id is free again once the answer (a stream, in a session) has gone out.
         let linger = inner.timeout.unwrap_or(Duration::from_secs(600));
         response = response.map(|body| answering.hold(body, linger));
     }
-    if standard_call && response.status() == StatusCode::OK {
-        return rate_limited_status(response).await;
+    if standard && let Some(seconds) = reading.as_ref().and_then(|r| r.now().retry_after) {
+        return rate_limited_status(response, seconds);
     }
     if response.status() == StatusCode::NOT_FOUND {
         return removed_in_our_words(response).await;
@@ -425,24 +438,6 @@ pub(super) async fn serve_one(
             Ok(()) => StatusCode::ACCEPTED.into_response(),
         },
     }
-}
-
-/// The id of a request (a message with a `method` and a string or number `id`), read without
-/// keeping the rest of the body.
-fn request_id(bytes: &[u8]) -> Option<Value> {
-    #[derive(serde::Deserialize)]
-    struct Probe {
-        id: Option<Value>,
-        method: Option<serde::de::IgnoredAny>,
-    }
-    let probe: Probe = serde_json::from_slice(bytes).ok()?;
-    probe.method?;
-    probe.id.filter(|id| id.is_string() || id.is_number())
-}
-
-/// Whether a body may hold a `tools/call` (a cheap look before any parse).
-fn memchr_call(bytes: &[u8]) -> bool {
-    bytes.windows(10).any(|w| w == b"tools/call")
 }
 
 /// rmcp answers a method protocol 2026-07-28 removed (`ping`, `resources/subscribe`...)
@@ -478,75 +473,43 @@ async fn removed_in_our_words(response: Response) -> Response {
     }
 }
 
-/// On the standard surface, whose failures are JSON-RPC errors: a JSON answer whose error is
-/// `RATE_LIMITED` is `429 Too Many Requests` with `Retry-After` (whole seconds), the body as
-/// it was. (A streamed answer has sent its status before the error is known.)
-async fn rate_limited_status(response: Response) -> Response {
+/// On the standard surface, whose failures are JSON-RPC errors: a call refused for its rate
+/// is `429 Too Many Requests` with `Retry-After` (whole seconds), the body as it was, when
+/// the answer is one JSON message. (A streamed answer has sent its status before the refusal
+/// is known.)
+fn rate_limited_status(mut response: Response, seconds: u64) -> Response {
     let json = response
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json"));
-    if response.status() != StatusCode::OK || !json {
-        return response;
-    }
-    let (mut parts, body) = response.into_parts();
-    // rmcp's answer to one request: small, and already complete.
-    let Ok(bytes) = axum::body::to_bytes(body, 16 << 20).await else {
-        return rpc_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &Value::Null,
-            -32603,
-            "Internal error: the answer could not be read".to_owned(),
-        );
-    };
-    let retry_after = serde_json::from_slice::<Value>(&bytes)
-        .ok()
-        .and_then(|message| {
-            let data = message.get("error")?.get("data")?;
-            (data.get("code")?.as_str()? == crate::ErrorCode::RateLimited.as_str())
-                .then(|| data.get("details")?.get("retry_after")?.as_u64())
-                .flatten()
-        });
-    if let Some(seconds) = retry_after {
-        parts.status = StatusCode::TOO_MANY_REQUESTS;
-        parts
-            .headers
+    if response.status() == StatusCode::OK && json {
+        *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+        response
+            .headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     }
-    Response::from_parts(parts, Body::from(bytes))
+    response
 }
 
 /// For an OAuth resource server: a `tools/call` of a native tool whose ability needs a scope
-/// the token lacks is `403` with `WWW-Authenticate: Bearer error="insufficient_scope",
-/// scope="..."` (RFC 6750 §3.1), so the client can ask the user for that scope and retry.
+/// the token lacks (as the pipeline's permission check reported it) is `403` with
+/// `WWW-Authenticate: Bearer error="insufficient_scope", scope="..."` (RFC 6750 §3.1), so the
+/// client can ask the user for that scope and retry; without a token, `401`.
 fn insufficient_scope(
-    inner: &Inner,
-    slot: usize,
-    bytes: &[u8],
+    summary: &Summary<'_>,
     caller: &crate::Caller,
     metadata: &str,
-) -> Option<Response> {
-    let message: Value = serde_json::from_slice(bytes).ok()?;
-    // A request (a notification gets no answer), and a `tools/call` one.
-    if message.get("method")?.as_str()? != "tools/call" || message.get("id").is_none() {
-        return None;
-    }
-    let name = message.get("params")?.get("name")?.as_str()?;
-    let snapshot = inner.snapshot();
-    let scope = snapshot
-        .view(slot)
-        .ability(&snapshot.registry, name)?
-        .permission()
-        .filter(|scope| !caller.has_scope(scope))?
-        .to_owned();
+    scope: &str,
+) -> Response {
     if caller.is_anonymous() {
         // No token at all: log in first, rather than ask for a scope.
-        return Some(unauthorized(&AuthError::MissingToken, Some(metadata)));
+        return unauthorized(&AuthError::MissingToken, Some(metadata));
     }
+    let name = summary.tool().unwrap_or_default();
     let mut response = rpc_error(
         StatusCode::FORBIDDEN,
-        &answer_id(&message),
+        &summary.answer_id(),
         -32001,
         format!("Forbidden: tool '{name}' needs the scope '{scope}', which the token lacks"),
     );
@@ -559,7 +522,7 @@ fn insufficient_scope(
             .headers_mut()
             .insert(header::WWW_AUTHENTICATE, value);
     }
-    Some(response)
+    response
 }
 
 fn unauthorized(error: &AuthError, metadata: Option<&str>) -> Response {

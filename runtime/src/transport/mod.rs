@@ -6,6 +6,7 @@ pub(crate) mod client;
 pub(crate) mod http;
 mod sessions;
 pub(crate) mod stdio;
+mod summary;
 
 use serde_json::{Value, json};
 

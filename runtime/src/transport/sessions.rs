@@ -9,6 +9,7 @@ use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use super::rpc_error;
+use super::summary::Summary;
 use crate::Caller;
 use crate::server::HttpOptions;
 
@@ -120,18 +121,17 @@ impl Sessions {
         headers.get(SESSION_ID).and_then(|v| v.to_str().ok())
     }
 
-    /// The refusal of a request that would open a session past the cap, if `body` is one
+    /// The refusal of a request that would open a session past the cap, if `summary` is one
     /// (an `initialize` request) and the cap is reached.
-    pub(crate) async fn refuse_new(&self, body: &[u8]) -> Option<Response> {
+    pub(crate) async fn refuse_new(&self, summary: &Summary<'_>) -> Option<Response> {
+        if summary.method.as_deref() != Some("initialize") {
+            return None;
+        }
         let open = self.manager.sessions.read().await.len();
         if open < self.cap {
             return None;
         }
-        let message: serde_json::Value = serde_json::from_slice(body).ok()?;
-        if message.get("method").and_then(|m| m.as_str()) != Some("initialize") {
-            return None;
-        }
-        let id = message.get("id").cloned().unwrap_or_default();
+        let id = summary.answer_id();
         tracing::warn!(
             open,
             cap = self.cap,

@@ -388,12 +388,14 @@ where
                     answer
                 } else {
                     match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
-                        Ok(mut message) => match check_cursor(text) {
+                        // The line is read again only for what rmcp's types drop: a list
+                        // request's cursor that is no string, a listen request's task ids.
+                        Ok(mut message) => match list_cursor(&message, text) {
                             Ok(()) => {
-                                if let (Some(tasks), JsonRpcMessage::Request(request)) =
-                                    (listened_tasks(text), &mut message)
+                                if let JsonRpcMessage::Request(request) = &mut message
                                     && let ClientRequest::SubscriptionsListenRequest(listen) =
                                         &mut request.request
+                                    && let Some(tasks) = listened_tasks(text)
                                 {
                                     listen.extensions.insert(tasks);
                                 }
@@ -489,4 +491,18 @@ fn reject(text: &[u8], error: &serde_json::Error) -> Option<Vec<u8>> {
         -32600,
         format!("Invalid Request: {error}"),
     ))
+}
+
+/// A list request's cursor that is no string ([`check_cursor`]), read from `text` only when
+/// the message rmcp typed is a list request (or one rmcp could not type).
+fn list_cursor(message: &RxJsonRpcMessage<RoleServer>, text: &[u8]) -> Result<(), (Value, String)> {
+    match message {
+        JsonRpcMessage::Request(request)
+            if super::PAGINATED.contains(&request.request.method())
+                || matches!(request.request, ClientRequest::CustomRequest(_)) =>
+        {
+            check_cursor(text)
+        }
+        _ => Ok(()),
+    }
 }

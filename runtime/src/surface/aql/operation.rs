@@ -11,7 +11,7 @@ use super::introspect::introspect;
 use super::params::{confirmation_token, reject_unknown, resolve_params};
 use super::stages::{Gate, Params, Query};
 use super::{Endpoint, Severity, Table, relations, warning};
-use crate::pipeline::{self, Stage};
+use crate::pipeline::{self, Around, Stage};
 use crate::surface::Served;
 use crate::{AbilityError, Context, ErrorCode, Registry, Semantic};
 
@@ -110,7 +110,7 @@ pub(super) async fn operation_once(
         ability,
         run_ctx,
         Value::Object(params),
-        Some(served.guards),
+        Around::guarded(served.guards),
         &stages,
     ))
     .await
