@@ -16,7 +16,6 @@ mod extract;
 #[cfg(feature = "jwt")]
 mod jwt;
 mod ledger;
-mod limit;
 mod normalize;
 mod pipeline;
 mod profile;

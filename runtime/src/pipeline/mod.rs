@@ -9,11 +9,13 @@
 //! A stage is a small value with one job. The core stages run for every call; a surface adds
 //! its own at the two places it may (MCP-AQL: unknown parameters, UPDATE fields and collection
 //! queries among the arguments, the confirmation gate before the handler). The server's
-//! [`Guards`] wrap the stages: the rate limit right after the permission check (a call
-//! refused later, for its arguments, still counts), and one audit event per call, however it
-//! ends. Surfaces only map the wire to a call and the output back.
+//! [`Guards`] add the rate limit, a stage right after the permission check (a call refused
+//! later, for its arguments, still counts), and wrap the call in one audit event, however it
+//! ends. [`order`] chooses a call's stages, for every surface; surfaces only map the wire to
+//! a call and the output back.
 
 mod output;
+pub(crate) mod rate;
 mod report;
 mod stages;
 
@@ -28,9 +30,9 @@ pub(crate) use report::{Reporter, report};
 
 use crate::audit::{Audit, CallEvent};
 use crate::error::Lookup;
-use crate::limit::{RateCheck, RateFuture, RateLimits};
 use crate::normalize::into_object;
 use crate::{Ability, AbilityError, Context, Registry};
+use rate::RateLimits;
 
 /// One call of one ability, as it goes through the stages.
 pub(crate) struct Call<'a> {
@@ -40,6 +42,8 @@ pub(crate) struct Call<'a> {
     pub(crate) args: Map<String, Value>,
     /// What the handler gets: set by the input stage.
     pub(crate) input: Value,
+    /// Where the call reports what the HTTP gate needs to know.
+    pub(crate) report: Option<&'a Reporter>,
 }
 
 /// What a server puts around every call: its rate limits and its audit trail.
@@ -99,7 +103,14 @@ pub(crate) trait Stage: Send + Sync {
         Ok(())
     }
 
-    /// Work that waits, after `check`; `None` when there is nothing to wait for.
+    /// Whether the stage may wait ([`wait`](Self::wait) returns work): the pipeline runs it,
+    /// and those after it, in an async continuation. A stage that implements `wait` says so.
+    fn waits(&self) -> bool {
+        false
+    }
+
+    /// Work that waits, after `check`; `None` when there is nothing to wait for. Called only
+    /// for a stage that [`waits`](Self::waits).
     fn wait<'a>(&'a self, _call: &'a Call<'_>) -> Option<StageFuture<'a>> {
         None
     }
@@ -108,44 +119,35 @@ pub(crate) trait Stage: Send + Sync {
     fn finish(&self, _output: &mut CallOutput) {}
 }
 
-/// Run `ability` with wire `args` through the core stages and `surface`'s.
+/// Run `ability` with wire `args` through the stages of [`order`] and then its handler.
 ///
-/// Without surface stages (native tools, meta, `Ability::call`) the core stages, which only
-/// check, run at once when the future is made (a pipeline future is always awaited where it
-/// is made), and the future keeps only the running handler: a call's context and arguments
-/// are not carried through every level of it. A surface's own stages, which may wait, run in
-/// an async continuation.
+/// The stages that only check run at once, when the future is made (a pipeline future is
+/// always awaited where it is made): with none that waits (native tools, meta,
+/// `Ability::call`), the future keeps only the running handler, and a call's context and
+/// arguments are not carried through every level of it. From the first stage that may wait
+/// (a rate kept in the shared store, MCP-AQL's confirmation gate) the rest run in an async
+/// continuation.
 pub(crate) fn run<'a>(
     ability: &'a Ability,
     ctx: Context,
     args: Value,
-    around: Around<'_>,
+    around: Around<'a>,
     surface: &'a [&'a dyn Stage],
 ) -> impl Future<Output = Result<CallOutput, AbilityError>> + Send + 'a {
     let audited = around
         .guards
         .filter(|guards| guards.audit.enabled())
         .map(|guards| (Arc::clone(guards), CallEvent::start(ability, &ctx, &args)));
-    let report = around.report.cloned();
     let start = start(ability, ctx, args, around, surface);
     async move {
         let outcome = async {
-            let mut start = start;
-            let handler = loop {
-                start = match start {
-                    Start::Handler(handler) => break handler,
-                    Start::Surface(call) => break Box::pin(surface_stages(call, surface)).await?,
-                    Start::Rate(rate, call) => {
-                        if let Err(limited) = rate.await {
-                            if let (Some(report), Some(seconds)) = (&report, limited.retry_after) {
-                                report.rate_limited(seconds);
-                            }
-                            return Err(limited.error);
-                        }
-                        checked(call, surface)
-                    }
-                    Start::Refused(error) => return Err(error),
-                };
+            let handler = match start {
+                Start::Handler(handler) => handler,
+                Start::Waiting(call, done) => {
+                    let rest = order(around, call.ctx.continues(), surface).skip(done);
+                    Box::pin(waiting(call, rest)).await?
+                }
+                Start::Refused(error) => return Err(error),
             };
             let mut output = handler.await?;
             for stage in surface.iter().rev() {
@@ -165,19 +167,31 @@ pub(crate) fn run<'a>(
 enum Start<'a> {
     /// Every stage passed: the handler is running.
     Handler(stages::Handling<'a>),
-    /// The surface's stages are next.
-    Surface(Call<'a>),
-    /// The shared store counts the call against its rate; the other checks follow.
-    Rate(RateFuture, Call<'a>),
+    /// The stage after the first `done` of [`order`] may wait: it and the rest are next.
+    Waiting(Call<'a>, usize),
     Refused(AbilityError),
 }
 
-/// The stages between the site check and the handler, in order.
-fn order<'s>(surface: &'s [&'s dyn Stage]) -> impl Iterator<Item = &'s dyn Stage> + 's {
+/// The stages of a call after the permission check, in order, for every surface: the rate
+/// (unless the call goes on with one already counted), the site, the surface's argument
+/// stages, the input, the surface's gate stages. (The permission check runs first, before the
+/// arguments are read; the audit event wraps the whole call.)
+fn order<'s>(
+    around: Around<'s>,
+    continues: bool,
+    surface: &'s [&'s dyn Stage],
+) -> impl Iterator<Item = &'s dyn Stage> + 's {
+    const SITE: &dyn Stage = &stages::SiteCheck;
     const INPUT: &dyn Stage = &stages::Input;
-    let at = |place| surface.iter().copied().filter(move |s| s.place() == place);
-    at(Place::Arguments)
-        .chain(std::iter::once(INPUT))
+    let rate = around
+        .guards
+        .filter(|_| !continues)
+        .map(|guards| &guards.rates as &dyn Stage);
+    let at = move |place| surface.iter().copied().filter(move |s| s.place() == place);
+    rate.into_iter()
+        .chain([SITE])
+        .chain(at(Place::Arguments))
+        .chain([INPUT])
         .chain(at(Place::Gate))
 }
 
@@ -185,7 +199,7 @@ fn start<'a>(
     ability: &'a Ability,
     ctx: Context,
     args: Value,
-    around: Around<'_>,
+    around: Around<'a>,
     surface: &'a [&'a dyn Stage],
 ) -> Start<'a> {
     let mut call = Call {
@@ -193,48 +207,23 @@ fn start<'a>(
         ctx,
         args: Map::new(),
         input: Value::Null,
+        report: around.report,
     };
     // Permission first: nothing about the input is revealed to a caller without the scope.
-    let permitted = stages::Permission.check(&mut call);
-    if let Some(report) = around.report {
-        report.permission(match &permitted {
-            Ok(()) => Ok(()),
-            Err(_) => Err(ability.permission().unwrap_or_default()),
-        });
-    }
-    if let Err(error) = permitted {
+    if let Err(error) = stages::Permission.check(&mut call) {
         return Start::Refused(error);
     }
     call.args = match into_object(args) {
         Ok(args) => args,
         Err(error) => return Start::Refused(error),
     };
-    let rate = match around.guards {
-        Some(guards) if !call.ctx.continues() => guards.rates.check(ability, call.ctx.caller()),
-        _ => RateCheck::Pass,
-    };
-    match rate {
-        RateCheck::Pass => checked(call, surface),
-        RateCheck::Limited(limited) => {
-            if let (Some(report), Some(seconds)) = (around.report, limited.retry_after) {
-                report.rate_limited(seconds);
-            }
-            Start::Refused(limited.error)
+    for (done, stage) in order(around, call.ctx.continues(), surface).enumerate() {
+        if stage.waits() {
+            return Start::Waiting(call, done);
         }
-        RateCheck::Ask(waiting) => Start::Rate(waiting, call),
-    }
-}
-
-/// The checks after the rate: the site, then (without surface stages) the input.
-fn checked<'a>(mut call: Call<'a>, surface: &'a [&'a dyn Stage]) -> Start<'a> {
-    if let Err(error) = stages::SiteCheck.check(&mut call) {
-        return Start::Refused(error);
-    }
-    if !surface.is_empty() {
-        return Start::Surface(call);
-    }
-    if let Err(error) = stages::Input.check(&mut call) {
-        return Start::Refused(error);
+        if let Err(error) = stage.check(&mut call) {
+            return Start::Refused(error);
+        }
     }
     let Call {
         ability,
@@ -245,12 +234,12 @@ fn checked<'a>(mut call: Call<'a>, surface: &'a [&'a dyn Stage]) -> Start<'a> {
     Start::Handler(stages::handle(ability, ctx, input))
 }
 
-/// The stages from the surface's arguments stages to its gate, the input stage among them.
-async fn surface_stages<'a>(
+/// The stages from the first that may wait to the last, then the handler.
+async fn waiting<'a>(
     mut call: Call<'a>,
-    surface: &'a [&'a dyn Stage],
+    rest: impl Iterator<Item = &'a dyn Stage>,
 ) -> Result<stages::Handling<'a>, AbilityError> {
-    for stage in order(surface) {
+    for stage in rest {
         stage.check(&mut call)?;
         if let Some(waiting) = stage.wait(&call) {
             waiting.await?;

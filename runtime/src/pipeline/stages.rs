@@ -18,12 +18,20 @@ use crate::{Ability, AbilityError, Context, ErrorCode};
 /// Names longer than this are cut in error messages.
 const MAX_ECHOED_NAME: usize = 100;
 
-/// The caller holds the ability's scope.
+/// The caller holds the ability's scope (reported to the HTTP gate, which answers a lacking
+/// scope with `403`).
 pub(crate) struct Permission;
 
 impl Stage for Permission {
     fn check(&self, call: &mut Call<'_>) -> Result<(), AbilityError> {
-        permission(call.ability, &call.ctx)
+        let permitted = permission(call.ability, &call.ctx);
+        if let Some(report) = call.report {
+            report.permission(match &permitted {
+                Ok(()) => Ok(()),
+                Err(_) => Err(call.ability.permission().unwrap_or_default()),
+            });
+        }
+        permitted
     }
 }
 

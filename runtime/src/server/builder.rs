@@ -471,7 +471,7 @@ impl ServerBuilder {
             )),
         };
         let guards = Arc::new(crate::pipeline::Guards {
-            rates: crate::limit::RateLimits::new(self.rate_limit, &store),
+            rates: crate::pipeline::rate::RateLimits::new(self.rate_limit, &store),
             audit: crate::audit::Audit::new(sink)?,
         });
         let notifier = ResourceNotifier::shared(&store);

@@ -91,6 +91,10 @@ impl Stage for Gate<'_> {
         Place::Gate
     }
 
+    fn waits(&self) -> bool {
+        true
+    }
+
     fn wait<'a>(&'a self, call: &'a Call<'_>) -> Option<StageFuture<'a>> {
         let ctx: &'a Context = &call.ctx;
         let ability = call.ability;

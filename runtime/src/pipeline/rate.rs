@@ -1,0 +1,165 @@
+//! Rate limits: how often one caller may call one ability. Kept in this process by
+//! `governor` (GCRA), or, when replicas share the [store](crate::Store), in the store, so a
+//! caller's budget is the same on every replica.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use governor::clock::Clock as _;
+use serde_json::json;
+
+use super::{Call, Reporter, Stage, StageFuture};
+use crate::rate::Rate;
+use crate::store::{RateTaken, Store};
+use crate::{Ability, AbilityError, Caller, ErrorCode};
+
+type Keyed = governor::DefaultKeyedRateLimiter<String>;
+
+/// Every how many checks the local limiters forget callers whose budget is full again.
+const PRUNE_EVERY: u64 = 4096;
+
+/// The rate limits of one server: each ability's own rate, or the server's default.
+pub(crate) struct RateLimits {
+    default: Option<Rate>,
+    /// Replicas share it: the budgets are kept there.
+    store: Option<Arc<dyn Store>>,
+    /// One keyed limiter per distinct rate, keyed by caller and ability.
+    local: Mutex<HashMap<Rate, Arc<Keyed>>>,
+    checks: AtomicU64,
+}
+
+/// A call refused for its rate: the error, and the seconds to wait (none when the budget
+/// could not be read).
+struct Limited {
+    error: AbilityError,
+    retry_after: Option<u64>,
+}
+
+impl Limited {
+    /// The error, its wait reported to the HTTP gate.
+    fn reported(self, report: Option<&Reporter>) -> AbilityError {
+        if let (Some(report), Some(seconds)) = (report, self.retry_after) {
+            report.rate_limited(seconds);
+        }
+        self.error
+    }
+}
+
+/// The rate stage: one call of the ability taken from the caller's budget, in this process
+/// (`check`) or in the shared store (`wait`).
+impl Stage for RateLimits {
+    fn waits(&self) -> bool {
+        self.store.is_some()
+    }
+
+    fn check(&self, call: &mut Call<'_>) -> Result<(), AbilityError> {
+        if self.store.is_some() {
+            return Ok(());
+        }
+        let Some(rate) = self.rate_of(call.ability) else {
+            return Ok(());
+        };
+        let key = key(call.ability, call.ctx.caller());
+        let limiter = self.limiter(rate);
+        if self.checks.fetch_add(1, Ordering::Relaxed) % PRUNE_EVERY == PRUNE_EVERY - 1 {
+            limiter.retain_recent();
+        }
+        match limiter.check_key(&key) {
+            Ok(()) => Ok(()),
+            Err(not_until) => {
+                let wait = not_until.wait_time_from(limiter.clock().now());
+                let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1);
+                Err(limited(call.ability.name(), rate, wait_ms).reported(call.report))
+            }
+        }
+    }
+
+    fn wait<'a>(&'a self, call: &'a Call<'_>) -> Option<StageFuture<'a>> {
+        let store = self.store.as_ref()?;
+        let rate = self.rate_of(call.ability)?;
+        let key = key(call.ability, call.ctx.caller());
+        let (name, report) = (call.ability.name(), call.report);
+        Some(Box::pin(async move {
+            let taken = store
+                .take_rate(&key, rate.calls(), rate.period_ms(), crate::clock::now_ms())
+                .await;
+            match taken {
+                Ok(RateTaken::Allowed) => Ok(()),
+                Ok(RateTaken::Limited { retry_after_ms }) => {
+                    Err(limited(name, rate, retry_after_ms).reported(report))
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "the store could not count a rate limit");
+                    Err(AbilityError::internal(
+                        "the rate limit could not be checked",
+                    ))
+                }
+            }
+        }))
+    }
+}
+
+/// A budget's key: the ability first (its name has no space, so the first space splits the
+/// key), then the principal, NUL (which PostgreSQL text cannot hold) escaped with the escape
+/// itself.
+fn key(ability: &Ability, caller: &Caller) -> String {
+    let principal = caller.principal();
+    if principal.contains(['\\', '\0']) {
+        let escaped = principal.replace('\\', "\\\\").replace('\0', "\\0");
+        format!("{} {escaped}", ability.name())
+    } else {
+        format!("{} {principal}", ability.name())
+    }
+}
+
+impl RateLimits {
+    pub(crate) fn new(default: Option<Rate>, store: &Arc<dyn Store>) -> Self {
+        Self {
+            default,
+            store: store.is_shared().then(|| Arc::clone(store)),
+            local: Mutex::new(HashMap::new()),
+            checks: AtomicU64::new(0),
+        }
+    }
+
+    /// The rate that applies to `ability`: its own, or the server's default.
+    fn rate_of(&self, ability: &Ability) -> Option<Rate> {
+        ability.rate().or(self.default)
+    }
+
+    fn limiter(&self, rate: Rate) -> Arc<Keyed> {
+        let mut local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(local.entry(rate).or_insert_with(|| {
+            let quota = governor::Quota::with_period(Duration::from_millis(rate.interval_ms()))
+                .unwrap_or_else(|| governor::Quota::per_second(rate.burst()))
+                .allow_burst(rate.burst());
+            Arc::new(governor::RateLimiter::keyed(quota))
+        }))
+    }
+}
+
+/// `RATE_LIMITED`, saying when to come back (`details.retry_after`, whole seconds rounded up,
+/// as HTTP's `Retry-After` takes them).
+fn limited(ability: &str, rate: Rate, retry_after_ms: u64) -> Limited {
+    let seconds = retry_after_ms.div_ceil(1000).max(1);
+    let error = AbilityError::new(
+        ErrorCode::RateLimited,
+        format!(
+            "'{ability}' allows {} calls per {} s for each caller; retry in {seconds} s",
+            rate.calls(),
+            rate.period_ms() as f64 / 1000.0
+        ),
+    )
+    .with_details(json!({
+        "retry_after": seconds,
+        "retry_after_ms": retry_after_ms,
+        "limit": rate.calls(),
+        "period_s": rate.period_ms() as f64 / 1000.0,
+    }));
+    Limited {
+        error,
+        retry_after: Some(seconds),
+    }
+}
