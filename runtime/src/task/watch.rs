@@ -20,15 +20,6 @@ impl ListenTasks {
     /// The most task ids one stream may follow.
     const MOST: usize = 100;
 
-    /// The task ids of `message`, when it is a listen request that names some.
-    pub(crate) fn of(message: &Value) -> Option<Self> {
-        if message["method"] != "subscriptions/listen" {
-            return None;
-        }
-        let named = message["params"]["notifications"]["taskIds"].as_array()?;
-        Some(Self::new(named.iter().filter_map(Value::as_str)))
-    }
-
     /// Following `named`, each once, at most [`MOST`](Self::MOST) of them.
     pub(crate) fn new<'a>(named: impl Iterator<Item = &'a str>) -> Self {
         // A task named twice is followed once (and notified once).
@@ -208,39 +199,5 @@ impl Watchers {
                 let _ = stream.send(task.clone());
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ListenTasks;
-    use serde_json::json;
-
-    #[test]
-    fn a_listen_request_names_the_tasks_it_follows() {
-        let listen = |params| json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": params});
-        assert_eq!(
-            ListenTasks::of(&listen(
-                json!({"notifications": {"taskIds": ["a", 7, "b"]}})
-            )),
-            Some(ListenTasks(vec!["a".into(), "b".into()]))
-        );
-        assert_eq!(
-            ListenTasks::of(&listen(
-                json!({"notifications": {"toolsListChanged": true}})
-            )),
-            None
-        );
-        assert_eq!(
-            ListenTasks::of(&listen(
-                json!({"notifications": {"taskIds": ["a", "b", "a", "b", "c"]}})
-            )),
-            Some(ListenTasks(vec!["a".into(), "b".into(), "c".into()]))
-        );
-        let many: Vec<String> = (0..500).map(|i| i.to_string()).collect();
-        let followed = ListenTasks::of(&listen(json!({"notifications": {"taskIds": many}})));
-        assert_eq!(followed.map(|t| t.0.len()), Some(100));
-        let call = json!({"method": "tools/call", "params": {"notifications": {"taskIds": ["a"]}}});
-        assert_eq!(ListenTasks::of(&call), None);
     }
 }

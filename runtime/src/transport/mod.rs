@@ -66,36 +66,20 @@ pub(crate) fn check_cursor(bytes: &[u8]) -> Result<(), (Value, String)> {
     if !bytes.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
         return Ok(());
     }
-    let Ok(message) = serde_json::from_slice::<Value>(bytes) else {
-        return Ok(());
-    };
-    let Some(method) = message.get("method").and_then(Value::as_str) else {
-        return Ok(());
-    };
-    if !PAGINATED.contains(&method) {
-        return Ok(());
-    }
-    match message.get("params").and_then(|p| p.get("cursor")) {
-        None | Some(Value::String(_) | Value::Null) => Ok(()),
-        Some(other) => Err((
-            answer_id(&message),
-            format!(
-                "Invalid params for {method}: the cursor must be a string, got {}",
-                crate::normalize::json_type(other)
-            ),
-        )),
-    }
+    let summary = summary::Summary::read(bytes);
+    summary
+        .check_cursor()
+        .map_err(|why| (summary.answer_id(), why))
 }
 
 /// The task ids a `subscriptions/listen` message follows (`notifications.taskIds`), which rmcp's
-/// filter type drops; only bodies that mention `"taskIds"` are parsed again.
+/// filter type drops; only bodies that mention `"taskIds"` are read again.
 pub(crate) fn listened_tasks(bytes: &[u8]) -> Option<crate::task::ListenTasks> {
     const NEEDLE: &[u8] = b"\"taskIds\"";
     if !bytes.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
         return None;
     }
-    let message = serde_json::from_slice::<Value>(bytes).ok()?;
-    crate::task::ListenTasks::of(&message)
+    summary::Summary::read(bytes).listened_tasks()
 }
 
 pub(crate) fn error_line(id: &Value, code: i32, message: String) -> Vec<u8> {

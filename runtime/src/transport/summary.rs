@@ -106,50 +106,16 @@ fn skip_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
 
 /// A string (borrowed where the body allows), or `None` for any other value.
 fn text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D::Error> {
-    struct Text;
-    impl<'de> Visitor<'de> for Text {
-        type Value = Option<Cow<'de, str>>;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("any JSON value")
-        }
-        fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Borrowed(v)))
-        }
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Owned(v.to_owned())))
-        }
-        fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Owned(v)))
-        }
-        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-            skip_map(map).map(|()| None)
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-            skip_seq(seq).map(|()| None)
-        }
-    }
-    d.deserialize_any(Text)
+    d.deserialize_any(Loose(|kind: Scalar<'de>| match kind {
+        Scalar::Text(text) => Some(text),
+        _ => None,
+    }))
 }
 
 /// A string or a number, as a JSON-RPC id; `None` for any other value.
 fn id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    d.deserialize_any(Loose(|kind: Scalar<'_>| match kind {
-        Scalar::Text(s) => Some(Value::from(s)),
+    d.deserialize_any(Loose(|kind: Scalar<'de>| match kind {
+        Scalar::Text(s) => Some(Value::from(s.into_owned())),
         Scalar::Number(n) => Some(n),
         _ => None,
     }))
@@ -157,7 +123,7 @@ fn id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
 
 /// The JSON type of a cursor.
 fn cursor<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cursor>, D::Error> {
-    d.deserialize_any(Loose(|kind: Scalar<'_>| {
+    d.deserialize_any(Loose(|kind: Scalar<'de>| {
         Some(match kind {
             Scalar::Text(_) => Cursor::Text,
             Scalar::Null => Cursor::Null,
@@ -170,8 +136,8 @@ fn cursor<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cursor>, D::Error> {
 }
 
 /// A value as [`Loose`] hands it to its picker.
-enum Scalar<'v> {
-    Text(&'v str),
+enum Scalar<'de> {
+    Text(Cow<'de, str>),
     Number(Value),
     Bool,
     Null,
@@ -179,13 +145,16 @@ enum Scalar<'v> {
     Array,
 }
 
-impl<'de, T, F: FnOnce(Scalar<'_>) -> Option<T>> Visitor<'de> for Loose<F> {
+impl<'de, T, F: FnOnce(Scalar<'de>) -> Option<T>> Visitor<'de> for Loose<F> {
     type Value = Option<T>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
     }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok((self.0)(Scalar::Text(Cow::Borrowed(v))))
+    }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok((self.0)(Scalar::Text(v)))
+        Ok((self.0)(Scalar::Text(Cow::Owned(v.to_owned()))))
     }
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
         Ok((self.0)(Scalar::Bool))
@@ -280,6 +249,7 @@ fn task_ids<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::E
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn reads_what_the_gate_needs_and_skips_the_rest() {
@@ -319,5 +289,42 @@ mod tests {
             s.params.and_then(|p| p.notifications),
             Some(vec!["a".to_owned(), "b".to_owned()])
         );
+    }
+
+    /// What the transports read of a message's bytes.
+    fn read(message: &Value) -> Option<crate::task::ListenTasks> {
+        super::super::listened_tasks(message.to_string().as_bytes())
+    }
+
+    #[test]
+    fn a_listen_request_names_the_tasks_it_follows() {
+        let listen = |params| json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": params});
+        assert_eq!(
+            read(&listen(
+                json!({"notifications": {"taskIds": ["a", 7, "b"]}})
+            )),
+            Some(crate::task::ListenTasks(vec!["a".into(), "b".into()]))
+        );
+        assert_eq!(
+            read(&listen(
+                json!({"notifications": {"toolsListChanged": true}})
+            )),
+            None
+        );
+        assert_eq!(
+            read(&listen(
+                json!({"notifications": {"taskIds": ["a", "b", "a", "b", "c"]}})
+            )),
+            Some(crate::task::ListenTasks(vec![
+                "a".into(),
+                "b".into(),
+                "c".into()
+            ]))
+        );
+        let many: Vec<String> = (0..500).map(|i| i.to_string()).collect();
+        let followed = read(&listen(json!({"notifications": {"taskIds": many}})));
+        assert_eq!(followed.map(|t| t.0.len()), Some(100));
+        let call = json!({"method": "tools/call", "params": {"notifications": {"taskIds": ["a"]}}});
+        assert_eq!(read(&call), None);
     }
 }
