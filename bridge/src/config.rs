@@ -267,26 +267,16 @@ pub(crate) fn headers(
 
 /// `"READ"`, `"read"`... as a [`Semantic`].
 pub(crate) fn parse_semantic(text: &str) -> Option<Semantic> {
-    Some(match text.to_ascii_uppercase().as_str() {
-        "CREATE" => Semantic::Create,
-        "READ" => Semantic::Read,
-        "UPDATE" => Semantic::Update,
-        "DELETE" => Semantic::Delete,
-        "EXECUTE" => Semantic::Execute,
-        _ => return None,
-    })
+    Semantic::ALL
+        .into_iter()
+        .find(|s| s.as_str().eq_ignore_ascii_case(text))
 }
 
 /// `"safe"`... as a [`Danger`].
 pub(crate) fn parse_danger(text: &str) -> Option<Danger> {
-    Some(match text.to_ascii_lowercase().as_str() {
-        "safe" => Danger::Safe,
-        "reversible" => Danger::Reversible,
-        "destructive" => Danger::Destructive,
-        "dangerous" => Danger::Dangerous,
-        "forbidden" => Danger::Forbidden,
-        _ => return None,
-    })
+    Danger::ALL
+        .into_iter()
+        .find(|d| d.as_str().eq_ignore_ascii_case(text))
 }
 
 mod semantic_opt {

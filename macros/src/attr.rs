@@ -6,6 +6,8 @@ use syn::parse::Parser;
 use syn::spanned::Spanned;
 use syn::{Expr, Lit, LitBool, LitStr, Token};
 
+use abilities_core::{Danger, Semantic, TaskSupport, one_of, parse_rate};
+
 /// The keys `#[ability]` accepts, in the order the "unknown key" error lists them.
 pub(crate) const ABILITY_KEYS: &[&str] = &[
     SEMANTIC,
@@ -30,7 +32,7 @@ pub(crate) const ABILITY_KEYS: &[&str] = &[
     RATE,
     CRATE,
 ];
-const SEMANTIC: &str = "semantic";
+pub(crate) const SEMANTIC: &str = "semantic";
 const FLATTEN: &str = "flatten";
 const NAME: &str = "name";
 const TITLE: &str = "title";
@@ -52,18 +54,6 @@ const TASK: &str = "task";
 const RATE: &str = "rate";
 const CRATE: &str = "crate";
 
-/// The danger levels of MCP-AQL, as written in the attribute.
-pub(crate) const DANGERS: &[&str] = &[
-    "safe",
-    "reversible",
-    "destructive",
-    "dangerous",
-    "forbidden",
-];
-
-/// How an ability runs as a background task, as written in the attribute.
-pub(crate) const TASKS: &[&str] = &["forbidden", "optional", "required"];
-
 /// The keys `#[param]` accepts.
 pub(crate) const PARAM_KEYS: &[&str] = &[DESCRIPTION, DEFAULT, COMPLETE, HEADER, SENSITIVE];
 const DEFAULT: &str = "default";
@@ -71,15 +61,20 @@ const SENSITIVE: &str = "sensitive";
 const COMPLETE: &str = "complete";
 const HEADER: &str = "header";
 
-/// The five semantics, as written in the attribute.
-pub(crate) const SEMANTICS: &[&str] = &["CREATE", "READ", "UPDATE", "DELETE", "EXECUTE"];
+/// A value the attribute spelled as a string, read once into its type, with the span of the
+/// literal that spelled it.
+#[derive(Clone, Copy)]
+pub(crate) struct Written<T> {
+    pub(crate) value: T,
+    pub(crate) span: Span,
+}
 
 /// What `#[ability(...)]` said.
 #[derive(Default)]
 pub(crate) struct AbilityArgs {
-    pub(crate) semantic: Option<LitStr>,
-    /// `semantic` was written, even if its value was wrong (so it is not also "missing").
-    pub(crate) semantic_written: bool,
+    /// The keys written, each once (a second is reported as a duplicate and skipped).
+    pub(crate) written: Vec<&'static str>,
+    pub(crate) semantic: Option<Written<Semantic>>,
     pub(crate) flatten: Option<Span>,
     pub(crate) name: Option<LitStr>,
     pub(crate) title: Option<LitStr>,
@@ -100,11 +95,11 @@ pub(crate) struct AbilityArgs {
     /// `family = "observe"`: the MCP-AQL endpoint family.
     pub(crate) family: Option<LitStr>,
     /// `danger = "destructive"`: the MCP-AQL danger level.
-    pub(crate) danger: Option<LitStr>,
+    pub(crate) danger: Option<Written<Danger>>,
     /// `task = "optional"`: whether the ability may run as a background task.
-    pub(crate) task: Option<LitStr>,
-    /// `rate = "10/min"`: how often one caller may call the ability.
-    pub(crate) rate: Option<LitStr>,
+    pub(crate) task: Option<Written<TaskSupport>>,
+    /// `rate = "10/min"`: how often one caller may call the ability, as (calls, seconds).
+    pub(crate) rate: Option<Written<(u32, u64)>>,
     /// `crate = "my_facade::abilities"`: where generated code finds the framework.
     pub(crate) krate: Option<syn::Path>,
 }
@@ -154,23 +149,26 @@ pub(crate) fn parse_ability_args(tokens: TokenStream, errors: &mut Errors) -> Ab
             );
             return skip_value(&meta);
         };
+        if let Some(known) = ABILITY_KEYS.iter().find(|k| **k == key) {
+            if args.written.contains(known) {
+                errors.spanned(&meta.path, format!("duplicate attribute `{key}`"));
+                return skip_value(&meta);
+            }
+            args.written.push(*known);
+        }
         match key.as_str() {
             // semantic = "CREATE" | "READ" | "UPDATE" | "DELETE" | "EXECUTE"
-            SEMANTIC => {
-                args.semantic_written = true;
-                if let Some(lit) = string_value(&meta, SEMANTIC, "semantic = \"READ\"", errors)? {
-                    if !SEMANTICS.contains(&lit.value().as_str()) {
-                        errors.spanned(
-                            &lit,
-                            format!(
-                                "unknown semantic \"{}\"; expected one of \"CREATE\", \"READ\", \"UPDATE\", \"DELETE\", \"EXECUTE\"",
-                                lit.value()
-                            ),
-                        );
-                    }
-                    set(&mut args.semantic, lit, &meta, errors);
-                }
-            }
+            SEMANTIC => spelled(
+                &meta,
+                &mut args.semantic,
+                SEMANTIC,
+                "semantic = \"READ\"",
+                |text| {
+                    let all = Semantic::ALL.map(Semantic::as_str);
+                    Semantic::parse(text).ok_or_else(|| unknown_value("semantic", text, all))
+                },
+                errors,
+            )?,
             // flatten
             FLATTEN => {
                 if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
@@ -252,45 +250,38 @@ pub(crate) fn parse_ability_args(tokens: TokenStream, errors: &mut Errors) -> Ab
                 errors,
             )?,
             // danger = "safe" | "reversible" | "destructive" | "dangerous" | "forbidden"
-            DANGER => {
-                if let Some(lit) = string_value(&meta, DANGER, "danger = \"destructive\"", errors)?
-                {
-                    if !DANGERS.contains(&lit.value().as_str()) {
-                        errors.spanned(
-                            &lit,
-                            format!(
-                                "unknown danger level \"{}\"; expected one of \"safe\", \"reversible\", \"destructive\", \"dangerous\", \"forbidden\"",
-                                lit.value()
-                            ),
-                        );
-                    }
-                    set(&mut args.danger, lit, &meta, errors);
-                }
-            }
+            DANGER => spelled(
+                &meta,
+                &mut args.danger,
+                DANGER,
+                "danger = \"destructive\"",
+                |text| {
+                    let all = Danger::ALL.map(Danger::as_str);
+                    Danger::parse(text).ok_or_else(|| unknown_value("danger level", text, all))
+                },
+                errors,
+            )?,
             // task = "forbidden" | "optional" | "required"
-            TASK => {
-                if let Some(lit) = string_value(&meta, TASK, "task = \"optional\"", errors)? {
-                    if !TASKS.contains(&lit.value().as_str()) {
-                        errors.spanned(
-                            &lit,
-                            format!(
-                                "unknown task support \"{}\"; expected one of \"forbidden\", \"optional\", \"required\"",
-                                lit.value()
-                            ),
-                        );
-                    }
-                    set(&mut args.task, lit, &meta, errors);
-                }
-            }
+            TASK => spelled(
+                &meta,
+                &mut args.task,
+                TASK,
+                "task = \"optional\"",
+                |text| {
+                    let all = TaskSupport::ALL.map(TaskSupport::as_str);
+                    TaskSupport::parse(text).ok_or_else(|| unknown_value("task support", text, all))
+                },
+                errors,
+            )?,
             // rate = "10/min" | "5/s" | "1000/hour" | "100/15min"
-            RATE => {
-                if let Some(lit) = string_value(&meta, RATE, "rate = \"10/min\"", errors)? {
-                    if let Err(reason) = abilities_core::parse_rate(&lit.value()) {
-                        errors.spanned(&lit, reason);
-                    }
-                    set(&mut args.rate, lit, &meta, errors);
-                }
-            }
+            RATE => spelled(
+                &meta,
+                &mut args.rate,
+                RATE,
+                "rate = \"10/min\"",
+                parse_rate,
+                errors,
+            )?,
             // crate = "path::to::abilities" (for crates that re-export the framework)
             CRATE => {
                 if let Some(lit) =
@@ -426,6 +417,37 @@ fn unknown_key_message(attr: &str, key: &str, valid: &[&str]) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     )
+}
+
+/// `unknown {noun} "{text}"; expected one of "a", "b"`.
+fn unknown_value(noun: &str, text: &str, all: impl IntoIterator<Item = &'static str>) -> String {
+    format!("unknown {noun} \"{text}\"; expected one of {}", one_of(all))
+}
+
+/// `key = "text"`, read into a `T` by `parse` (whose error is reported at the literal).
+fn spelled<T>(
+    meta: &ParseNestedMeta<'_>,
+    slot: &mut Option<Written<T>>,
+    key: &str,
+    example: &str,
+    parse: impl FnOnce(&str) -> Result<T, String>,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    if let Some(lit) = string_value(meta, key, example, errors)? {
+        match parse(&lit.value()) {
+            Ok(value) => set(
+                slot,
+                Written {
+                    value,
+                    span: lit.span(),
+                },
+                meta,
+                errors,
+            ),
+            Err(reason) => errors.spanned(&lit, reason),
+        }
+    }
+    Ok(())
 }
 
 /// Store a value, or report a duplicate at the second occurrence.

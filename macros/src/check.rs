@@ -1,13 +1,14 @@
 //! Rules across keys and the signature, checked after parsing.
 
+use abilities_core::{Semantic, TaskSupport};
 use proc_macro2::Span;
 use syn::ItemFn;
 
-use crate::attr::{AbilityArgs, Errors};
+use crate::attr::{AbilityArgs, Errors, SEMANTIC};
 use crate::sig::{ParamKind, Signature};
 
 pub(crate) fn check(args: &AbilityArgs, sig: &Signature, item: &ItemFn, errors: &mut Errors) {
-    if !args.semantic_written {
+    if !args.written.contains(&SEMANTIC) {
         errors.push(syn::Error::new(
             Span::call_site(),
             "missing `semantic`: write `#[ability(semantic = \"READ\")]` (or CREATE, UPDATE, DELETE, EXECUTE)",
@@ -35,11 +36,11 @@ pub(crate) fn check(args: &AbilityArgs, sig: &Signature, item: &ItemFn, errors: 
         }
     }
     if let Some(task) = &args.task
-        && task.value() != "forbidden"
+        && task.value != TaskSupport::Forbidden
         && (args.resource.is_some() || args.prompt.is_some())
     {
         errors.spanned(
-            task,
+            task.span,
             "`task` runs a tool in the background: resources and prompts answer in the request",
         );
     }
@@ -131,9 +132,12 @@ fn check_kind(args: &AbilityArgs, sig: &Signature, errors: &mut Errors) {
         ));
     }
     if let Some(semantic) = &args.semantic
-        && semantic.value() != "READ"
+        && semantic.value != Semantic::Read
     {
-        errors.spanned(semantic, "a resource is read: use `semantic = \"READ\"`");
+        errors.spanned(
+            semantic.span,
+            "a resource is read: use `semantic = \"READ\"`",
+        );
     }
     let uri = resource.value();
     let variables = match abilities_core::template_variables(&uri) {

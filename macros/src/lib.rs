@@ -5,6 +5,7 @@
 mod attr;
 mod check;
 mod doc;
+mod emit;
 mod expand;
 mod fallback;
 mod place;

@@ -1,221 +1,29 @@
 //! What a handler can reach besides its arguments: the caller, the application's state and
 //! the request's identity.
 
-use std::any::{Any, TypeId, type_name};
+use std::any::Any;
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::fmt;
-use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub use tokio_util::sync::CancellationToken;
 
-use crate::extract::{FromContext, Requirement};
-
 mod ask;
 mod attempt;
 mod caller;
+mod client;
+mod state;
+
 use crate::{AbilityError, ErrorCode, Site};
 pub use ask::{Ask, Root};
 pub(crate) use attempt::{Attempt, HeldKey};
 pub use caller::Caller;
-
-/// The severity of a log message sent to the client, lowest first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum LogLevel {
-    /// Detail for debugging.
-    Debug,
-    /// Normal operation.
-    Info,
-    /// Normal but significant.
-    Notice,
-    /// Something may be wrong.
-    Warning,
-    /// Something failed.
-    Error,
-    /// A component failed.
-    Critical,
-    /// Act now.
-    Alert,
-    /// The system is unusable.
-    Emergency,
-}
-
-/// The way back to the client of a call: notifications it asked for. Implemented by the
-/// server's transports.
-#[doc(hidden)]
-pub trait ClientChannel: Send + Sync {
-    /// Send `notifications/progress` if the request carried a progress token.
-    fn progress(
-        &self,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> ClientFuture<'_>;
-    /// Send `notifications/message` if `level` is at or above the session's level.
-    fn log(
-        &self,
-        level: LogLevel,
-        logger: Option<String>,
-        data: serde_json::Value,
-    ) -> ClientFuture<'_>;
-    /// Send `elicitation/create` with these params; the client's result. `key` names the
-    /// question where the protocol asks by key (multi-round input).
-    fn elicit<'a>(
-        &'a self,
-        key: Option<&'a str>,
-        params: serde_json::Value,
-    ) -> ClientRequestFuture<'a>;
-    /// Send `sampling/createMessage` with these params; the client's result.
-    fn sample<'a>(
-        &'a self,
-        key: Option<&'a str>,
-        params: serde_json::Value,
-    ) -> ClientRequestFuture<'a>;
-    /// Send `roots/list`; the client's result.
-    fn list_roots<'a>(&'a self, key: Option<&'a str>) -> ClientRequestFuture<'a>;
-    /// Whether the client declared elicitation, so asking it may be answered (by default,
-    /// yes: the channel finds out when asked).
-    fn can_elicit(&self) -> bool {
-        true
-    }
-    /// Wait until the call may run on in the background ([`Context::background`]); by
-    /// default, yield once.
-    fn background(&self) -> ClientFuture<'_> {
-        Box::pin(tokio::task::yield_now())
-    }
-    /// The request's cancellation, when the channel carries it (the context then needs no
-    /// token of its own).
-    fn cancellation(&self) -> Option<&CancellationToken> {
-        None
-    }
-    /// The request's id, when the channel carries it (read only when asked for).
-    fn request_id(&self) -> Option<&str> {
-        None
-    }
-    /// The request's protocol version, when the channel carries it (read only when asked
-    /// for).
-    fn protocol_version(&self) -> Option<&str> {
-        None
-    }
-    /// When the answer last handed to the handler came with the request (multi-round input:
-    /// sealed in a verified `requestState`, or sent up front), what names it: every retry
-    /// carrying it hands it out again, so what may happen once per answer is spent against
-    /// it. `None` when answers come live (a request to the client, a task's `tasks/update`),
-    /// once each.
-    fn sealed_answer(&self) -> Option<String> {
-        None
-    }
-}
-
-/// The token of a context whose request has none: never cancelled.
-fn never_cancelled() -> &'static CancellationToken {
-    static NEVER: std::sync::LazyLock<CancellationToken> =
-        std::sync::LazyLock::new(CancellationToken::new);
-    &NEVER
-}
-
-/// What watches a call's cancellation after its context has gone to the handler: the token,
-/// or the request channel that carries it.
-pub(crate) struct Watch {
-    token: Option<CancellationToken>,
-    client: Option<Arc<dyn ClientChannel>>,
-}
-
-impl Watch {
-    pub(crate) fn token(&self) -> &CancellationToken {
-        self.token
-            .as_ref()
-            .or_else(|| self.client.as_ref().and_then(|c| c.cancellation()))
-            .unwrap_or_else(|| never_cancelled())
-    }
-}
-
-/// The future of a request to the client.
-#[doc(hidden)]
-pub type ClientRequestFuture<'a> = std::pin::Pin<
-    Box<dyn std::future::Future<Output = Result<serde_json::Value, AbilityError>> + Send + 'a>,
->;
-
-/// What the user did with an elicitation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ElicitAction {
-    /// Answered; the content is there.
-    Accept,
-    /// Declined to answer.
-    Decline,
-    /// Dismissed the question.
-    Cancel,
-}
-
-/// The user's answer to [`Context::elicit`].
-#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
-pub struct Elicitation {
-    /// What the user did.
-    pub action: ElicitAction,
-    /// The answer, shaped by the requested schema, when accepted.
-    #[serde(default)]
-    pub content: Option<serde_json::Value>,
-}
-
-/// The future a [`ClientChannel`] method returns.
-#[doc(hidden)]
-pub type ClientFuture<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>>;
-
-#[derive(Clone)]
-struct Client(Arc<dyn ClientChannel>);
-
-impl fmt::Debug for Client {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Client")
-    }
-}
-
-/// Typed application state, keyed by type.
-#[derive(Clone, Default)]
-pub struct StateMap {
-    values: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
-}
-
-impl StateMap {
-    /// An empty map.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Store `value`, replacing any earlier value of the same type.
-    pub fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
-        self.values.insert(TypeId::of::<T>(), Arc::new(value));
-    }
-
-    /// Store a value the application already shares, so abilities see the very same one.
-    pub fn insert_shared<T: Send + Sync + 'static>(&mut self, value: Arc<T>) {
-        self.values.insert(TypeId::of::<T>(), value);
-    }
-
-    /// Whether a value of this type was stored.
-    pub(crate) fn contains(&self, type_id: TypeId) -> bool {
-        self.values.contains_key(&type_id)
-    }
-
-    /// The value of type `T`, if one was stored.
-    pub fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
-        self.values
-            .get(&TypeId::of::<T>())
-            .cloned()
-            .and_then(|v| v.downcast::<T>().ok())
-    }
-}
-
-impl fmt::Debug for StateMap {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StateMap")
-            .field("len", &self.values.len())
-            .finish()
-    }
-}
+pub(crate) use client::Watch;
+use client::{Client, never_cancelled};
+pub use client::{
+    ClientChannel, ClientFuture, ClientRequestFuture, ElicitAction, Elicitation, LogLevel,
+};
+pub use state::{State, StateMap};
 
 /// The per-call context handed to the pipeline and, as `&Context`, to handlers that ask for it.
 ///
@@ -572,66 +380,5 @@ impl Context {
     /// The application state of type `T`, if registered.
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.state.get::<T>()
-    }
-}
-
-/// Hands an ability the application state of type `T` registered on the server (or on the
-/// [`Context`] in process). A server built without it fails `build()`, naming the ability and
-/// the type; in process, a missing state is an `INTERNAL_ERROR`, never a panic.
-///
-/// ```standalone_crate
-/// use abilities::{Context, Registry, State, ability};
-/// use serde_json::json;
-///
-/// struct Greeting {
-///     word: String,
-/// }
-///
-/// /// Say hello.
-/// #[ability(semantic = "READ", flatten)]
-/// fn hello(greeting: State<Greeting>, name: String) -> String {
-///     format!("{} {name}", greeting.word)
-/// }
-///
-/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// let ctx = Context::new().with_state(Greeting { word: "Hello".into() });
-/// let out = Registry::collect().unwrap().call(ctx, "hello", json!({"input": "Ada"})).await;
-/// assert_eq!(out.unwrap(), json!({"result": "Hello Ada"}));
-/// # });
-/// ```
-pub struct State<T>(pub Arc<T>);
-
-impl<T> Deref for State<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
-
-impl<T> Clone for State<T> {
-    fn clone(&self) -> Self {
-        Self(Arc::clone(&self.0))
-    }
-}
-
-impl<T: fmt::Debug> fmt::Debug for State<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("State").field(&self.0).finish()
-    }
-}
-
-impl<T: Send + Sync + 'static> FromContext for State<T> {
-    fn requirement() -> Option<Requirement> {
-        Some(Requirement::state::<T>())
-    }
-
-    fn from_context(ctx: &Context) -> Result<Self, AbilityError> {
-        ctx.state::<T>().map(State).ok_or_else(|| {
-            tracing::error!(
-                state = type_name::<T>(),
-                "ability asked for state that was never registered"
-            );
-            AbilityError::internal("the server is missing application state this ability needs")
-        })
     }
 }

@@ -6,11 +6,11 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::watch::Watchers;
-use super::{Store, StoreError, TaskRecord, TaskSignal, TaskStatus, now_ms, summary};
+use super::{Store, StoreError, TaskRecord, TaskSignal, TaskStatus, now_ms};
 use crate::context::CancellationToken;
 use crate::question::Question;
 use crate::{AbilityError, ErrorCode};
@@ -80,10 +80,7 @@ pub(super) struct Waiting {
 impl Live {
     /// The record as the create answer shows it.
     pub(crate) async fn created(&self) -> Value {
-        let record = self.record.lock().await;
-        let mut task = summary(&record);
-        task["resultType"] = json!("task");
-        task
+        super::wire::task(&*self.record.lock().await, super::Shown::Created)
     }
 
     /// Ask `question` under `key`: the task waits in `input_required` until `tasks/update`

@@ -10,6 +10,7 @@
 mod lease;
 mod live;
 mod watch;
+mod wire;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,6 +27,7 @@ pub(crate) use crate::store::{
 pub(crate) use live::{Live, Slot};
 pub(crate) use watch::ListenTasks;
 use watch::Watchers;
+pub(crate) use wire::Shown;
 
 pub(crate) use crate::clock::now_ms;
 use crate::context::CancellationToken;
@@ -42,11 +44,6 @@ pub(crate) const DEFAULT_PER_CALLER: usize = 100;
 pub(crate) const DEFAULT_PER_SERVER: usize = 1000;
 /// How often expired records are swept (at most; sweeping rides on task traffic).
 const SWEEP_EVERY_MS: u64 = 60_000;
-
-/// `ms` as ISO 8601 UTC time, `2026-12-01T12:00:00.123Z`.
-fn iso(ms: u64) -> String {
-    crate::clock::utc(ms, true)
-}
 
 fn store_failed(error: &StoreError) -> ErrorData {
     tracing::error!(%error, "the task store failed");
@@ -288,7 +285,7 @@ impl Tasks {
 
     /// `tasks/get`: the task's record on the wire.
     pub(crate) async fn get(&self, id: &str, owner: &str) -> Result<Value, ErrorData> {
-        Ok(detailed(&self.owned(id, owner).await?))
+        Ok(wire::task(&self.owned(id, owner).await?, Shown::Polled))
     }
 
     /// `tasks/update`: answers to the task's questions, by key. Keys it does not wait for,
@@ -427,45 +424,4 @@ impl Tasks {
             Err(error) => tracing::warn!(%error, "expired tasks could not be swept"),
         }
     }
-}
-
-/// The fields every task answer has.
-fn summary(record: &TaskRecord) -> Value {
-    let mut task = json!({
-        "taskId": record.id,
-        "status": record.status.as_str(),
-        "createdAt": iso(record.created_at_ms),
-        "lastUpdatedAt": iso(record.updated_at_ms),
-        "ttlMs": record.ttl_ms,
-        "pollIntervalMs": record.poll_interval_ms,
-    });
-    if let Some(message) = &record.status_message {
-        task["statusMessage"] = json!(message);
-    }
-    task
-}
-
-/// The `tasks/get` answer: the summary, and what the status carries (questions, result or
-/// error).
-fn detailed(record: &TaskRecord) -> Value {
-    let mut task = summary(record);
-    task["resultType"] = json!("complete");
-    match (
-        record.status,
-        &record.input_requests,
-        &record.result,
-        &record.error,
-    ) {
-        (TaskStatus::InputRequired, Some(asked), _, _) => task["inputRequests"] = asked.clone(),
-        (TaskStatus::Completed, _, Some(result), _) => task["result"] = result.clone(),
-        (TaskStatus::Failed, _, _, Some(error)) => task["error"] = error.clone(),
-        (TaskStatus::Working | TaskStatus::Cancelled, ..) => {}
-        // A record missing what its status carries (a store that lost it): never shown as
-        // what it is not.
-        _ => {
-            task["status"] = json!(TaskStatus::Failed.as_str());
-            task["error"] = json!({"code": -32603, "message": "the task's record is incomplete"});
-        }
-    }
-    task
 }

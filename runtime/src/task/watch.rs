@@ -7,7 +7,7 @@ use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
-use super::{Live, Store, TaskRecord, detailed};
+use super::{Live, Store, TaskRecord};
 use crate::store::TaskEvent;
 
 /// The task ids a `subscriptions/listen` request asked to hear of (`notifications.taskIds`,
@@ -39,11 +39,7 @@ impl ListenTasks {
 /// The `notifications/tasks` params of `record`: the task as `tasks/get` shows it, without
 /// the result's `resultType`.
 pub(super) fn notification(record: &TaskRecord) -> Value {
-    let mut task = detailed(record);
-    if let Value::Object(fields) = &mut task {
-        fields.remove("resultType");
-    }
-    task
+    super::wire::task(record, super::Shown::Notified)
 }
 
 /// Hear other replicas' task events for as long as the server keeps its tasks: a signal for

@@ -467,10 +467,7 @@ fn types(table: &Table, registry: &Registry) -> Vec<TypeDef> {
             name: "SemanticCategory".into(),
             kind: "enum",
             description: "What an operation does.".into(),
-            values: ["CREATE", "READ", "UPDATE", "DELETE", "EXECUTE"]
-                .iter()
-                .map(|v| json!(v))
-                .collect(),
+            values: Semantic::ALL.map(|s| json!(s.as_str())).to_vec(),
             fields: Vec::new(),
             members: Vec::new(),
         },
