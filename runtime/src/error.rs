@@ -222,6 +222,39 @@ pub struct AbilityError {
     /// Boxed: an error travels in every call's `Result`, and most have no details.
     #[serde(skip_serializing_if = "Option::is_none")]
     details: Option<Box<Value>>,
+    /// The confirmation a refused call offers, for the surface that shows it.
+    #[serde(skip)]
+    confirmation: Option<Box<Confirmation>>,
+}
+
+/// A confirmation a call refused with `CONFIRMATION_REQUIRED` offers: retry with `token`
+/// before `expires_at` (MCP-AQL's confirmation gate).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Confirmation {
+    pub(crate) token: String,
+    /// ISO 8601 UTC time.
+    pub(crate) expires_at: String,
+    /// What the user is asked to confirm.
+    pub(crate) message: String,
+}
+
+/// An error as its wire form writes it: `{code, message, details?}`.
+impl<'de> serde::Deserialize<'de> for AbilityError {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct Wire {
+            code: String,
+            message: String,
+            #[serde(default)]
+            details: Option<Value>,
+        }
+        let wire = Wire::deserialize(deserializer)?;
+        let error = Self::new(ErrorCode::Custom(wire.code.into()), wire.message);
+        Ok(match wire.details {
+            Some(details) => error.with_details(details),
+            None => error,
+        })
+    }
 }
 
 impl AbilityError {
@@ -231,7 +264,20 @@ impl AbilityError {
             code: code.canonical(),
             message: message.into(),
             details: None,
+            confirmation: None,
         }
+    }
+
+    /// Offer `confirmation` with this (`CONFIRMATION_REQUIRED`) refusal.
+    #[must_use]
+    pub(crate) fn with_confirmation(mut self, confirmation: Confirmation) -> Self {
+        self.confirmation = Some(Box::new(confirmation));
+        self
+    }
+
+    /// The confirmation this refusal offers, if any.
+    pub(crate) fn confirmation(&self) -> Option<&Confirmation> {
+        self.confirmation.as_deref()
     }
 
     /// Attach structured details (shown to the caller beside the message).

@@ -5,10 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rmcp::model::{CallToolResult, CreateTaskResult, ErrorData};
 use serde_json::{Value, json};
 
 use crate::seal::StateSeal;
 use crate::store::{Claim, Claimed, Store, StoreError};
+use crate::warning::Warning;
 use crate::{AbilityError, Caller, ErrorCode};
 
 /// How many unspent confirmation tokens one holder may have, unless the builder says
@@ -152,7 +154,28 @@ pub(crate) enum Idempotent {
     /// The key is this call's: run it, then [`settle`](Self::settle) or release it.
     Run(Claim),
     /// The first call with this key answered this: send it again.
-    Replay(Value),
+    Replay(Recorded),
+}
+
+/// What an idempotency key records of its first call, for its retries: one record for every
+/// surface, written and read by serde.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Recorded {
+    /// A `tools/call` answered with a result.
+    Complete(Box<CallToolResult>),
+    /// A `tools/call` answered with a task, whose handler runs on.
+    Task(Box<CreateTaskResult>),
+    /// A `tools/call` whose handler started, then failed: its JSON-RPC error.
+    Error(ErrorData),
+    /// An MCP-AQL operation's data and warnings.
+    Operation {
+        data: Value,
+        #[serde(default)]
+        warnings: Vec<Warning>,
+    },
+    /// An MCP-AQL operation whose handler started, then failed.
+    Failed(AbilityError),
 }
 
 impl Idempotent {
@@ -194,7 +217,18 @@ impl Idempotent {
             .map_err(|e| store_failed(&e))?;
         match found {
             Claimed::New => Ok(Self::Run(claim)),
-            Claimed::Done { outcome } => Ok(Self::Replay(outcome)),
+            Claimed::Done { outcome } => match serde_json::from_value(outcome) {
+                Ok(recorded) => Ok(Self::Replay(recorded)),
+                // Never replayed as what it is not.
+                Err(error) => {
+                    tracing::error!(%error, "an idempotency record could not be read");
+                    Err(AbilityError::internal(format!(
+                        "The answer recorded for idempotency key '{}' could not be read; use a \
+                         new key",
+                        shown(key)
+                    )))
+                }
+            },
             Claimed::Running { started_at_ms } => Err(AbilityError::new(
                 ErrorCode::IdempotencyInProgress,
                 format!(
@@ -220,11 +254,19 @@ impl Idempotent {
 
     /// Record the call's `outcome` for its retries. A failure is logged: the call happened,
     /// and its answer still goes out.
-    pub(crate) async fn settle(claim: &Claim, holder: &Holder<'_>, outcome: &Value) {
+    pub(crate) async fn settle(claim: &Claim, holder: &Holder<'_>, outcome: &Recorded) {
+        let outcome = match serde_json::to_value(outcome) {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                // The key stays claimed: its retries hear the call's fate is unknown.
+                tracing::error!(%error, "an idempotent call's outcome could not be written");
+                return;
+            }
+        };
         if let Err(error) = holder
             .ledger()
             .store
-            .settle(&claim.holder, &claim.key, outcome)
+            .settle(&claim.holder, &claim.key, &outcome)
             .await
         {
             tracing::error!(%error, "an idempotent call's outcome could not be recorded");

@@ -34,6 +34,7 @@ mod surface;
 mod task;
 mod transport;
 mod validate;
+mod warning;
 
 #[doc(hidden)]
 pub mod __private;

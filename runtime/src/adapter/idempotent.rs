@@ -5,14 +5,14 @@
 use rmcp::RoleServer;
 use std::sync::Arc;
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorData};
 use rmcp::service::RequestContext;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::input::{Asked, Pending};
-use super::{McpHandler, from_json, tasks};
+use super::{McpHandler, tasks};
 use crate::context::{Attempt, HeldKey};
-use crate::ledger::Idempotent;
+use crate::ledger::{Idempotent, Recorded};
 use crate::rpc::ToRpc;
 use crate::surface::Served;
 
@@ -60,16 +60,18 @@ impl McpHandler {
             .await;
         let outcome = match &response {
             // A task was created: its handler runs on.
-            Ok(CallToolResponse::Task(task)) => Some(json!({"task": task})),
+            Ok(CallToolResponse::Task(task)) => Some(Recorded::Task(Box::new(task.clone()))),
             // Refused before any handler started: nothing happened, and a retry may run. Or
             // answered with the call's rounds of input: it runs again, from the start.
             _ if !attempt.started() || attempt.asked() => None,
-            Ok(CallToolResponse::Complete(result)) => Some(json!({"complete": result})),
+            Ok(CallToolResponse::Complete(result)) => {
+                Some(Recorded::Complete(Box::new(result.clone())))
+            }
             // A question for the client: the call runs again, from the start, with its answer.
             Ok(_) => None,
             // The handler started, then failed (an error, a panic, its time limit): what it
             // did before stands, and so does the answer.
-            Err(error) => Some(json!({"error": error})),
+            Err(error) => Some(Recorded::Error(error.clone())),
         };
         match outcome {
             Some(outcome) => Idempotent::settle(&claim, &holder, &outcome).await,
@@ -127,15 +129,16 @@ impl McpHandler {
 }
 
 /// The first call's answer, as recorded.
-fn replay(mut outcome: Value) -> Result<CallToolResponse, ErrorData> {
-    if let Some(error) = outcome.get_mut("error").map(Value::take) {
-        return Err(serde_json::from_value(error).unwrap_or_else(|_| {
-            ErrorData::internal_error("the first call with this idempotency key failed", None)
-        }));
+fn replay(outcome: Recorded) -> Result<CallToolResponse, ErrorData> {
+    match outcome {
+        Recorded::Complete(result) => Ok(CallToolResponse::Complete(*result)),
+        Recorded::Task(task) => Ok(CallToolResponse::Task(*task)),
+        Recorded::Error(error) => Err(error),
+        // Keys are bound to what they were used for: another surface's record is not this
+        // call's answer.
+        Recorded::Operation { .. } | Recorded::Failed(_) => Err(ErrorData::internal_error(
+            "the idempotency key was recorded for an MCP-AQL operation",
+            None,
+        )),
     }
-    if let Some(task) = outcome.get_mut("task").map(Value::take) {
-        return from_json(task).map(CallToolResponse::Task);
-    }
-    let result = outcome.get_mut("complete").map_or(Value::Null, Value::take);
-    from_json::<CallToolResult>(result).map(CallToolResponse::Complete)
 }

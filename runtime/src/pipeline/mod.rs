@@ -3,7 +3,8 @@
 //! ```text
 //! permission -> rate -> site -> [surface: arguments] -> input (normalize, validate, unwrap)
 //!            -> [surface: gate] -> handler (panic-safe, cancellable, time-limited)
-//!            -> [every stage's finish, last first] -> output (the bare value kept)
+//!            -> [what stages left for the output, last first] -> output (the bare value kept,
+//!               with the stages' warnings)
 //! ```
 //!
 //! A stage is a small value with one job. The core stages run for every call; a surface adds
@@ -25,6 +26,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+pub(crate) use crate::warning::{Severity, Warning};
 pub use output::CallOutput;
 pub(crate) use report::{Reporter, report};
 
@@ -44,6 +46,19 @@ pub(crate) struct Call<'a> {
     pub(crate) input: Value,
     /// Where the call reports what the HTTP gate needs to know.
     pub(crate) report: Option<&'a Reporter>,
+    /// What stages left to do to the output, each with what it needs (run last first).
+    finish: Vec<Finish<'a>>,
+}
+
+/// Work a stage leaves for the output, after the handler: it owns what it needs, and hands
+/// back what it learns in the output (a collection query's page and its warnings).
+pub(crate) type Finish<'a> = Box<dyn FnOnce(&mut CallOutput) + Send + 'a>;
+
+impl<'a> Call<'a> {
+    /// Have `finish` change the output once the handler has returned it.
+    pub(crate) fn then(&mut self, finish: impl FnOnce(&mut CallOutput) + Send + 'a) {
+        self.finish.push(Box::new(finish));
+    }
 }
 
 /// What a server puts around every call: its rate limits and its audit trail.
@@ -98,8 +113,9 @@ pub(crate) trait Stage: Send + Sync {
         Place::Arguments
     }
 
-    /// Check or change the call; an error refuses it and no later stage runs.
-    fn check(&self, _call: &mut Call<'_>) -> Result<(), AbilityError> {
+    /// Check or change the call; an error refuses it and no later stage runs. What the stage
+    /// leaves for the output ([`Call::then`]) may borrow from it.
+    fn check<'s>(&'s self, _call: &mut Call<'s>) -> Result<(), AbilityError> {
         Ok(())
     }
 
@@ -114,9 +130,6 @@ pub(crate) trait Stage: Send + Sync {
     fn wait<'a>(&'a self, _call: &'a Call<'_>) -> Option<StageFuture<'a>> {
         None
     }
-
-    /// Look at or change the output, after the handler (stages finish last first).
-    fn finish(&self, _output: &mut CallOutput) {}
 }
 
 /// Run `ability` with wire `args` through the stages of [`order`] and then its handler.
@@ -141,8 +154,8 @@ pub(crate) fn run<'a>(
     let start = start(ability, ctx, args, around, surface);
     async move {
         let outcome = async {
-            let handler = match start {
-                Start::Handler(handler) => handler,
+            let (handler, finish) = match start {
+                Start::Handler(handler, finish) => (handler, finish),
                 Start::Waiting(call, done) => {
                     let rest = order(around, call.ctx.continues(), surface).skip(done);
                     Box::pin(waiting(call, rest)).await?
@@ -150,8 +163,8 @@ pub(crate) fn run<'a>(
                 Start::Refused(error) => return Err(error),
             };
             let mut output = handler.await?;
-            for stage in surface.iter().rev() {
-                stage.finish(&mut output);
+            for finish in finish.into_iter().rev() {
+                finish(&mut output);
             }
             Ok(output)
         }
@@ -165,8 +178,8 @@ pub(crate) fn run<'a>(
 
 /// Where a call stands once the stages that only check have run.
 enum Start<'a> {
-    /// Every stage passed: the handler is running.
-    Handler(stages::Handling<'a>),
+    /// Every stage passed: the handler is running, and what the stages left for its output.
+    Handler(stages::Handling<'a>, Vec<Finish<'a>>),
     /// The stage after the first `done` of [`order`] may wait: it and the rest are next.
     Waiting(Call<'a>, usize),
     Refused(AbilityError),
@@ -208,9 +221,11 @@ fn start<'a>(
         args: Map::new(),
         input: Value::Null,
         report: around.report,
+        finish: Vec::new(),
     };
     // Permission first: nothing about the input is revealed to a caller without the scope.
-    if let Err(error) = stages::Permission.check(&mut call) {
+    const PERMISSION: &dyn Stage = &stages::Permission;
+    if let Err(error) = PERMISSION.check(&mut call) {
         return Start::Refused(error);
     }
     call.args = match into_object(args) {
@@ -229,16 +244,17 @@ fn start<'a>(
         ability,
         ctx,
         input,
+        finish,
         ..
     } = call;
-    Start::Handler(stages::handle(ability, ctx, input))
+    Start::Handler(stages::handle(ability, ctx, input), finish)
 }
 
 /// The stages from the first that may wait to the last, then the handler.
 async fn waiting<'a>(
     mut call: Call<'a>,
     rest: impl Iterator<Item = &'a dyn Stage>,
-) -> Result<stages::Handling<'a>, AbilityError> {
+) -> Result<(stages::Handling<'a>, Vec<Finish<'a>>), AbilityError> {
     for stage in rest {
         stage.check(&mut call)?;
         if let Some(waiting) = stage.wait(&call) {
@@ -249,9 +265,10 @@ async fn waiting<'a>(
         ability,
         ctx,
         input,
+        finish,
         ..
     } = call;
-    Ok(stages::handle(ability, ctx, input))
+    Ok((stages::handle(ability, ctx, input), finish))
 }
 
 impl Registry {

@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
+use crate::warning::Warning;
 use crate::{Content, Prompt};
 
 /// The whole result of a call: the structured value (kept as the handler returned it, and
@@ -21,6 +22,8 @@ pub struct CallOutput {
     prompt: Option<Box<Prompt>>,
     /// The wire form, made only when [`structured`](Self::structured) asks for it.
     wire: OnceLock<Option<Box<Value>>>,
+    /// What stages noted beside the result.
+    warnings: Vec<Warning>,
 }
 
 impl CallOutput {
@@ -36,6 +39,7 @@ impl CallOutput {
             content,
             prompt: prompt.map(Box::new),
             wire: OnceLock::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -72,6 +76,16 @@ impl CallOutput {
     pub(crate) fn set_bare(&mut self, value: Value) {
         self.value = Some(value);
         self.wire = OnceLock::new();
+    }
+
+    /// Add what a stage noted beside the result.
+    pub(crate) fn warn(&mut self, warnings: impl IntoIterator<Item = Warning>) {
+        self.warnings.extend(warnings);
+    }
+
+    /// What stages noted beside the result, taken out.
+    pub(crate) fn take_warnings(&mut self) -> Vec<Warning> {
+        std::mem::take(&mut self.warnings)
     }
 
     /// The bare value and the content blocks, for surfaces that show the value as it is.

@@ -1,9 +1,9 @@
 //! One MCP-AQL tool call: a single operation or a batch, answered with the draft's envelope.
 
 use rmcp::model::CallToolResult;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::envelope::{Answer, failure, respond, success};
+use super::envelope::{Answer, Batch, Envelope, Item, Pending, respond};
 use super::idempotent::operation;
 use super::limits::{check_payload, too_large};
 use super::{Endpoint, Table};
@@ -20,7 +20,7 @@ pub(crate) async fn call(
     args: Value,
 ) -> CallToolResult {
     let answer = match check_payload(table, &args) {
-        Err(error) => Answer::Failed(error, None),
+        Err(error) => Answer::One(Envelope::Failed(error)),
         Ok(()) => match args.get("operations") {
             Some(operations) => {
                 batch(table, registry, endpoint, &ctx, served, &args, operations).await
@@ -40,18 +40,17 @@ async fn single(
     args: &Value,
 ) -> Answer {
     let Some(request) = args.as_object() else {
-        return Answer::Failed(
-            AbilityError::new(
-                ErrorCode::ValidationMissingParam,
-                "Missing required parameter 'operation'",
-            ),
-            None,
-        );
+        return Answer::One(Envelope::Failed(AbilityError::new(
+            ErrorCode::ValidationMissingParam,
+            "Missing required parameter 'operation'",
+        )));
     };
-    match operation(table, registry, endpoint, ctx, served, request).await {
-        Ok((data, warnings)) => Answer::Done(data, warnings),
-        Err((error, issued)) => Answer::Failed(error, issued),
-    }
+    Answer::One(
+        match operation(table, registry, endpoint, ctx, served, request).await {
+            Ok(done) => Envelope::Done(done),
+            Err(error) => Envelope::Failed(error),
+        },
+    )
 }
 
 async fn batch(
@@ -64,13 +63,10 @@ async fn batch(
     operations: &Value,
 ) -> Answer {
     let Some(items) = operations.as_array().filter(|items| !items.is_empty()) else {
-        return Answer::Failed(
-            AbilityError::new(
-                ErrorCode::ValidationInvalidType,
-                "Parameter 'operations' expected a non-empty array of {operation, params}",
-            ),
-            None,
-        );
+        return Answer::One(Envelope::Failed(AbilityError::new(
+            ErrorCode::ValidationInvalidType,
+            "Parameter 'operations' expected a non-empty array of {operation, params}",
+        )));
     };
     let extra: Vec<&String> = args
         .as_object()
@@ -81,85 +77,74 @@ async fn batch(
         })
         .unwrap_or_default();
     if !extra.is_empty() {
-        return Answer::Failed(
-            AbilityError::new(
-                ErrorCode::ValidationUnknownParam,
-                format!(
-                    "A batch request holds only 'operations', not {}",
-                    extra
-                        .iter()
-                        .map(|k| k.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+        return Answer::One(Envelope::Failed(AbilityError::new(
+            ErrorCode::ValidationUnknownParam,
+            format!(
+                "A batch request holds only 'operations', not {}",
+                extra
+                    .iter()
+                    .map(|k| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
-            None,
-        );
+        )));
     }
     let limit = table.config.limits.max_batch_operations;
     if items.len() > limit {
-        return Answer::Failed(
-            too_large("batch_operations", limit, items.len(), "operations"),
-            None,
-        );
+        return Answer::One(Envelope::Failed(too_large(
+            "batch_operations",
+            limit,
+            items.len(),
+            "operations",
+        )));
     }
-    let mut results = Vec::new();
-    let (mut succeeded, mut failed) = (0, 0);
+    let mut envelope = Batch::new(items.len());
     for (index, item) in items.iter().enumerate() {
         let name = item.get("operation").cloned().unwrap_or(Value::Null);
         let outcome = match item.as_object() {
             Some(request) => operation(table, registry, endpoint, ctx, served, request).await,
-            None => Err((
-                AbilityError::new(
-                    ErrorCode::ValidationInvalidType,
-                    format!("Batch item {index} expected an object {{operation, params}}"),
-                ),
-                None,
+            None => Err(AbilityError::new(
+                ErrorCode::ValidationInvalidType,
+                format!("Batch item {index} expected an object {{operation, params}}"),
             )),
         };
         let halts =
-            matches!(&outcome, Err((error, _)) if error.code() == &ErrorCode::ConfirmationRequired);
-        let envelope = match outcome {
-            Ok((data, warnings)) => {
-                succeeded += 1;
-                success(data, warnings)
+            matches!(&outcome, Err(error) if error.code() == &ErrorCode::ConfirmationRequired);
+        let result = match outcome {
+            Ok(done) => {
+                envelope.summary.succeeded += 1;
+                Envelope::Done(done)
             }
-            Err((error, issued)) => {
+            Err(error) => {
                 if !halts {
-                    failed += 1;
+                    envelope.summary.failed += 1;
                 }
-                failure(&error, issued.as_ref())
+                Envelope::Failed(error)
             }
         };
+        let item = Item {
+            index,
+            operation: name,
+            result,
+        };
         if halts {
-            let halted = json!({"index": index, "operation": name, "result": envelope});
-            let pending: Vec<Value> = items
+            let pending: Vec<Pending> = items
                 .iter()
                 .enumerate()
                 .skip(index + 1)
-                .map(|(i, item)| {
-                    json!({"index": i, "operation": item.get("operation"), "params": item.get("params")})
+                .map(|(index, item)| Pending {
+                    index,
+                    operation: item.get("operation").cloned(),
+                    params: item.get("params").cloned(),
                 })
                 .collect();
-            let total = items.len();
-            return Answer::Batch(json!({
-                "success": true,
-                "data": null,
-                "results": results,
-                "summary": {
-                    "total": total, "succeeded": succeeded, "failed": failed,
-                    "halted": 1, "pending": pending.len()
-                },
-                "halted_at": halted,
-                "pending_operations": pending
-            }));
+            envelope.summary.halted = Some(1);
+            envelope.summary.pending = Some(pending.len());
+            envelope.halted_at = Some(item);
+            envelope.pending_operations = Some(pending);
+            return Answer::Batch(envelope);
         }
-        results.push(json!({"index": index, "operation": name, "result": envelope}));
+        envelope.results.push(item);
     }
-    Answer::Batch(json!({
-        "success": true,
-        "data": null,
-        "results": results,
-        "summary": {"total": items.len(), "succeeded": succeeded, "failed": failed}
-    }))
+    Answer::Batch(envelope)
 }

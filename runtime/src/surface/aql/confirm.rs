@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
+use crate::error::Confirmation;
 use crate::ledger::{Holder, hex, store_failed};
 use crate::store::{Claim, Claimed, Spend, TokenRecord};
 use crate::{AbilityError, ErrorCode};
@@ -19,14 +20,6 @@ const SKEW_MS: u64 = 30_000;
 /// What every token starts with.
 const PREFIX: &str = "conf_";
 const TAG: usize = 16;
-
-/// A token handed to the caller.
-pub(crate) struct Issued {
-    pub(crate) token: String,
-    pub(crate) expires_at: String,
-    /// What the user is asked to confirm.
-    pub(crate) message: String,
-}
 
 /// The signature of token `id` expiring at `exp` for `holder`.
 fn tag(holder: &Holder<'_>, id: &[u8], exp: u64) -> Option<[u8; 32]> {
@@ -43,7 +36,7 @@ pub(crate) async fn issue(
     params: &Map<String, Value>,
     ttl: Duration,
     message: String,
-) -> Result<Issued, AbilityError> {
+) -> Result<Confirmation, AbilityError> {
     let cannot = || AbilityError::internal("a confirmation token could not be issued");
     let mut id = [0u8; 16];
     getrandom::fill(&mut id).map_err(|e| {
@@ -82,7 +75,7 @@ pub(crate) async fn issue(
     bytes.extend_from_slice(&id);
     bytes.extend_from_slice(&exp.to_be_bytes());
     bytes.extend_from_slice(&tag[..TAG]);
-    Ok(Issued {
+    Ok(Confirmation {
         token: format!(
             "{PREFIX}{}",
             base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)

@@ -1,49 +1,221 @@
 //! The MCP-AQL envelope: what an operation or a batch answers, as the tool result.
 
 use rmcp::model::{CallToolResult, ContentBlock};
-use serde_json::{Map, Value, json};
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
 
-use super::confirm::Issued;
 use super::limits::too_large;
-use super::{Table, recoverable};
+use super::{Table, Warning, recoverable};
 use crate::AbilityError;
 
-/// What one request comes to, before it is an envelope.
-pub(super) enum Answer {
-    /// A single operation's data and warnings.
-    Done(Value, Vec<Value>),
-    /// A batch's whole envelope (always a success: items carry their own outcomes).
-    Batch(Value),
-    /// A failure, with the confirmation to offer when it is `CONFIRMATION_REQUIRED`.
-    Failed(AbilityError, Option<Issued>),
+/// What one operation answered: its data and the warnings beside it (also what an
+/// idempotency key records of it).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(super) struct Done {
+    pub(super) data: Value,
+    #[serde(default)]
+    pub(super) warnings: Vec<Warning>,
 }
 
-/// The envelope as a tool result: its JSON as text; `isError` only for failures the caller
-/// cannot fix by changing the request.
-pub(super) fn respond(table: &Table, answer: Answer) -> CallToolResult {
-    let (envelope, mut is_error) = match answer {
-        Answer::Done(data, warnings) => (success(data, warnings), false),
-        Answer::Batch(envelope) => (envelope, false),
-        Answer::Failed(error, issued) => {
-            (failure(&error, issued.as_ref()), !recoverable(error.code()))
+/// One operation's envelope: `{success: true, data, warnings?}` or `{success: false, error,
+/// confirmation?}`.
+#[derive(Debug)]
+pub(super) enum Envelope {
+    Done(Done),
+    Failed(AbilityError),
+}
+
+/// A batch's envelope: the items' envelopes in order, and where it halted for a
+/// confirmation (always a success: items carry their own outcomes).
+#[derive(Debug, Serialize)]
+pub(super) struct Batch {
+    success: bool,
+    data: (),
+    pub(super) results: Vec<Item>,
+    pub(super) summary: Summary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) halted_at: Option<Item>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) pending_operations: Option<Vec<Pending>>,
+}
+
+impl Batch {
+    /// An empty batch envelope of `total` operations.
+    pub(super) fn new(total: usize) -> Self {
+        Self {
+            success: true,
+            data: (),
+            results: Vec::new(),
+            summary: Summary {
+                total,
+                succeeded: 0,
+                failed: 0,
+                halted: None,
+                pending: None,
+            },
+            halted_at: None,
+            pending_operations: None,
         }
-    };
-    let mut text = envelope.to_string();
-    let limit = table.config.limits.max_response_size;
-    if text.len() > limit {
-        let error = too_large("response_size", limit, text.len(), "bytes");
-        is_error = !recoverable(error.code());
-        text = failure(&error, None).to_string();
     }
-    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.is_error = Some(is_error);
-    result
+}
+
+/// One item of a batch.
+#[derive(Debug, Serialize)]
+pub(super) struct Item {
+    pub(super) index: usize,
+    pub(super) operation: Value,
+    pub(super) result: Envelope,
+}
+
+/// The counts of a batch.
+#[derive(Debug, Serialize)]
+pub(super) struct Summary {
+    pub(super) total: usize,
+    pub(super) succeeded: usize,
+    pub(super) failed: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) halted: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) pending: Option<usize>,
+}
+
+/// An operation a halted batch did not run, as it was sent.
+#[derive(Debug, Serialize)]
+pub(super) struct Pending {
+    pub(super) index: usize,
+    pub(super) operation: Option<Value>,
+    pub(super) params: Option<Value>,
+}
+
+/// What one request comes to, before it is a tool result.
+pub(super) enum Answer {
+    One(Envelope),
+    Batch(Batch),
 }
 
 /// The most warnings an envelope carries, as the draft allows.
 pub(super) const MAX_WARNINGS: usize = 10;
 
-/// The success envelope, with `warnings` when there are any (deduplicated, at most ten).
+impl Serialize for Envelope {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Done(done) => {
+                // Deduplicated, at most ten.
+                let mut warnings: Vec<&Warning> = Vec::new();
+                for warning in &done.warnings {
+                    if warnings.len() == MAX_WARNINGS {
+                        break;
+                    }
+                    if !warnings.contains(&warning) {
+                        warnings.push(warning);
+                    }
+                }
+                Success {
+                    success: true,
+                    data: &done.data,
+                    warnings,
+                }
+                .serialize(serializer)
+            }
+            Self::Failed(error) => {
+                let confirmation = error.confirmation();
+                Failure {
+                    success: false,
+                    error: ErrorBody {
+                        code: error.code().as_str(),
+                        message: error.message(),
+                        details: error
+                            .details()
+                            .and_then(Value::as_object)
+                            .map(|base| Details {
+                                base,
+                                confirmation_token: confirmation.map(|c| c.token.as_str()),
+                                expires_at: confirmation.map(|c| c.expires_at.as_str()),
+                            }),
+                    },
+                    confirmation: confirmation.map(|c| Offered {
+                        token: &c.token,
+                        expires_at: &c.expires_at,
+                        message: &c.message,
+                    }),
+                }
+                .serialize(serializer)
+            }
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Success<'a> {
+    success: bool,
+    data: &'a Value,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<&'a Warning>,
+}
+
+#[derive(Serialize)]
+struct Failure<'a> {
+    success: bool,
+    error: ErrorBody<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confirmation: Option<Offered<'a>>,
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    code: &'a str,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    details: Option<Details<'a>>,
+}
+
+/// An error's details; a confirmation travels in them too, as the draft asks.
+#[derive(Serialize)]
+struct Details<'a> {
+    #[serde(flatten)]
+    base: &'a Map<String, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confirmation_token: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expires_at: Option<&'a str>,
+}
+
+/// The top-level `confirmation` of a refusal that offers one.
+#[derive(Serialize)]
+struct Offered<'a> {
+    token: &'a str,
+    expires_at: &'a str,
+    message: &'a str,
+}
+
+/// The envelope as a tool result: its JSON as text; `isError` only for failures the caller
+/// cannot fix by changing the request.
+pub(super) fn respond(table: &Table, answer: Answer) -> CallToolResult {
+    let (text, is_error) = match &answer {
+        Answer::One(envelope @ Envelope::Failed(error)) => {
+            (serde_json::to_string(envelope), !recoverable(error.code()))
+        }
+        Answer::One(envelope) => (serde_json::to_string(envelope), false),
+        Answer::Batch(batch) => (serde_json::to_string(batch), false),
+    };
+    let limit = table.config.limits.max_response_size;
+    let refused = match text {
+        Ok(text) if text.len() <= limit => return tool_result(text, is_error),
+        Ok(text) => too_large("response_size", limit, text.len(), "bytes"),
+        // JSON values always serialize; were one not to, the caller hears so.
+        Err(error) => AbilityError::internal(format!("the answer could not be written: {error}")),
+    };
+    let is_error = !recoverable(refused.code());
+    let text = serde_json::to_string(&Envelope::Failed(refused)).unwrap_or_default();
+    tool_result(text, is_error)
+}
+
+fn tool_result(text: String, is_error: bool) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.is_error = Some(is_error);
+    result
+}
+
 /// An operation's `data`: its structured value; without one, its content blocks (a bridged
 /// upstream's text, images...): the text itself when there is one text block and nothing
 /// else, else `{"content": [blocks]}`; `null` when it returned nothing.
@@ -53,48 +225,15 @@ pub(super) fn data_of(value: Option<Value>, content: Option<Vec<crate::Content>>
         (None, Some(blocks)) if !blocks.is_empty() => blocks,
         _ => return Value::Null,
     };
+    if let [crate::Content::Text { text, .. }] = blocks.as_slice() {
+        return Value::String(text.clone());
+    }
     let blocks: Vec<Value> = blocks
         .iter()
         .filter_map(|b| serde_json::to_value(b).ok())
         .collect();
-    match blocks.as_slice() {
-        [one] if one["type"] == "text" && one["text"].is_string() => one["text"].clone(),
-        _ => json!({"content": blocks}),
-    }
-}
-
-pub(super) fn success(data: Value, mut warnings: Vec<Value>) -> Value {
-    let mut envelope = json!({"success": true, "data": data});
-    let mut seen = std::collections::HashSet::new();
-    warnings.retain(|w| seen.insert(w.to_string()));
-    warnings.truncate(MAX_WARNINGS);
-    if !warnings.is_empty() {
-        envelope["warnings"] = Value::Array(warnings);
-    }
-    envelope
-}
-
-/// The failure envelope. A confirmation travels as the draft asks, in `error.details` and
-/// as the top-level `confirmation`, both written here from the token the gate issued.
-pub(super) fn failure(error: &AbilityError, issued: Option<&Issued>) -> Value {
-    let mut body = Map::new();
-    body.insert("code".into(), json!(error.code().as_str()));
-    body.insert("message".into(), json!(error.message()));
-    let mut details = error.details().filter(|d| d.is_object()).cloned();
-    if let (Some(issued), Some(Value::Object(details))) = (issued, &mut details) {
-        details.insert("confirmation_token".into(), json!(issued.token));
-        details.insert("expires_at".into(), json!(issued.expires_at));
-    }
-    if let Some(details) = details {
-        body.insert("details".into(), details);
-    }
-    let mut envelope = json!({"success": false, "error": body});
-    if let Some(issued) = issued {
-        envelope["confirmation"] = json!({
-            "token": issued.token,
-            "expires_at": issued.expires_at,
-            "message": issued.message,
-        });
-    }
-    envelope
+    Value::Object(Map::from_iter([(
+        "content".to_owned(),
+        Value::Array(blocks),
+    )]))
 }

@@ -5,11 +5,12 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::operation::{Refusal, operation_once};
-use super::params::{confirmation_token, resolve_params};
+use super::envelope::Done;
+use super::operation::operation_once;
+use super::params::{Sent, confirmation_token};
 use super::{Endpoint, Table};
 use crate::context::{Attempt, HeldKey};
-use crate::ledger::Idempotent;
+use crate::ledger::{Idempotent, Recorded};
 use crate::surface::Served;
 use crate::{AbilityError, Context, ErrorCode, Registry};
 
@@ -26,13 +27,11 @@ pub(super) async fn operation(
     ctx: &Context,
     served: &Served<'_>,
     request: &Map<String, Value>,
-) -> Result<(Value, Vec<Value>), Refusal> {
-    // The parameters the operation will run with (top-level keys merged in), so a retry
-    // that differs anywhere is another call.
-    let Ok(mut sent) = resolve_params(request, &mut Vec::new()) else {
-        return operation_once(table, registry, endpoint, ctx, served, request).await;
-    };
-    let own = sent.get("_idempotency_key").cloned();
+) -> Result<Done, AbilityError> {
+    // Read once: the parameters the operation will run with (top-level keys merged in), so
+    // a retry that differs anywhere is another call.
+    let sent = Sent::read(request)?;
+    let own = sent.params.get("_idempotency_key").cloned();
     // A key the call handed down from `_meta`: its refusals are the call's, not this
     // operation's.
     let handed = ctx
@@ -40,14 +39,14 @@ pub(super) async fn operation(
         .filter(|a| matches!(a.key(), Some(HeldKey::Handed(_))));
     let key = match (own, ctx.attempt().and_then(|a| a.key())) {
         (None, None) => {
-            return operation_once(table, registry, endpoint, ctx, served, request).await;
+            return operation_once(table, registry, endpoint, ctx, served, sent).await;
         }
         // The call claimed this key as a whole (a batch): its operations run under it.
         (None, Some(HeldKey::Claimed(_))) => {
-            return operation_once(table, registry, endpoint, ctx, served, request).await;
+            return operation_once(table, registry, endpoint, ctx, served, sent).await;
         }
         (Some(own), Some(HeldKey::Claimed(call))) if own == *call => {
-            return operation_once(table, registry, endpoint, ctx, served, request).await;
+            return operation_once(table, registry, endpoint, ctx, served, sent).await;
         }
         (Some(own), None | Some(HeldKey::Claimed(_))) => own,
         (None, Some(HeldKey::Handed(call))) => call.clone(),
@@ -67,13 +66,13 @@ pub(super) async fn operation(
             if let Some(attempt) = handed {
                 attempt.refuse_key(refused.clone());
             }
-            return Err((refused, None));
+            return Err(refused);
         }
     };
-    let name = request.get("operation").cloned().unwrap_or(Value::Null);
-    confirmation_token(&mut sent);
-    sent.retain(|k, _| !k.starts_with('_'));
-    let what = json!(["mcp-aql", name, Value::Object(sent)]);
+    let mut bound = sent.params.clone();
+    confirmation_token(&mut bound);
+    bound.retain(|k, _| !k.starts_with('_'));
+    let what = json!(["mcp-aql", sent.name, Value::Object(bound)]);
     let claim = match Idempotent::claim(&served.holder, &key, "mcp-aql", &what).await {
         Ok(Idempotent::Run(claim)) => claim,
         Ok(Idempotent::Replay(outcome)) => return replayed(outcome),
@@ -81,36 +80,36 @@ pub(super) async fn operation(
             if let Some(attempt) = handed {
                 attempt.refuse_key(error.clone());
             }
-            return Err((error, None));
+            return Err(error);
         }
     };
     // This operation's own record of whether its handler started.
     let part = Attempt::part_of(ctx.attempt());
     let ctx = ctx.clone().with_attempt(Arc::clone(&part));
     let outcome = Box::pin(operation_once(
-        table, registry, endpoint, &ctx, served, request,
+        table, registry, endpoint, &ctx, served, sent,
     ))
     .await;
     match &outcome {
-        Ok((data, warnings)) => {
-            let record = json!({"data": data, "warnings": warnings});
+        Ok(done) => {
+            let record = Recorded::Operation {
+                data: done.data.clone(),
+                warnings: done.warnings.clone(),
+            };
             Idempotent::settle(&claim, &served.holder, &record).await;
         }
         // Refused before its handler started, never forwarded, or waiting for the client's
         // answer (the call runs again with it): nothing to remember.
-        Err((error, _))
+        Err(error)
             if !part.started()
                 || never_forwarded(error)
                 || error.code() == &ErrorCode::InputRequired =>
         {
             Idempotent::release(&claim, &served.holder).await;
         }
-        Err((error, _)) => {
-            let mut failed = json!({"code": error.code().as_str(), "message": error.message()});
-            if let Some(details) = error.details() {
-                failed["details"] = details.clone();
-            }
-            Idempotent::settle(&claim, &served.holder, &json!({"error": failed})).await;
+        Err(error) => {
+            let record = Recorded::Failed(error.clone());
+            Idempotent::settle(&claim, &served.holder, &record).await;
         }
     }
     outcome
@@ -128,34 +127,14 @@ fn never_forwarded(error: &AbilityError) -> bool {
 }
 
 /// A recorded outcome, as the first call answered it.
-#[allow(
-    clippy::result_large_err,
-    reason = "the refusal of `operation`, returned as is"
-)]
-fn replayed(outcome: Value) -> Result<(Value, Vec<Value>), Refusal> {
-    if let Some(error) = outcome.get("error") {
-        let text = |k: &str| {
-            error
-                .get(k)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned()
-        };
-        let mut failed = AbilityError::new(
-            ErrorCode::Custom(text("code").into()).canonical(),
-            text("message"),
-        );
-        if let Some(details) = error.get("details") {
-            failed = failed.with_details(details.clone());
-        }
-        return Err((failed, None));
+fn replayed(outcome: Recorded) -> Result<Done, AbilityError> {
+    match outcome {
+        Recorded::Operation { data, warnings } => Ok(Done { data, warnings }),
+        Recorded::Failed(error) => Err(error),
+        // Keys are bound to what they were used for: another surface's record is not this
+        // operation's answer.
+        Recorded::Complete(_) | Recorded::Task(_) | Recorded::Error(_) => Err(
+            AbilityError::internal("the idempotency key was recorded for a tools/call"),
+        ),
     }
-    let warnings = match outcome.get("warnings") {
-        Some(Value::Array(warnings)) => warnings.clone(),
-        _ => Vec::new(),
-    };
-    Ok((
-        outcome.get("data").cloned().unwrap_or(Value::Null),
-        warnings,
-    ))
 }

@@ -31,6 +31,7 @@ pub use query::{CollectionQuery, Condition, FilterOp, SortKey, Window};
 use relations::Relation;
 
 use super::SurfaceError;
+pub(crate) use crate::pipeline::{Severity, Warning};
 use crate::{Ability, Danger, ErrorCode, Registry, Semantic};
 
 pub(crate) use call::call;
@@ -437,20 +438,19 @@ fn collection_items(ability: &Ability) -> Option<(Map<String, Value>, bool)> {
     (total_ok && properties.keys().all(|k| k == "items" || k == "total")).then_some((items, true))
 }
 
-/// How much a warning matters, as the draft grades them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Severity {
-    Low,
-    Medium,
-}
-
-/// One entry of an envelope's `warnings`: `{code, message, severity, details}`.
-pub(crate) fn warning(code: &str, severity: Severity, message: String, details: Value) -> Value {
-    let severity = match severity {
-        Severity::Low => "low",
-        Severity::Medium => "medium",
-    };
-    json!({"code": code, "message": message, "severity": severity, "details": details})
+/// One entry of an envelope's `warnings`.
+pub(crate) fn warning(
+    code: &'static str,
+    severity: Severity,
+    message: String,
+    details: Value,
+) -> Warning {
+    Warning {
+        code: code.into(),
+        message,
+        severity,
+        details,
+    }
 }
 
 /// The error envelope's `error` object and the `isError` flag for an error code: recoverable

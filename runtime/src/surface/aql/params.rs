@@ -3,17 +3,55 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Operation, Severity, warning};
+use super::{Operation, Severity, Warning, warning};
 use crate::{AbilityError, ErrorCode};
 
 /// Keys of a request that are not parameters.
 pub(super) const RESERVED: [&str; 3] = ["operation", "params", "operations"];
 
+/// A request `{operation, params}` as read once: the operation's name, its parameters
+/// (top-level keys merged in) and the warnings reading them raised.
+pub(super) struct Sent {
+    pub(super) name: String,
+    pub(super) params: Map<String, Value>,
+    pub(super) warnings: Vec<Warning>,
+}
+
+impl Sent {
+    /// Read `request`: its `operation` must be a string, its `params` an object.
+    pub(super) fn read(request: &Map<String, Value>) -> Result<Self, AbilityError> {
+        let name = match request.get("operation") {
+            Some(Value::String(name)) => name.clone(),
+            None | Some(Value::Null) => {
+                return Err(AbilityError::new(
+                    ErrorCode::ValidationMissingParam,
+                    "Missing required parameter 'operation'. Expected: an operation name; list them with introspect",
+                )
+                .with_details(json!({"param_name": "operation"})));
+            }
+            Some(_) => {
+                return Err(AbilityError::new(
+                    ErrorCode::ValidationInvalidType,
+                    "Parameter 'operation' expected 'string'",
+                )
+                .with_details(json!({"param_name": "operation", "expected_type": "string"})));
+            }
+        };
+        let mut warnings = Vec::new();
+        let params = resolve_params(request, &mut warnings)?;
+        Ok(Self {
+            name,
+            params,
+            warnings,
+        })
+    }
+}
+
 /// The request's parameters: `params`, then top-level keys it does not have. A top-level key
 /// that `params` also has is ignored, with a warning.
 pub(super) fn resolve_params(
     request: &Map<String, Value>,
-    warnings: &mut Vec<Value>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<Map<String, Value>, AbilityError> {
     let mut params = match request.get("params") {
         None | Some(Value::Null) => Map::new(),

@@ -6,8 +6,9 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 
 use super::operation::operation_once;
+use super::params::Sent;
 use super::query::json_eq;
-use super::{Endpoint, Operation, Severity, Table, warning};
+use super::{Endpoint, Operation, Severity, Table, Warning, warning};
 use crate::surface::Served;
 use crate::surface::SurfaceError;
 use crate::{AbilityError, Context, ErrorCode, Registry};
@@ -134,7 +135,7 @@ pub(super) async fn related(
     served: &Served<'_>,
     relation: &Relation,
     data: &mut Value,
-    warnings: &mut Vec<Value>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<(), AbilityError> {
     let Some(items) = data.get_mut("items").and_then(Value::as_array_mut) else {
         return Ok(());
@@ -168,12 +169,12 @@ pub(super) async fn related(
                 "fields": "full"
             }
         });
-        let request = request.as_object().cloned().unwrap_or_default();
+        let request = Sent::read(&request.as_object().cloned().unwrap_or_default())?;
         // The target's own warnings are about its answer, not this one: only whether every
         // related item came back matters here.
-        let (answer, _) = operation_once(table, registry, &Endpoint::Single, ctx, served, &request)
-            .await
-            .map_err(|(error, _)| error)?;
+        let answer = operation_once(table, registry, &Endpoint::Single, ctx, served, request)
+            .await?
+            .data;
         if answer["pageInfo"]["hasNextPage"] != false {
             warnings.push(warning(
                 "VALIDATION_TRUNCATED_WARNING",

@@ -5,11 +5,11 @@
 //! ([`Query`], which also applies the query to the handler's items when it finishes). Before
 //! the handler: the confirmation gate ([`Gate`]).
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::confirm::{self, Issued};
+use super::confirm;
 use super::query::{self, State};
 use super::{Operation, Table};
 use crate::pipeline::{Call, CallOutput, Place, Stage, StageFuture};
@@ -31,17 +31,15 @@ impl Stage for Params<'_> {
 }
 
 /// A collection operation's query: parsed from the arguments (the handler may push parts of
-/// it down through `CollectionQuery`), applied to the items it returns.
+/// it down through `CollectionQuery`), applied to the items it returns, its warnings left in
+/// the output.
 pub(super) struct Query<'t> {
     pub(super) op: &'t Operation,
     pub(super) items: &'t Map<String, Value>,
-    pub(super) state: OnceLock<Arc<State>>,
-    /// The warnings of the answer, once the query has run.
-    pub(super) warnings: OnceLock<Vec<Value>>,
 }
 
 impl Stage for Query<'_> {
-    fn check(&self, call: &mut Call<'_>) -> Result<(), AbilityError> {
+    fn check<'s>(&'s self, call: &mut Call<'s>) -> Result<(), AbilityError> {
         let spec = query::parse(
             &mut call.args,
             self.items,
@@ -50,32 +48,31 @@ impl Stage for Query<'_> {
         )?;
         let state = Arc::new(State::new(spec));
         call.ctx = call.ctx.clone().with_surface_data(Arc::clone(&state));
-        let _ = self.state.set(state);
+        let (op, items) = (self.op, self.items);
+        call.then(move |output| apply(op, items, &state, output));
         Ok(())
     }
+}
 
-    fn finish(&self, output: &mut CallOutput) {
-        if let Some(state) = self.state.get() {
-            let mut items = output.take_bare().unwrap_or(Value::Null);
-            // `{items, total}`: the list, and the size of the collection it is from.
-            let mut reported = None;
-            if self.op.envelope
-                && let Value::Object(map) = &mut items
-            {
-                reported = map.get("total").and_then(Value::as_u64);
-                items = map.remove("items").unwrap_or(Value::Null);
-            }
-            let (data, warnings) =
-                query::apply(state, items, reported, self.items, &self.op.computed);
-            output.set_bare(data);
-            let _ = self.warnings.set(warnings);
-        }
+/// Apply the query of `state` to the items in `output`: the page, and its warnings.
+fn apply(op: &Operation, item_schema: &Map<String, Value>, state: &State, output: &mut CallOutput) {
+    let mut items = output.take_bare().unwrap_or(Value::Null);
+    // `{items, total}`: the list, and the size of the collection it is from.
+    let mut reported = None;
+    if op.envelope
+        && let Value::Object(map) = &mut items
+    {
+        reported = map.get("total").and_then(Value::as_u64);
+        items = map.remove("items").unwrap_or(Value::Null);
     }
+    let (data, warnings) = query::apply(state, items, reported, item_schema, &op.computed);
+    output.set_bare(data);
+    output.warn(warnings);
 }
 
 /// An operation at `destructive` or above runs only once confirmed: with a valid token, or
 /// the user's answer to a direct question; otherwise the call is refused with
-/// `CONFIRMATION_REQUIRED`, and the token issued is kept here for the envelope.
+/// `CONFIRMATION_REQUIRED`, offering the token issued.
 pub(super) struct Gate<'t> {
     pub(super) table: &'t Table,
     pub(super) op: &'t Operation,
@@ -83,7 +80,6 @@ pub(super) struct Gate<'t> {
     /// The parameters as sent (without `_` keys): what a token is bound to.
     pub(super) sent: Map<String, Value>,
     pub(super) token: Option<String>,
-    pub(super) issued: OnceLock<Issued>,
 }
 
 impl Stage for Gate<'_> {
@@ -104,7 +100,7 @@ impl Stage for Gate<'_> {
 
 /// Let an operation that needs confirmation through: with a valid token, or (where the
 /// client supports it) the user's answer to a direct question; otherwise
-/// `CONFIRMATION_REQUIRED`, the fresh token kept in the gate for the envelope.
+/// `CONFIRMATION_REQUIRED`, offering a fresh token.
 async fn confirm(
     gate: &Gate<'_>,
     ctx: &Context,
@@ -179,7 +175,7 @@ async fn confirm(
         &op.name,
         issued.as_ref().map(drop),
     );
-    let _ = gate.issued.set(issued?);
+    let issued = issued?;
     Err(AbilityError::new(
         ErrorCode::ConfirmationRequired,
         format!(
@@ -193,5 +189,6 @@ async fn confirm(
         "danger_level": op.danger.as_str(),
         "reasons": [format!("{} operations need confirmation", op.danger.as_str())],
         "confirmation_message": message,
-    })))
+    }))
+    .with_confirmation(issued))
 }

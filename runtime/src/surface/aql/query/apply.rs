@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::parse::encode_cursor;
 use super::*;
-use crate::surface::aql::{ComputedField, Severity, warning};
+use crate::surface::aql::{ComputedField, Severity, Warning, warning};
 
 /// What the runtime knows of the collection behind a handler's items.
 enum Extent {
@@ -21,7 +21,7 @@ enum Extent {
 }
 
 /// A warning about what the answer could not know.
-fn truncated(message: String, details: Value) -> Value {
+fn truncated(message: String, details: Value) -> Warning {
     warning(
         "VALIDATION_TRUNCATED_WARNING",
         Severity::Medium,
@@ -38,7 +38,7 @@ pub(crate) fn apply(
     reported: Option<u64>,
     item_schema: &Map<String, Value>,
     computed: &[ComputedField],
-) -> (Value, Vec<Value>) {
+) -> (Value, Vec<Warning>) {
     let spec = &state.spec;
     let mut warnings = spec.warnings.clone();
     let mut items = match items {
@@ -169,7 +169,7 @@ fn paginate(
     items: Vec<Value>,
     item_schema: &Map<String, Value>,
     exact_positions: bool,
-    warnings: &mut Vec<Value>,
+    warnings: &mut Vec<Warning>,
 ) -> (Vec<Value>, (&'static str, Value)) {
     let count = items.len() as u64;
     let cursor = !matches!(spec.page, Page::Offset { .. });

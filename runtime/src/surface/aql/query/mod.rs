@@ -190,7 +190,7 @@ pub(crate) struct Spec {
     pub(super) aggregate: Vec<Aggregate>,
     pub(super) include_items: bool,
     /// Warnings about the request itself (a page size clamped).
-    pub(super) warnings: Vec<Value>,
+    pub(super) warnings: Vec<super::Warning>,
 }
 
 impl Spec {

@@ -5,7 +5,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::*;
-use crate::surface::aql::{ComputedField, Param, Severity, warning};
+use crate::surface::aql::{ComputedField, Param, Severity, Warning, warning};
 use crate::{AbilityError, ErrorCode};
 
 fn invalid(param: &str, message: String) -> AbilityError {
@@ -77,7 +77,7 @@ fn as_uint(value: &Value) -> Option<u64> {
 const OPERATORS: &str = "eq, ne, gt, gte, lt, lte, in, contains";
 
 /// A page size clamped to the most a page holds: kept, with a warning saying so.
-fn clamp_page(param: &str, requested: u64, warnings: &mut Vec<Value>) -> u64 {
+fn clamp_page(param: &str, requested: u64, warnings: &mut Vec<Warning>) -> u64 {
     if requested <= MAX_PAGE {
         return requested;
     }
