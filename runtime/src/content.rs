@@ -217,6 +217,51 @@ impl<T> Rich<T> {
     }
 }
 
+impl Content {
+    /// This block as rmcp's type, built directly. A passed-through block (another server's
+    /// JSON) is read as one; `None` when it is no block the protocol knows.
+    pub(crate) fn into_block(self) -> Option<rmcp::model::ContentBlock> {
+        use rmcp::model::ContentBlock;
+        Some(match self {
+            Self::Text { text } => ContentBlock::text(text),
+            Self::Image { data, mime_type } => ContentBlock::image(data, mime_type),
+            Self::Audio { data, mime_type } => ContentBlock::audio(data, mime_type),
+            Self::Resource { resource } => ContentBlock::resource(resource.into_contents()),
+            Self::ResourceLink {
+                uri,
+                name,
+                description,
+                mime_type,
+            } => {
+                let mut link = rmcp::model::Resource::new(uri, name);
+                if let Some(description) = description {
+                    link = link.with_description(description);
+                }
+                if let Some(mime_type) = mime_type {
+                    link = link.with_mime_type(mime_type);
+                }
+                ContentBlock::resource_link(link)
+            }
+            Self::Passthrough(block) => {
+                serde_json::from_value(serde_json::Value::Object(block)).ok()?
+            }
+        })
+    }
+}
+
+impl EmbeddedResource {
+    /// These contents as rmcp's type.
+    pub(crate) fn into_contents(self) -> rmcp::model::ResourceContents {
+        use rmcp::model::ResourceContents;
+        let contents = match self.text {
+            Some(text) => ResourceContents::text(text, self.uri),
+            // Made with one of text or bytes: without text, the bytes.
+            None => ResourceContents::blob(self.blob.unwrap_or_default(), self.uri),
+        };
+        contents.with_mime_type(self.mime_type)
+    }
+}
+
 impl From<String> for Content {
     fn from(text: String) -> Self {
         Self::text(text)

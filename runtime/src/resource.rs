@@ -5,9 +5,11 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use rmcp::model::ResourceContents;
 use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
-use serde_json::{Map, Value, json};
+use serde::Deserialize;
+use serde_json::{Map, Value};
 
 use crate::{CallOutput, Content};
 
@@ -95,46 +97,44 @@ fn collect_values(schema: &Value, out: &mut Vec<String>) {
 /// item (text as text, images, audio and binary resources as blobs, embedded resources as
 /// they are; links are skipped); structured output becomes one text item, a string as it is
 /// and anything else as JSON.
-pub(crate) fn contents(uri: &str, mime_type: Option<&str>, output: CallOutput) -> Vec<Value> {
+pub(crate) fn contents(
+    uri: &str,
+    mime_type: Option<&str>,
+    output: CallOutput,
+) -> Vec<ResourceContents> {
     let (structured, content, _) = output.into_bare();
+    let text = |text: String, default: &str| {
+        ResourceContents::text(text, uri).with_mime_type(mime_type.unwrap_or(default))
+    };
     let mut items = Vec::new();
     for block in content.into_iter().flatten() {
         match block {
-            Content::Text { text } => items.push(json!({
-                "uri": uri,
-                "mimeType": mime_type.unwrap_or("text/plain"),
-                "text": text,
-            })),
+            Content::Text { text: t } => items.push(text(t, "text/plain")),
             Content::Image { data, mime_type } | Content::Audio { data, mime_type } => {
-                items.push(json!({"uri": uri, "mimeType": mime_type, "blob": data}));
+                items.push(ResourceContents::blob(data, uri).with_mime_type(mime_type));
             }
-            Content::Resource { resource } => {
-                items.push(serde_json::to_value(resource).unwrap_or(Value::Null));
-            }
+            Content::Resource { resource } => items.push(resource.into_contents()),
             Content::ResourceLink { .. } => {}
-            Content::Passthrough(block) => items.push(passthrough_item(uri, mime_type, &block)),
+            Content::Passthrough(block) => {
+                items.extend(passthrough_item(uri, mime_type, &block));
+            }
         }
     }
     match structured {
         None => {}
-        Some(Value::String(text)) => items.push(json!({
-            "uri": uri,
-            "mimeType": mime_type.unwrap_or("text/plain"),
-            "text": text,
-        })),
-        Some(value) => items.push(json!({
-            "uri": uri,
-            "mimeType": mime_type.unwrap_or("application/json"),
-            "text": value.to_string(),
-        })),
+        Some(Value::String(t)) => items.push(text(t, "text/plain")),
+        Some(value) => items.push(text(value.to_string(), "application/json")),
     }
-    items.retain(|item| !item.is_null());
     items
 }
 
-/// The `resources/read` item of a passed-through block, as for the typed ones; `null`
+/// The `resources/read` item of a passed-through block, as for the typed ones; `None`
 /// (dropped) for a link or an unknown type.
-fn passthrough_item(uri: &str, mime_type: Option<&str>, block: &Map<String, Value>) -> Value {
+fn passthrough_item(
+    uri: &str,
+    mime_type: Option<&str>,
+    block: &Map<String, Value>,
+) -> Option<ResourceContents> {
     let field = |k: &str| block.get(k).and_then(Value::as_str);
     match (
         field("type"),
@@ -142,16 +142,15 @@ fn passthrough_item(uri: &str, mime_type: Option<&str>, block: &Map<String, Valu
         field("data"),
         field("mimeType"),
     ) {
-        (Some("text"), Some(text), _, _) => json!({
-            "uri": uri,
-            "mimeType": mime_type.unwrap_or("text/plain"),
-            "text": text,
-        }),
+        (Some("text"), Some(text), _, _) => Some(
+            ResourceContents::text(text, uri).with_mime_type(mime_type.unwrap_or("text/plain")),
+        ),
         (Some("image" | "audio"), _, Some(data), Some(kind)) => {
-            json!({"uri": uri, "mimeType": kind, "blob": data})
+            Some(ResourceContents::blob(data, uri).with_mime_type(kind))
         }
-        (Some("resource"), ..) => block.get("resource").cloned().unwrap_or(Value::Null),
-        _ => Value::Null,
+        // Another server's JSON: read as the protocol's contents, or dropped.
+        (Some("resource"), ..) => ResourceContents::deserialize(block.get("resource")?).ok(),
+        _ => None,
     }
 }
 
@@ -341,6 +340,7 @@ pub(crate) fn typed_arguments(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn arguments_take_their_schema_type() {

@@ -18,7 +18,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use serde_json::Value;
 
-use super::input::Rounds;
+use super::input::{Needed, Rounds};
 use crate::context::{ClientFuture, ClientRequestFuture};
 use crate::question::Question;
 use crate::task::{Live, Slot};
@@ -72,7 +72,7 @@ impl RequestClient {
         key: Option<&str>,
         method: &str,
         declared: bool,
-        capability: &'static str,
+        capability: Needed,
         value: Value,
         send: impl AsyncFnOnce(&rmcp::Peer<RoleServer>, P) -> Result<R, rmcp::service::ServiceError>,
     ) -> Result<Value, AbilityError>
@@ -125,10 +125,13 @@ impl RequestClient {
         self.rounds.is_some() || is_stateless(&self.request)
     }
 
-    fn missing(capability: &str) -> AbilityError {
+    fn missing(capability: Needed) -> AbilityError {
         AbilityError::new(
             ErrorCode::ClientCapabilityMissing,
-            format!("the client did not declare the {capability} capability"),
+            format!(
+                "the client did not declare the {} capability",
+                capability.name()
+            ),
         )
     }
 }
@@ -218,7 +221,7 @@ impl ClientChannel for RequestClient {
                 key,
                 "elicitation/create",
                 declared,
-                "elicitation",
+                Needed::Elicitation,
                 value,
                 async |peer, request: ElicitRequestParams| peer.create_elicitation(request).await,
             )
@@ -233,7 +236,7 @@ impl ClientChannel for RequestClient {
                 key,
                 "sampling/createMessage",
                 declared,
-                "sampling",
+                Needed::Sampling,
                 value,
                 async |peer, request: CreateMessageRequestParams| {
                     peer.create_message(request).await
@@ -250,7 +253,7 @@ impl ClientChannel for RequestClient {
                 key,
                 "roots/list",
                 declared,
-                "roots",
+                Needed::Roots,
                 Value::Object(serde_json::Map::new()),
                 async |peer, _: serde::de::IgnoredAny| peer.list_roots().await,
             )

@@ -17,7 +17,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    ErrorData, InputRequest, InputRequests, InputRequiredResult, InputResponses, SealOptions,
+    ClientCapabilities, ErrorData, InputRequest, InputRequests, InputRequiredResult,
+    InputResponses, SealOptions,
 };
 use rmcp::service::RequestContext;
 use serde::Deserialize as _;
@@ -82,7 +83,7 @@ pub(crate) struct Rounds {
     last_sealed: Mutex<Option<String>>,
     asked: Mutex<BTreeMap<String, Question>>,
     /// The capabilities the handler needed and the client did not declare.
-    missing: Mutex<Vec<&'static str>>,
+    missing: Mutex<Vec<Needed>>,
 }
 
 impl Rounds {
@@ -197,7 +198,7 @@ impl Rounds {
 
     /// The handler needed `capability` (`elicitation`, `sampling`, `roots`), which the
     /// client did not declare.
-    pub(crate) fn missing(&self, capability: &'static str) {
+    pub(crate) fn missing(&self, capability: Needed) {
         let mut missing = self.missing.lock().unwrap_or_else(PoisonError::into_inner);
         if !missing.contains(&capability) {
             missing.push(capability);
@@ -211,11 +212,10 @@ impl Rounds {
         if missing.is_empty() {
             return None;
         }
-        let required: serde_json::Map<String, Value> = missing
-            .iter()
-            .map(|c| ((*c).to_owned(), Value::Object(serde_json::Map::new())))
-            .collect();
-        let required = serde_json::from_value(Value::Object(required)).unwrap_or_default();
+        let mut required = ClientCapabilities::default();
+        for capability in missing.iter() {
+            capability.require(&mut required);
+        }
         Some(ErrorData::missing_required_client_capability(required))
     }
 
@@ -374,5 +374,33 @@ impl McpHandler {
             context = context.continuing();
         }
         Ok((context, Some(Pending { rounds, binding })))
+    }
+}
+
+/// A client capability a question needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Needed {
+    Elicitation,
+    Sampling,
+    Roots,
+}
+
+impl Needed {
+    /// Its name in the client's capabilities.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Elicitation => "elicitation",
+            Self::Sampling => "sampling",
+            Self::Roots => "roots",
+        }
+    }
+
+    /// Mark it in `required`.
+    fn require(self, required: &mut ClientCapabilities) {
+        match self {
+            Self::Elicitation => required.elicitation = Some(Default::default()),
+            Self::Sampling => required.sampling = Some(Default::default()),
+            Self::Roots => required.roots = Some(Default::default()),
+        }
     }
 }

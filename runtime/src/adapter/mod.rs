@@ -18,15 +18,14 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ErrorData,
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerConfig,
-    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
-    UnsubscribeRequestParams,
+    GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::rpc::ToRpc;
 
@@ -112,18 +111,6 @@ impl Server {
 pub(crate) fn next_session() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
-/// An rmcp result type from its JSON, marked complete (`resultType`, protocol 2026-07-28;
-/// rmcp drops it for clients of older versions).
-fn from_json<T: serde::de::DeserializeOwned>(mut value: Value) -> Result<T, ErrorData> {
-    if let Value::Object(map) = &mut value {
-        map.entry("resultType").or_insert_with(|| json!("complete"));
-    }
-    serde_json::from_value(value).map_err(|e| {
-        tracing::error!(error = %e, "a result did not convert");
-        ErrorData::internal_error("the result could not be encoded", None)
-    })
 }
 
 fn unknown_resource(uri: &str) -> ErrorData {
@@ -293,12 +280,10 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
         let owner = self.caller(&context);
-        let task = self
-            .inner
+        self.inner
             .tasks
             .get(&request.task_id, owner.principal())
-            .await?;
-        from_json(task)
+            .await
     }
 
     async fn update_task(
@@ -388,8 +373,7 @@ impl ServerHandler for McpHandler {
         if let Some(input) = Pending::answer(question.as_ref(), &self.inner, contents.is_err())? {
             return Ok(input.into());
         }
-        let result: ReadResourceResult = from_json(contents.map_err(|e| e.to_rpc())?)?;
-        Ok(result.into())
+        Ok(contents.map_err(|e| e.to_rpc())?.into())
     }
 
     async fn subscribe(
@@ -546,8 +530,7 @@ impl ServerHandler for McpHandler {
         if let Some(input) = Pending::answer(question.as_ref(), &self.inner, prompt.is_err())? {
             return Ok(input.into());
         }
-        let result: GetPromptResult = from_json(prompt.map_err(|e| e.to_rpc())?)?;
-        Ok(result.into())
+        Ok(prompt.map_err(|e| e.to_rpc())?.into())
     }
 
     async fn complete(
@@ -556,18 +539,16 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         let snapshot = self.inner.snapshot();
-        let reference = serde_json::to_value(&request.r#ref).unwrap_or(Value::Null);
-        let values = snapshot
+        snapshot
             .catalog
             .complete_reference(
                 &snapshot.registry,
                 &self.context(context),
-                &reference,
+                &request.r#ref,
                 &request.argument.name,
                 &request.argument.value,
             )
-            .map_err(|e| e.to_rpc())?;
-        from_json(values)
+            .map_err(|e| e.to_rpc())
     }
 }
 

@@ -13,15 +13,14 @@ use std::task::Poll;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, CreateTaskResult, ErrorData,
-    GetMeta, ServerNotification, TASKS_EXTENSION_ID, TaskStatusNotification,
-    TaskStatusNotificationParams,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, DetailedTask, ErrorData, GetMeta,
+    ServerNotification, TASKS_EXTENSION_ID, TaskStatusNotification, TaskStatusNotificationParams,
 };
 use rmcp::service::RequestContext;
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::McpHandler;
 use super::input::{Asked, Pending};
-use super::{McpHandler, from_json};
 use crate::context::CancellationToken;
 use crate::surface::native;
 use crate::task::ListenTasks;
@@ -38,8 +37,15 @@ pub(super) fn declared(context: &RequestContext<RoleServer>) -> bool {
 /// The answer to a call of a `task = "required"` ability from a client without the tasks
 /// extension: `-32021`, naming it.
 pub(super) fn required() -> ErrorData {
-    let needed: ClientCapabilities =
-        serde_json::from_value(json!({"extensions": {TASKS_EXTENSION_ID: {}}})).unwrap_or_default();
+    let mut needed = ClientCapabilities::default();
+    needed.extensions = Some(
+        [(
+            TASKS_EXTENSION_ID.to_owned(),
+            rmcp::model::JsonObject::new(),
+        )]
+        .into_iter()
+        .collect(),
+    );
     ErrorData::missing_required_client_capability(needed)
 }
 
@@ -59,14 +65,8 @@ pub(super) fn listened(context: &RequestContext<RoleServer>) -> Option<ListenTas
 
 /// Send a followed task's change to its stream: `notifications/tasks`, marked with the
 /// stream's subscription id.
-pub(super) async fn notify(context: &RequestContext<RoleServer>, task: Value) {
-    let params: TaskStatusNotificationParams = match serde_json::from_value(task) {
-        Ok(params) => params,
-        Err(error) => {
-            tracing::error!(%error, "a task notification did not convert");
-            return;
-        }
-    };
+pub(super) async fn notify(context: &RequestContext<RoleServer>, task: DetailedTask) {
+    let params = TaskStatusNotificationParams::new(task);
     let mut notification =
         ServerNotification::TaskStatusNotification(TaskStatusNotification::new(params));
     notification
@@ -155,7 +155,6 @@ impl McpHandler {
                 });
             inner.tasks.finish(&live, outcome).await;
         });
-        let created: CreateTaskResult = from_json(created)?;
         Ok(created.into())
     }
 }

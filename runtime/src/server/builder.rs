@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use rmcp::model::{Implementation, ServerCapabilities};
-use serde_json::json;
 
 use super::{Inner, Listeners, Server, ServerError, Snapshot};
 use crate::auth::{Authenticator, StaticTokens};
@@ -518,27 +517,38 @@ impl ServerBuilder {
 /// prompts and completions when abilities are served that way. Every list can change while
 /// the server runs ([`Server::abilities`]), so each says `listChanged`.
 pub(super) fn capabilities(catalog: &Catalog, registry: &Registry) -> ServerCapabilities {
-    let mut capabilities = json!({"logging": {}, "tools": {"listChanged": true}});
+    use rmcp::model::{JsonObject, PromptsCapability, ResourcesCapability, ToolsCapability};
+    let mut capabilities = ServerCapabilities::default();
+    capabilities.logging = Some(JsonObject::new());
+    let mut tools = ToolsCapability::default();
+    tools.list_changed = Some(true);
+    capabilities.tools = Some(tools);
     if registry
         .iter()
         .any(|a| a.task_support() != crate::TaskSupport::Forbidden)
     {
-        capabilities["extensions"] = json!({rmcp::model::TASKS_EXTENSION_ID: {}});
+        capabilities.extensions = Some(
+            [(
+                rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                JsonObject::new(),
+            )]
+            .into_iter()
+            .collect(),
+        );
     }
     if catalog.has_resources() {
-        capabilities["resources"] = json!({"subscribe": true, "listChanged": true});
+        let mut resources = ResourcesCapability::default();
+        resources.subscribe = Some(true);
+        resources.list_changed = Some(true);
+        capabilities.resources = Some(resources);
     }
     if catalog.has_prompts() {
-        capabilities["prompts"] = json!({"listChanged": true});
+        let mut prompts = PromptsCapability::default();
+        prompts.list_changed = Some(true);
+        capabilities.prompts = Some(prompts);
     }
     if catalog.has_prompts() || catalog.has_templates() {
-        capabilities["completions"] = json!({});
+        capabilities.completions = Some(JsonObject::new());
     }
-    serde_json::from_value(capabilities).unwrap_or_else(|e| {
-        tracing::error!(error = %e, "server capabilities did not convert");
-        ServerCapabilities::builder()
-            .enable_logging()
-            .enable_tools()
-            .build()
-    })
+    capabilities
 }

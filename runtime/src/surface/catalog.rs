@@ -5,6 +5,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use rmcp::model::{
+    CompleteResult, CompletionInfo, GetPromptResult, Prompt, PromptArgument, PromptMessage,
+    ReadResourceResult, Reference, Resource, ResourceTemplate,
+};
 use serde_json::{Map, Value, json};
 
 use crate::ability::Argument;
@@ -24,32 +28,27 @@ pub(crate) struct Listing<T> {
     pub(crate) ranks: Vec<String>,
 }
 
-impl<T: serde::de::DeserializeOwned> Listing<T> {
-    fn from_json(entries: Vec<(String, Value)>) -> Self {
-        let mut listing = Self {
-            items: Vec::with_capacity(entries.len()),
-            ranks: Vec::with_capacity(entries.len()),
-        };
-        for (rank, entry) in entries {
-            match serde_json::from_value(entry) {
-                Ok(item) => {
-                    listing.items.push(item);
-                    listing.ranks.push(rank);
-                }
-                Err(error) => {
-                    tracing::error!(%error, ability = rank, "a catalog entry did not convert")
-                }
-            }
+impl<T> Listing<T> {
+    fn push(&mut self, rank: &str, item: T) {
+        self.items.push(item);
+        self.ranks.push(rank.to_owned());
+    }
+}
+
+impl<T> Default for Listing<T> {
+    fn default() -> Self {
+        Self {
+            items: Vec::new(),
+            ranks: Vec::new(),
         }
-        listing
     }
 }
 
 /// Resources, templates and prompts, derived once from the registry.
 pub(crate) struct Catalog {
-    pub(crate) resources: Listing<rmcp::model::Resource>,
-    pub(crate) templates: Listing<rmcp::model::ResourceTemplate>,
-    pub(crate) prompts: Listing<rmcp::model::Prompt>,
+    pub(crate) resources: Listing<Resource>,
+    pub(crate) templates: Listing<ResourceTemplate>,
+    pub(crate) prompts: Listing<Prompt>,
     by_uri: HashMap<String, usize>,
     by_template: Vec<usize>,
     by_prompt: HashMap<String, usize>,
@@ -64,64 +63,70 @@ pub(crate) struct ResourceCall {
 
 impl Catalog {
     pub(crate) fn new(registry: &Registry) -> Self {
-        let mut resources = Vec::new();
-        let mut templates = Vec::new();
-        let mut prompts = Vec::new();
+        let mut resources = Listing::default();
+        let mut templates = Listing::default();
+        let mut prompts = Listing::default();
         let mut by_uri = HashMap::new();
         let mut by_template = Vec::new();
         let mut by_prompt = HashMap::new();
         for (i, ability) in registry.iter().enumerate() {
+            let (name, title, description) =
+                (ability.tool_name(), ability.title(), ability.description());
             match ability.kind() {
-                AbilityKind::Resource { uri, mime_type } => {
-                    let mut entry = Map::new();
-                    let key = if ability.template.is_some() {
-                        by_template.push(i);
-                        "uriTemplate"
-                    } else {
-                        by_uri.insert(uri.to_string(), i);
-                        "uri"
-                    };
-                    entry.insert(key.into(), json!(uri));
-                    describe(&mut entry, ability);
-                    if let Some(mime_type) = mime_type {
-                        entry.insert("mimeType".into(), json!(mime_type));
+                AbilityKind::Resource { uri, mime_type } if ability.template.is_some() => {
+                    by_template.push(i);
+                    let mut template =
+                        ResourceTemplate::new(uri.as_ref(), name).with_description(description);
+                    if let Some(title) = title {
+                        template = template.with_title(title);
                     }
-                    let list = if ability.template.is_some() {
-                        &mut templates
-                    } else {
-                        &mut resources
-                    };
-                    list.push((ability.name().to_owned(), Value::Object(entry)));
+                    if let Some(mime_type) = mime_type {
+                        template = template.with_mime_type(mime_type.as_ref());
+                    }
+                    templates.push(ability.name(), template);
+                }
+                AbilityKind::Resource { uri, mime_type } => {
+                    by_uri.insert(uri.to_string(), i);
+                    let mut resource =
+                        Resource::new(uri.as_ref(), name).with_description(description);
+                    if let Some(title) = title {
+                        resource = resource.with_title(title);
+                    }
+                    if let Some(mime_type) = mime_type {
+                        resource = resource.with_mime_type(mime_type.as_ref());
+                    }
+                    resources.push(ability.name(), resource);
                 }
                 AbilityKind::Prompt => {
-                    let mut entry = Map::new();
-                    describe(&mut entry, ability);
-                    let arguments: Vec<Value> = ability
+                    let arguments: Vec<PromptArgument> = ability
                         .arguments
                         .iter()
                         .map(|a| {
-                            let mut arg = Map::new();
-                            arg.insert("name".into(), json!(a.name));
-                            if let Some(description) = &a.description {
-                                arg.insert("description".into(), json!(description));
+                            let argument =
+                                PromptArgument::new(a.name.as_str()).with_required(a.required);
+                            match &a.description {
+                                Some(description) => {
+                                    argument.with_description(description.as_str())
+                                }
+                                None => argument,
                             }
-                            arg.insert("required".into(), json!(a.required));
-                            Value::Object(arg)
                         })
                         .collect();
-                    if !arguments.is_empty() {
-                        entry.insert("arguments".into(), Value::Array(arguments));
+                    let arguments = (!arguments.is_empty()).then_some(arguments);
+                    let mut prompt = Prompt::new(name, Some(description), arguments);
+                    if let Some(title) = title {
+                        prompt = prompt.with_title(title);
                     }
-                    by_prompt.insert(ability.tool_name().to_owned(), i);
-                    prompts.push((ability.name().to_owned(), Value::Object(entry)));
+                    by_prompt.insert(name.to_owned(), i);
+                    prompts.push(ability.name(), prompt);
                 }
                 _ => {}
             }
         }
         Self {
-            resources: Listing::from_json(resources),
-            templates: Listing::from_json(templates),
-            prompts: Listing::from_json(prompts),
+            resources,
+            templates,
+            prompts,
             by_uri,
             by_template,
             by_prompt,
@@ -174,11 +179,11 @@ impl Catalog {
     }
 
     /// The ability a `completion/complete` reference names.
-    pub(crate) fn reference(&self, registry: &Registry, reference: &Value) -> Option<usize> {
-        match reference.get("type").and_then(Value::as_str)? {
-            "ref/prompt" => self.prompt(reference.get("name").and_then(Value::as_str)?),
-            "ref/resource" => {
-                let uri = reference.get("uri").and_then(Value::as_str)?;
+    pub(crate) fn reference(&self, registry: &Registry, reference: &Reference) -> Option<usize> {
+        match reference {
+            Reference::Prompt(prompt) => self.prompt(&prompt.name),
+            Reference::Resource(resource) => {
+                let uri = resource.uri.as_str();
                 self.by_uri.get(uri).copied().or_else(|| {
                     self.by_template.iter().copied().find(|&i| {
                         registry
@@ -187,6 +192,7 @@ impl Catalog {
                     })
                 })
             }
+            // A kind of reference this version of the protocol does not know.
             _ => None,
         }
     }
@@ -203,7 +209,7 @@ impl Catalog {
         ctx: Context,
         guards: &Arc<Guards>,
         uri: &str,
-    ) -> Result<Value, AbilityError> {
+    ) -> Result<ReadResourceResult, AbilityError> {
         let call = self
             .resolve(registry, uri)
             .ok_or_else(|| unknown_resource(uri))?;
@@ -212,7 +218,7 @@ impl Catalog {
             .ok_or_else(|| unknown_resource(uri))?;
         let output = Box::pin(ability.call_guarded(ctx, call.args, guards)).await?;
         let items = crate::resource::contents(uri, call.mime_type.as_deref(), output);
-        Ok(json!({ "contents": items }))
+        Ok(ReadResourceResult::new(items))
     }
 
     /// `prompts/get`: `{description, messages}`.
@@ -223,14 +229,14 @@ impl Catalog {
         guards: &Arc<Guards>,
         name: &str,
         arguments: Option<Map<String, Value>>,
-    ) -> Result<Value, AbilityError> {
+    ) -> Result<GetPromptResult, AbilityError> {
         let ability = self
             .prompt(name)
             .and_then(|i| registry.at(i))
             .ok_or_else(|| AbilityError::unknown(Lookup::Prompt, name))?;
         let args = prompt_arguments(ability, arguments);
         let output = Box::pin(ability.call_guarded(ctx, args, guards)).await?;
-        Ok(prompt_result(ability, output))
+        prompt_result(ability, output)
     }
 
     /// `completion/complete` for `reference`'s `argument`: `{completion: {values, total,
@@ -239,10 +245,10 @@ impl Catalog {
         &self,
         registry: &Registry,
         ctx: &Context,
-        reference: &Value,
+        reference: &Reference,
         argument: &str,
         typed: &str,
-    ) -> Result<Value, AbilityError> {
+    ) -> Result<CompleteResult, AbilityError> {
         let ability = self
             .reference(registry, reference)
             .and_then(|i| registry.at(i))
@@ -266,14 +272,6 @@ pub(crate) fn unknown_resource(uri: &str) -> AbilityError {
         format!("no resource at '{shown}'"),
     )
     .with_details(json!({ "uri": shown }))
-}
-
-fn describe(entry: &mut Map<String, Value>, ability: &Ability) {
-    entry.insert("name".into(), json!(ability.tool_name()));
-    if let Some(title) = ability.title() {
-        entry.insert("title".into(), json!(title));
-    }
-    entry.insert("description".into(), json!(ability.description()));
 }
 
 fn mime_type(ability: &Ability) -> Option<String> {
@@ -310,18 +308,21 @@ pub(crate) fn prompt_arguments(ability: &Ability, given: Option<Map<String, Valu
 /// The `prompts/get` result of a call's output: a [`Prompt`](crate::Prompt)'s messages; else
 /// one user message per content block, then the structured output as text (a string as it
 /// is, anything else as JSON).
-pub(crate) fn prompt_result(ability: &Ability, output: CallOutput) -> Value {
+pub(crate) fn prompt_result(
+    ability: &Ability,
+    output: CallOutput,
+) -> Result<GetPromptResult, AbilityError> {
     let (structured, content, prompt) = output.into_bare();
     let mut description = ability.description().to_owned();
-    let messages: Vec<Value> = match prompt {
+    let spoken: Vec<(crate::Role, Content)> = match prompt {
         Some(prompt) => {
             if let Some(own) = prompt.description {
                 description = own;
             }
             prompt
                 .messages
-                .iter()
-                .map(|m| json!({"role": m.role, "content": m.content}))
+                .into_iter()
+                .map(|m| (m.role, m.content))
                 .collect()
         }
         None => {
@@ -333,11 +334,26 @@ pub(crate) fn prompt_result(ability: &Ability, output: CallOutput) -> Value {
             }
             blocks
                 .into_iter()
-                .map(|content| json!({"role": "user", "content": content}))
+                .map(|content| (crate::Role::User, content))
                 .collect()
         }
     };
-    json!({"description": description, "messages": messages})
+    let mut messages = Vec::with_capacity(spoken.len());
+    for (role, content) in spoken {
+        let role = match role {
+            crate::Role::User => rmcp::model::Role::User,
+            crate::Role::Assistant => rmcp::model::Role::Assistant,
+        };
+        let Some(block) = content.into_block() else {
+            tracing::error!(
+                ability = ability.name(),
+                "a prompt's passed-through block is no protocol block"
+            );
+            return Err(AbilityError::internal("the prompt could not be encoded"));
+        };
+        messages.push(PromptMessage::new(role, block));
+    }
+    Ok(GetPromptResult::new(messages).with_description(description))
 }
 
 /// The `completion/complete` values for `argument` of `ability`, given what the user typed:
@@ -348,7 +364,7 @@ pub(crate) fn complete(
     ctx: &Context,
     argument: &str,
     typed: &str,
-) -> Result<Value, AbilityError> {
+) -> Result<CompleteResult, AbilityError> {
     let Some(Argument {
         schema, complete, ..
     }) = ability.arguments.iter().find(|a| a.name == argument)
@@ -381,7 +397,8 @@ pub(crate) fn complete(
     };
     let total = values.len();
     values.truncate(MAX_COMPLETIONS);
-    Ok(json!({
-        "completion": {"values": values, "total": total, "hasMore": total > MAX_COMPLETIONS}
-    }))
+    let has_more = total > MAX_COMPLETIONS;
+    let completion = CompletionInfo::with_pagination(values, u32::try_from(total).ok(), has_more)
+        .map_err(AbilityError::internal)?;
+    Ok(CompleteResult::new(completion))
 }

@@ -114,10 +114,10 @@ pub(crate) fn success(output: CallOutput, pretty: bool) -> CallToolResult {
         None => CallToolResult::success(Vec::new()),
     };
     for block in content.into_iter().flatten() {
-        match serde_json::to_value(&block).and_then(serde_json::from_value::<ContentBlock>) {
-            Ok(block) => result.content.push(block),
-            Err(e) => {
-                tracing::error!(error = %e, "a content block did not convert");
+        match block.into_block() {
+            Some(block) => result.content.push(block),
+            None => {
+                tracing::error!("a passed-through content block is no protocol block");
                 return error_result(&AbilityError::internal("the result could not be encoded"));
             }
         }

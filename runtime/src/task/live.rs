@@ -79,8 +79,8 @@ pub(super) struct Waiting {
 
 impl Live {
     /// The record as the create answer shows it.
-    pub(crate) async fn created(&self) -> Value {
-        super::wire::task(&*self.record.lock().await, super::Shown::Created)
+    pub(crate) async fn created(&self) -> rmcp::model::CreateTaskResult {
+        super::wire::created(&*self.record.lock().await)
     }
 
     /// Ask `question` under `key`: the task waits in `input_required` until `tasks/update`

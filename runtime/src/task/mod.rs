@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use rmcp::model::ErrorData;
+use rmcp::model::{DetailedTask, ErrorData, GetTaskResult};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -27,7 +27,6 @@ pub(crate) use crate::store::{
 pub(crate) use live::{Live, Slot};
 pub(crate) use watch::ListenTasks;
 use watch::Watchers;
-pub(crate) use wire::Shown;
 
 pub(crate) use crate::clock::now_ms;
 use crate::context::CancellationToken;
@@ -264,7 +263,7 @@ impl Tasks {
         ids: &[String],
         owner: &str,
         key: u64,
-        stream: &mpsc::UnboundedSender<Value>,
+        stream: &mpsc::UnboundedSender<DetailedTask>,
     ) {
         self.follow_events();
         for id in ids {
@@ -274,7 +273,7 @@ impl Tasks {
             self.watchers.add(id, key, stream.clone());
             // Read again once registered: no change falls between the two.
             let record = self.owned(id, owner).await.unwrap_or(record);
-            let _ = stream.send(watch::notification(&record));
+            let _ = stream.send(wire::detailed(&record));
         }
     }
 
@@ -284,8 +283,8 @@ impl Tasks {
     }
 
     /// `tasks/get`: the task's record on the wire.
-    pub(crate) async fn get(&self, id: &str, owner: &str) -> Result<Value, ErrorData> {
-        Ok(wire::task(&self.owned(id, owner).await?, Shown::Polled))
+    pub(crate) async fn get(&self, id: &str, owner: &str) -> Result<GetTaskResult, ErrorData> {
+        Ok(wire::polled(&self.owned(id, owner).await?))
     }
 
     /// `tasks/update`: answers to the task's questions, by key. Keys it does not wait for,

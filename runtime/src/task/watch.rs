@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use serde_json::Value;
+use rmcp::model::DetailedTask;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
@@ -34,12 +34,6 @@ impl ListenTasks {
         }
         Self(ids)
     }
-}
-
-/// The `notifications/tasks` params of `record`: the task as `tasks/get` shows it, without
-/// the result's `resultType`.
-pub(super) fn notification(record: &TaskRecord) -> Value {
-    super::wire::task(record, super::Shown::Notified)
 }
 
 /// Hear other replicas' task events for as long as the server keeps its tasks: a signal for
@@ -145,11 +139,11 @@ pub(super) fn follow(
 pub(crate) struct Watchers(Mutex<HashMap<String, Vec<Stream>>>);
 
 /// A listen stream following a task: its key, and where the task's changes go.
-type Stream = (u64, mpsc::UnboundedSender<Value>);
+type Stream = (u64, mpsc::UnboundedSender<DetailedTask>);
 
 impl Watchers {
     /// The stream `key` follows the task `id`.
-    pub(super) fn add(&self, id: &str, key: u64, stream: mpsc::UnboundedSender<Value>) {
+    pub(super) fn add(&self, id: &str, key: u64, stream: mpsc::UnboundedSender<DetailedTask>) {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -189,7 +183,7 @@ impl Watchers {
     pub(super) fn notify(&self, record: &TaskRecord) {
         let watchers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(streams) = watchers.get(&record.id) {
-            let task = notification(record);
+            let task = super::wire::detailed(record);
             for (_, stream) in streams {
                 // A stream that ended is forgotten by its listener.
                 let _ = stream.send(task.clone());
