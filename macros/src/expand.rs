@@ -91,6 +91,7 @@ fn generate(
     } = emit::input(&p, args, sig, &fn_name);
     let call = emit::call(&p, sig, fn_ident);
     let output = emit::output_schema(&p, sig);
+    let not_a_result = emit::not_a_result(&p, sig);
     let definition = emit::definition(&Definition {
         p: &p,
         args,
@@ -110,6 +111,7 @@ fn generate(
         const _: () = {
             #support
             #asserts
+            #not_a_result
 
             fn __ability_call(
                 __ability_ctx: #p::Context,

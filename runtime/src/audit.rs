@@ -122,7 +122,7 @@ fn args_digest(ability: &crate::Ability, args: &Value) -> String {
         _ if !ability.sensitive().is_empty() => crate::digest::canonical(&Value::Null),
         other => crate::digest::canonical(other),
     };
-    crate::ledger::hex(&digest)
+    crate::digest::hex(&digest)
 }
 
 /// Record a confirmation token issued or redeemed (`kind`) for `operation`, and how it went.

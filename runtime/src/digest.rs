@@ -1,8 +1,19 @@
-//! SHA-256 of JSON independent of its objects' key order: what binds a confirmation token
-//! or a multi-round state to the parameters it was made for.
+//! SHA-256 of JSON independent of its objects' key order (what binds a confirmation token
+//! or a multi-round state to the parameters it was made for), keyed tags, and hex.
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
+
+/// `bytes` as lower-case hexadecimal, two digits a byte.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        text.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        text.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
+    }
+    text
+}
 
 /// SHA-256 of `value`, its objects' keys taken in sorted order at every level.
 pub(crate) fn canonical(value: &Value) -> [u8; 32] {
@@ -68,7 +79,13 @@ fn object(hash: &mut Sha256, map: &Map<String, Value>) {
 mod tests {
     use serde_json::json;
 
-    use super::{canonical, canonical_object};
+    use super::{canonical, canonical_object, hex};
+
+    #[test]
+    fn hex_is_two_lower_case_digits_a_byte() {
+        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+        assert_eq!(hex(&[]), "");
+    }
 
     #[test]
     fn key_order_does_not_count_but_everything_else_does() {

@@ -205,7 +205,7 @@ impl Idempotent {
         let claim = Claim {
             holder: holder.id().to_owned(),
             key: key.clone(),
-            digest: hex(&digest),
+            digest: crate::digest::hex(&digest),
             now_ms,
             expires_at_ms: now_ms.saturating_add(window),
         };
@@ -288,8 +288,4 @@ impl Idempotent {
 
 fn shown(key: &str) -> String {
     key.chars().take(80).collect()
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

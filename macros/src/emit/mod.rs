@@ -9,7 +9,7 @@ mod output;
 pub(crate) use call::call;
 pub(crate) use definition::{Definition, definition};
 pub(crate) use input::{Input, input};
-pub(crate) use output::output_schema;
+pub(crate) use output::{not_a_result, output_schema};
 
 use proc_macro2::TokenStream;
 use quote::quote;

@@ -145,6 +145,24 @@ pub fn into_output<T: AbilityOutput>(value: T) -> Result<Output, AbilityError> {
     value.into_output()
 }
 
+/// A return type, asked by its type (never its name) whether it is a `Result`: the generated
+/// code refuses a `Result` behind another name, which would otherwise be served as a value.
+#[doc(hidden)]
+pub struct Returned<T>(std::marker::PhantomData<T>);
+
+impl<T, E> Returned<Result<T, E>> {
+    /// An inherent item: it shadows [`NotResult`]'s for every `Result`.
+    pub const IS_RESULT: bool = true;
+}
+
+/// What [`Returned`] says of every type that is not a `Result`.
+#[doc(hidden)]
+pub trait NotResult {
+    const IS_RESULT: bool = false;
+}
+
+impl<T> NotResult for Returned<T> {}
+
 /// The output schema of `()` returns: none.
 #[doc(hidden)]
 pub fn no_output_schema() -> Option<schemars::Schema> {

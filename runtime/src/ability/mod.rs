@@ -20,7 +20,8 @@ use serde_json::{Map, Value};
 pub use builder::AbilityBuilder;
 pub use def::{AbilityDef, InputDef, PropertyDef};
 pub use handler::{
-    AbilityOutput, CallFuture, Handler, IntoAbilityError, Output, into_output, no_output_schema,
+    AbilityOutput, CallFuture, Handler, IntoAbilityError, NotResult, Output, Returned, into_output,
+    no_output_schema,
 };
 pub use meta::{AbilityKind, Annotations, Completer, Danger, Semantic, TaskSupport};
 

@@ -101,8 +101,8 @@ impl Rounds {
         let Some(state) = state else {
             // Named by the request they came with and their key: the same answers sent again
             // with the same request are the same answers.
-            let request = crate::ledger::hex(&crate::digest::canonical(&Value::from(
-                crate::ledger::hex(&binding.0),
+            let request = crate::digest::hex(&crate::digest::canonical(&Value::from(
+                crate::digest::hex(&binding.0),
             )));
             let answers = responses
                 .unwrap_or_default()
@@ -112,7 +112,7 @@ impl Rounds {
                     let answer = Answer {
                         question: None,
                         value,
-                        id: Some(crate::ledger::hex(&id)),
+                        id: Some(crate::digest::hex(&id)),
                     };
                     (key, answer)
                 })
@@ -137,7 +137,7 @@ impl Rounds {
                     Answer {
                         question: Some(question),
                         value,
-                        id: Some(crate::ledger::hex(&id)),
+                        id: Some(crate::digest::hex(&id)),
                     },
                 );
             }

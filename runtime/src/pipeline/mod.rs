@@ -1,6 +1,7 @@
 //! The call pipeline: one [`Call`] through ordered [`Stage`]s, then the handler.
 //!
 //! ```text
+//! [audit: watches from here to the outcome]
 //! permission -> rate -> site -> [surface: arguments] -> input (normalize, validate, unwrap)
 //!            -> [surface: gate] -> handler (panic-safe, cancellable, time-limited)
 //!            -> [what stages left for the output, last first] -> output (the bare value kept,
@@ -10,11 +11,12 @@
 //! A stage is a small value with one job. The core stages run for every call; a surface adds
 //! its own at the two places it may (MCP-AQL: unknown parameters, UPDATE fields and collection
 //! queries among the arguments, the confirmation gate before the handler). The server's
-//! [`Guards`] add the rate limit, a stage right after the permission check (a call refused
-//! later, for its arguments, still counts), and wrap the call in one audit event, however it
-//! ends. [`order`] chooses a call's stages, for every surface; surfaces only map the wire to
-//! a call and the output back.
+//! [`Guards`] add two: the rate limit, right after the permission check (a call refused later,
+//! for its arguments, still counts), and the audit trail, which watches the call from before
+//! its first check and records one event however it ends. [`order`] chooses a call's stages,
+//! for every surface; surfaces only map the wire to a call and the output back.
 
+mod audit;
 mod output;
 pub(crate) mod rate;
 mod report;
@@ -30,7 +32,7 @@ pub(crate) use crate::warning::{Severity, Warning};
 pub use output::CallOutput;
 pub(crate) use report::{Reporter, report};
 
-use crate::audit::{Audit, CallEvent};
+use crate::audit::Audit;
 use crate::error::Lookup;
 use crate::normalize::into_object;
 use crate::{Ability, AbilityError, Context, Registry};
@@ -130,7 +132,22 @@ pub(crate) trait Stage: Send + Sync {
     fn wait<'a>(&'a self, _call: &'a Call<'_>) -> Option<StageFuture<'a>> {
         None
     }
+
+    /// Watch the call from before its first check to its outcome (the audit event): what
+    /// this returns hears how the call ended, whichever stage refused it. `None`: the stage
+    /// does not watch this call.
+    fn watch<'a>(
+        &'a self,
+        _ability: &Ability,
+        _ctx: &Context,
+        _args: &Value,
+    ) -> Option<Settle<'a>> {
+        None
+    }
 }
+
+/// What hears a watched call's outcome (`Ok` when it produced an output).
+pub(crate) type Settle<'a> = Box<dyn FnOnce(Result<(), &AbilityError>) + Send + 'a>;
 
 /// Run `ability` with wire `args` through the stages of [`order`] and then its handler.
 ///
@@ -147,10 +164,10 @@ pub(crate) fn run<'a>(
     around: Around<'a>,
     surface: &'a [&'a dyn Stage],
 ) -> impl Future<Output = Result<CallOutput, AbilityError>> + Send + 'a {
-    let audited = around
+    // The stages that watch the whole call (the server's audit trail) look first.
+    let watching = around
         .guards
-        .filter(|guards| guards.audit.enabled())
-        .map(|guards| (Arc::clone(guards), CallEvent::start(ability, &ctx, &args)));
+        .and_then(|guards| (&guards.audit as &dyn Stage).watch(ability, &ctx, &args));
     let start = start(ability, ctx, args, around, surface);
     async move {
         let outcome = async {
@@ -169,8 +186,8 @@ pub(crate) fn run<'a>(
             Ok(output)
         }
         .await;
-        if let Some((guards, event)) = audited {
-            event.finish(&guards.audit, outcome.as_ref().map(drop));
+        if let Some(settle) = watching {
+            settle(outcome.as_ref().map(drop));
         }
         outcome
     }

@@ -10,8 +10,9 @@ use std::time::{Duration, SystemTime};
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
+use crate::digest::hex;
 use crate::error::Confirmation;
-use crate::ledger::{Holder, hex, store_failed};
+use crate::ledger::{Holder, store_failed};
 use crate::store::{Claim, Claimed, Spend, TokenRecord};
 use crate::{AbilityError, ErrorCode};
 

@@ -225,15 +225,54 @@ pub(super) fn data_of(value: Option<Value>, content: Option<Vec<crate::Content>>
         (None, Some(blocks)) if !blocks.is_empty() => blocks,
         _ => return Value::Null,
     };
-    if let [crate::Content::Text { text, .. }] = blocks.as_slice() {
-        return Value::String(text.clone());
-    }
-    let blocks: Vec<Value> = blocks
+    // The data is JSON: the blocks as the wire writes them (another server's as it sent them).
+    let mut blocks: Vec<Value> = blocks
         .iter()
         .filter_map(|b| serde_json::to_value(b).ok())
         .collect();
+    if let [Value::Object(one)] = blocks.as_mut_slice()
+        && one.get("type").and_then(Value::as_str) == Some("text")
+        && let Some(Value::String(text)) = one.get_mut("text")
+    {
+        return Value::String(std::mem::take(text));
+    }
     Value::Object(Map::from_iter([(
         "content".to_owned(),
         Value::Array(blocks),
     )]))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use serde_json::json;
+
+    use super::data_of;
+    use crate::Content;
+
+    #[test]
+    fn one_text_block_is_the_data_whoever_made_it() {
+        assert_eq!(data_of(None, Some(vec![Content::text("hi")])), json!("hi"));
+        // A bridged server's block, passed on as it sent it.
+        let forwarded = Content::passthrough(json!({"type": "text", "text": "Echo: hi"})).unwrap();
+        assert_eq!(data_of(None, Some(vec![forwarded])), json!("Echo: hi"));
+    }
+
+    #[test]
+    fn other_content_is_listed_and_a_value_wins() {
+        let two = vec![Content::text("a"), Content::image(b"x", "image/png")];
+        assert_eq!(
+            data_of(None, Some(two)),
+            json!({"content": [
+                {"type": "text", "text": "a"},
+                {"type": "image", "data": "eA==", "mimeType": "image/png"}
+            ]})
+        );
+        assert_eq!(
+            data_of(Some(json!({"n": 1})), Some(vec![Content::text("a")])),
+            json!({"n": 1})
+        );
+        assert_eq!(data_of(None, None), json!(null));
+    }
 }
