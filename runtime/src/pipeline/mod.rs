@@ -49,17 +49,24 @@ pub(crate) struct Call<'a> {
     /// Where the call reports what the HTTP gate needs to know.
     pub(crate) report: Option<&'a Reporter>,
     /// What stages left to do to the output, each with what it needs (run last first).
-    finish: Vec<Finish<'a>>,
+    finish: Finishes<'a>,
 }
 
 /// Work a stage leaves for the output, after the handler: it owns what it needs, and hands
 /// back what it learns in the output (a collection query's page and its warnings).
 pub(crate) type Finish<'a> = Box<dyn FnOnce(&mut CallOutput) + Send + 'a>;
 
+/// A call's finishing work: boxed, as most calls have none and a call moves through futures.
+#[allow(
+    clippy::box_collection,
+    reason = "one pointer, not three, in a value every call moves"
+)]
+type Finishes<'a> = Option<Box<Vec<Finish<'a>>>>;
+
 impl<'a> Call<'a> {
     /// Have `finish` change the output once the handler has returned it.
     pub(crate) fn then(&mut self, finish: impl FnOnce(&mut CallOutput) + Send + 'a) {
-        self.finish.push(Box::new(finish));
+        self.finish.get_or_insert_default().push(Box::new(finish));
     }
 }
 
@@ -180,8 +187,10 @@ pub(crate) fn run<'a>(
                 Start::Refused(error) => return Err(error),
             };
             let mut output = handler.await?;
-            for finish in finish.into_iter().rev() {
-                finish(&mut output);
+            if let Some(finish) = finish {
+                for finish in finish.into_iter().rev() {
+                    finish(&mut output);
+                }
             }
             Ok(output)
         }
@@ -196,7 +205,7 @@ pub(crate) fn run<'a>(
 /// Where a call stands once the stages that only check have run.
 enum Start<'a> {
     /// Every stage passed: the handler is running, and what the stages left for its output.
-    Handler(stages::Handling<'a>, Vec<Finish<'a>>),
+    Handler(stages::Handling<'a>, Finishes<'a>),
     /// The stage after the first `done` of [`order`] may wait: it and the rest are next.
     Waiting(Call<'a>, usize),
     Refused(AbilityError),
@@ -238,11 +247,10 @@ fn start<'a>(
         args: Map::new(),
         input: Value::Null,
         report: around.report,
-        finish: Vec::new(),
+        finish: None,
     };
     // Permission first: nothing about the input is revealed to a caller without the scope.
-    const PERMISSION: &dyn Stage = &stages::Permission;
-    if let Err(error) = PERMISSION.check(&mut call) {
+    if let Err(error) = Stage::check(&stages::Permission, &mut call) {
         return Start::Refused(error);
     }
     call.args = match into_object(args) {
@@ -271,7 +279,7 @@ fn start<'a>(
 async fn waiting<'a>(
     mut call: Call<'a>,
     rest: impl Iterator<Item = &'a dyn Stage>,
-) -> Result<(stages::Handling<'a>, Vec<Finish<'a>>), AbilityError> {
+) -> Result<(stages::Handling<'a>, Finishes<'a>), AbilityError> {
     for stage in rest {
         stage.check(&mut call)?;
         if let Some(waiting) = stage.wait(&call) {

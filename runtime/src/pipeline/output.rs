@@ -23,7 +23,12 @@ pub struct CallOutput {
     /// The wire form, made only when [`structured`](Self::structured) asks for it.
     wire: OnceLock<Option<Box<Value>>>,
     /// What stages noted beside the result.
-    warnings: Vec<Warning>,
+    /// Boxed: an output moves through every stage's future, and most have none.
+    #[allow(
+        clippy::box_collection,
+        reason = "one pointer, not three, in a value every call moves"
+    )]
+    warnings: Option<Box<Vec<Warning>>>,
 }
 
 impl CallOutput {
@@ -39,7 +44,7 @@ impl CallOutput {
             content,
             prompt: prompt.map(Box::new),
             wire: OnceLock::new(),
-            warnings: Vec::new(),
+            warnings: None,
         }
     }
 
@@ -80,12 +85,12 @@ impl CallOutput {
 
     /// Add what a stage noted beside the result.
     pub(crate) fn warn(&mut self, warnings: impl IntoIterator<Item = Warning>) {
-        self.warnings.extend(warnings);
+        self.warnings.get_or_insert_default().extend(warnings);
     }
 
     /// What stages noted beside the result, taken out.
     pub(crate) fn take_warnings(&mut self) -> Vec<Warning> {
-        std::mem::take(&mut self.warnings)
+        self.warnings.take().map(|w| *w).unwrap_or_default()
     }
 
     /// The bare value and the content blocks, for surfaces that show the value as it is.

@@ -23,6 +23,7 @@ const MAX_ECHOED_NAME: usize = 100;
 pub(crate) struct Permission;
 
 impl Stage for Permission {
+    #[inline]
     fn check(&self, call: &mut Call<'_>) -> Result<(), AbilityError> {
         let permitted = permission(call.ability, &call.ctx);
         if let Some(report) = call.report {

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Instructions per call of the in-process call paths (bench/examples/call_instructions.rs),
+# counted by valgrind's callgrind: run at two counts, the difference divided by the extra
+# calls, so start-up and set-up cancel out. Same binary and input, same count, on any load.
+#   scripts/instructions.sh [target-dir]    (default: target)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+target=${1:-$root/target}
+command -v valgrind >/dev/null || { echo "instructions: valgrind is required" >&2; exit 1; }
+(cd "$root" && CARGO_TARGET_DIR="$target" cargo build --quiet --release -p abilities-bench --example call_instructions)
+bin="$target/release/examples/call_instructions"
+count() {
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$1" "$2" 2>&1 \
+    | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+for path in flattened object handler rmcp; do
+  low=$(count "$path" 200)
+  high=$(count "$path" 1200)
+  echo "$path: $(( (high - low) / 1000 )) instructions per call"
+done
