@@ -1,8 +1,70 @@
-#![doc = include_str!("../README.md")]
+//! Turn plain Rust functions into Model Context Protocol tools with one attribute.
+//!
+//! [`#[ability]`](ability) on an ordinary `fn` or `async fn` derives what an MCP server needs:
+//! input and output JSON Schemas, the `input` / `result` wrapping of single-value
+//! ("flattened") schemas, annotations from the ability's semantic, permission scopes, site
+//! identity checks, and registration in a program-wide [`Registry`]. A [`Server`] validates
+//! every call against the schema before your function runs, and every failure is a specific,
+//! upper-snake [`ErrorCode`].
+//!
+//! ```standalone_crate
+//! use abilities::{Server, ability};
+//! use serde_json::json;
+//!
+//! /// Greet someone by name.
+//! #[ability(semantic = "READ", flatten)]
+//! fn greet(name: String) -> String {
+//!     format!("Hello, {name}!")
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let client = Server::builder().build().unwrap().connect().await.unwrap();
+//! let result = client.call("greet", json!({"input": "Ada"})).await.unwrap();
+//! assert_eq!(result.structured_content, Some(json!({"result": "Hello, Ada!"})));
+//! # });
+//! ```
+//!
+//! The guide, an mdBook in the repository's `docs/` (`mdbook build docs`), covers the
+//! attribute, the server, asking the client, background tasks, the surfaces (MCP-AQL among
+//! them), the wire contract, replicas, security, the bridge, performance and the architecture.
+
+/// The README and every chapter of the guide (the attribute's is `ability`'s own doc): their
+/// Rust snippets are doc tests.
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../README.md")]
+    mod readme {}
+    #[doc = include_str!("../docs/src/introduction.md")]
+    mod introduction {}
+    #[doc = include_str!("../docs/src/getting-started.md")]
+    mod getting_started {}
+    #[doc = include_str!("../docs/src/server.md")]
+    mod server {}
+    #[doc = include_str!("../docs/src/asking-the-client.md")]
+    mod asking_the_client {}
+    #[doc = include_str!("../docs/src/tasks.md")]
+    mod tasks {}
+    #[doc = include_str!("../docs/src/surfaces.md")]
+    mod surfaces {}
+    #[doc = include_str!("../docs/src/mcp-aql.md")]
+    mod mcp_aql {}
+    #[doc = include_str!("../docs/src/wire-contract.md")]
+    mod wire_contract {}
+    #[doc = include_str!("../docs/src/replicas.md")]
+    mod replicas {}
+    #[doc = include_str!("../docs/src/security.md")]
+    mod security {}
+    #[doc = include_str!("../docs/src/bridge.md")]
+    mod bridge {}
+    #[doc = include_str!("../docs/src/performance.md")]
+    mod performance {}
+    #[doc = include_str!("../docs/src/architecture.md")]
+    mod architecture {}
+}
 
 /// Turn a free `fn` or `async fn` into a registered ability.
 ///
-/// See the crate documentation for the keys. In short:
+/// In short (the whole reference follows):
 ///
 /// ```standalone_crate
 /// use abilities::{AbilityError, Context, ability};
@@ -34,5 +96,7 @@
 ///     a + b
 /// }
 /// ```
+///
+#[doc = include_str!("../docs/src/attribute.md")]
 pub use abilities_macros::ability;
 pub use abilities_runtime::*;

@@ -220,7 +220,7 @@ async fn a_sensitive_parameter_appears_nowhere() {
     let audit = Buf::default();
     let logs = Buf::default();
     // Everything this framework logs, at every level. (rmcp itself logs whole wire messages at
-    // `debug`: the README's Security section says to keep its target at `info`.)
+    // `debug`: the guide's Security chapter says to keep its target at `info`.)
     let subscriber = tracing_subscriber::fmt()
         .with_writer(logs.clone())
         .with_env_filter("abilities=trace,abilities_runtime=trace,abilities_bridge=trace")
