@@ -8,21 +8,86 @@ const UNITS: &[(&[&str], u64)] = &[
     (&["d", "day"], 86_400),
 ];
 
+/// Why a rate did not parse: the text, and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RateError {
+    text: String,
+    problem: RateProblem,
+}
+
+/// What is wrong with a rate's text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RateProblem {
+    /// Not calls per period (`"10/min"`).
+    Malformed,
+    /// No calls allowed (`"0/min"`).
+    NoCalls,
+    /// A period of nothing (`"10/0min"`).
+    NoPeriod,
+    /// A period over a year.
+    TooLong,
+    /// More than one call per millisecond.
+    TooFine,
+}
+
+impl RateError {
+    /// The text that did not parse.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// What is wrong with it.
+    pub fn problem(&self) -> RateProblem {
+        self.problem
+    }
+}
+
+impl std::fmt::Display for RateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = &self.text;
+        match self.problem {
+            RateProblem::Malformed => write!(
+                f,
+                "invalid rate \"{text}\": expected calls per period, like \"10/min\", \"5/s\", \"1000/hour\" or \"100/15min\""
+            ),
+            RateProblem::NoCalls => write!(
+                f,
+                "invalid rate \"{text}\": the number of calls must be at least 1"
+            ),
+            RateProblem::NoPeriod => write!(
+                f,
+                "invalid rate \"{text}\": the period must be longer than 0"
+            ),
+            RateProblem::TooLong => {
+                write!(
+                    f,
+                    "invalid rate \"{text}\": the period must be a year at most"
+                )
+            }
+            RateProblem::TooFine => write!(
+                f,
+                "invalid rate \"{text}\": at most one call per millisecond can be counted"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RateError {}
+
 /// `"10/min"` as (10 calls, 60 s): a positive count, `/`, then a unit (`s`, `sec`, `second`,
 /// `m`, `min`, `minute`, `h`, `hour`, `d`, `day`, a plural `s` allowed), optionally preceded
-/// by a count of units (`"100/15min"`). On error, the message to show.
-pub fn parse_rate(text: &str) -> Result<(u32, u64), String> {
-    let expected = || {
-        format!(
-            "invalid rate \"{text}\": expected calls per period, like \"10/min\", \"5/s\", \"1000/hour\" or \"100/15min\""
-        )
+/// by a count of units (`"100/15min"`).
+pub fn parse_rate(text: &str) -> Result<(u32, u64), RateError> {
+    let refuse = |problem| RateError {
+        text: text.to_owned(),
+        problem,
     };
+    let expected = || refuse(RateProblem::Malformed);
     let (calls, period) = text.split_once('/').ok_or_else(expected)?;
     let calls: u32 = calls.trim().parse().map_err(|_| expected())?;
     if calls == 0 {
-        return Err(format!(
-            "invalid rate \"{text}\": the number of calls must be at least 1"
-        ));
+        return Err(refuse(RateProblem::NoCalls));
     }
     let period = period.trim();
     let digits = period.bytes().take_while(u8::is_ascii_digit).count();
@@ -43,18 +108,14 @@ pub fn parse_rate(text: &str) -> Result<(u32, u64), String> {
         .map(|(_, seconds)| *seconds)
         .ok_or_else(expected)?;
     if count == 0 {
-        return Err(format!(
-            "invalid rate \"{text}\": the period must be longer than 0"
-        ));
+        return Err(refuse(RateProblem::NoPeriod));
     }
     let period = count
         .checked_mul(seconds)
         .filter(|s| *s <= 366 * 86_400)
-        .ok_or_else(|| format!("invalid rate \"{text}\": the period must be a year at most"))?;
+        .ok_or_else(|| refuse(RateProblem::TooLong))?;
     if u64::from(calls) > period.saturating_mul(1000) {
-        return Err(format!(
-            "invalid rate \"{text}\": at most one call per millisecond can be counted"
-        ));
+        return Err(refuse(RateProblem::TooFine));
     }
     Ok((calls, period))
 }
@@ -107,9 +168,19 @@ mod tests {
         ] {
             assert!(parse_rate(bad).is_err(), "{bad} was accepted");
         }
+        let refused = parse_rate("0/min").unwrap_err();
+        assert_eq!(refused.problem(), super::RateProblem::NoCalls);
         assert_eq!(
-            parse_rate("0/min"),
-            Err("invalid rate \"0/min\": the number of calls must be at least 1".to_owned())
+            refused.to_string(),
+            "invalid rate \"0/min\": the number of calls must be at least 1"
+        );
+        assert_eq!(
+            parse_rate("10/fortnight").unwrap_err().problem(),
+            super::RateProblem::Malformed
+        );
+        assert_eq!(
+            parse_rate("1/400d").unwrap_err().problem(),
+            super::RateProblem::TooLong
         );
     }
 

@@ -279,7 +279,7 @@ pub(crate) fn parse_ability_args(tokens: TokenStream, errors: &mut Errors) -> Ab
                 &mut args.rate,
                 RATE,
                 "rate = \"10/min\"",
-                parse_rate,
+                |text| parse_rate(text).map_err(|e| e.to_string()),
                 errors,
             )?,
             // crate = "path::to::abilities" (for crates that re-export the framework)

@@ -43,6 +43,11 @@ impl AuthError {
 
 /// Decides who an HTTP request comes from. Implement it to check tokens against your own store;
 /// [`StaticTokens`] is a fixed table.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an `Authenticator`",
+    label = "cannot decide who a request comes from",
+    note = "implement `abilities::Authenticator` for it (`authenticate` reads the request's headers), or use `StaticTokens`"
+)]
 pub trait Authenticator: Send + Sync + 'static {
     /// The caller of a request, from its head (headers, extensions...).
     fn authenticate<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a>;

@@ -39,7 +39,8 @@ impl Ledger {
         idempotency_window: Duration,
     ) -> Result<Self, StoreError> {
         let mut bytes = [0u8; 8];
-        getrandom::fill(&mut bytes).map_err(|e| StoreError(format!("no randomness: {e}")))?;
+        getrandom::fill(&mut bytes)
+            .map_err(|e| StoreError::failed(format!("no randomness: {e}")))?;
         Ok(Self {
             store,
             instance: bytes.iter().map(|b| format!("{b:02x}")).collect(),

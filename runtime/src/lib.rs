@@ -64,7 +64,7 @@ pub use ledger::IDEMPOTENCY_META_KEY;
 pub use pipeline::CallOutput;
 pub use profile::SchemaProfile;
 pub use prompt::{Prompt, PromptMessage, Role};
-pub use rate::{Rate, RateError};
+pub use rate::{Rate, RateError, RateProblem};
 pub use registry::{Iter, Registry};
 pub use resource::ResourceNotifier;
 pub use server::{Abilities, Server, ServerBuilder, ServerError};

@@ -86,10 +86,7 @@ impl fmt::Display for Rate {
     }
 }
 
-/// Why a rate did not parse.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct RateError(String);
+pub use abilities_core::{RateError, RateProblem};
 
 impl FromStr for Rate {
     type Err = RateError;
@@ -97,7 +94,7 @@ impl FromStr for Rate {
     /// `N/unit` or `N/Kunit`, the unit one of `s`, `sec`, `second`, `m`, `min`, `minute`,
     /// `h`, `hour`, `d`, `day` (plurals allowed): `"10/min"`, `"100/15min"`.
     fn from_str(text: &str) -> Result<Self, RateError> {
-        let (calls, period_s) = abilities_core::parse_rate(text).map_err(RateError)?;
+        let (calls, period_s) = abilities_core::parse_rate(text)?;
         Ok(Self::from_checked(calls, period_s))
     }
 }

@@ -524,8 +524,8 @@ impl abilities::Store for Replica {
     ) -> abilities::StoreFuture<'a, ()> {
         Box::pin(async move {
             let Some(bus) = &self.bus else {
-                return Err(abilities::StoreError(
-                    "no other replica to reach".to_owned(),
+                return Err(abilities::StoreError::Unsupported(
+                    "no other replica to reach",
                 ));
             };
             self.store.signal_task(id, signal, expires_at_ms).await?;

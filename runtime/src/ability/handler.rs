@@ -47,6 +47,11 @@ impl Output {
 /// `#[ability]` implements it for the annotated function; [`AbilityBuilder::handler`]
 /// (crate::AbilityBuilder::handler) for an async closure. Implement it yourself for a handler
 /// that holds its own state, such as a connection to another server.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an ability `Handler`",
+    label = "cannot run an ability",
+    note = "give the builder an async closure `|ctx, input| async move {{ ... }}` with `.handler(..)`, or implement `abilities::Handler` for it"
+)]
 pub trait Handler: Send + Sync + 'static {
     /// Run the ability.
     fn call(&self, ctx: Context, args: Value) -> CallFuture;

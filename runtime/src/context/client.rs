@@ -32,6 +32,11 @@ pub enum LogLevel {
 /// The way back to the client of a call: notifications it asked for. Implemented by the
 /// server's transports.
 #[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a `ClientChannel`",
+    label = "cannot reach the client of a call",
+    note = "implement `abilities::ClientChannel` for it: its methods send notifications and requests to the client"
+)]
 pub trait ClientChannel: Send + Sync {
     /// Send `notifications/progress` if the request carried a progress token.
     fn progress(

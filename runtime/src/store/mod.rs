@@ -289,8 +289,31 @@ pub type TaskEvents = tokio::sync::broadcast::Receiver<TaskEvent>;
 
 /// Why a store failed.
 #[derive(Debug, thiserror::Error)]
-#[error("store: {0}")]
-pub struct StoreError(pub String);
+#[non_exhaustive]
+pub enum StoreError {
+    /// The database, or the connection to it, failed.
+    #[error("store: {0}")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The store does not keep what was asked of it (a store of one process has no other
+    /// replica to signal; one without shared rate limits keeps none).
+    #[error("store: {0}")]
+    Unsupported(&'static str),
+    /// A step did not complete, for the reason given.
+    #[error("store: {0}")]
+    Failed(String),
+}
+
+impl StoreError {
+    /// The database, or the connection to it, failed with `error`.
+    pub fn backend(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self::Backend(error.into())
+    }
+
+    /// A step did not complete, for `reason`.
+    pub fn failed(reason: impl Into<String>) -> Self {
+        Self::Failed(reason.into())
+    }
+}
 
 /// The future a [`Store`] method returns.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -301,6 +324,11 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 ///
 /// Every method is one atomic step, so replicas sharing a store can race on it: a token is
 /// spent once, a key is claimed once. [`SqliteStore`] is the embedded one.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a `Store`",
+    label = "cannot keep the server's records",
+    note = "implement `abilities::Store` for it, or use `SqliteStore` (embedded) or `PostgresStore` (feature `postgres`)"
+)]
 pub trait Store: Send + Sync + 'static {
     /// Record a new task unless its owner, or the server, already runs as many tasks as
     /// `limits` allow. One step: callers racing for the last place (on any replica) get it
@@ -353,7 +381,7 @@ pub trait Store: Send + Sync + 'static {
         now_ms: u64,
     ) -> StoreFuture<'a, RateTaken> {
         let _ = (key, calls, period_ms, now_ms);
-        Box::pin(async { Err(StoreError("this store keeps no rate limits".to_owned())) })
+        Box::pin(async { Err(StoreError::Unsupported("this store keeps no rate limits")) })
     }
     /// Tell the other replicas that `uri` changed. The default does nothing: a store of one
     /// process has no one else to tell.
@@ -376,8 +404,8 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreFuture<'a, ()> {
         let _ = (id, signal, expires_at_ms);
         Box::pin(async {
-            Err(StoreError(
-                "this store carries no signals between replicas".to_owned(),
+            Err(StoreError::Unsupported(
+                "this store carries no signals between replicas",
             ))
         })
     }

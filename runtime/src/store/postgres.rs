@@ -42,15 +42,17 @@ pub struct PostgresStore {
     _listening: DropGuard,
 }
 
-fn failed(error: impl std::fmt::Display) -> StoreError {
-    StoreError(error.to_string())
+fn failed(error: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+    StoreError::backend(error)
 }
 
 /// A database error with the server's own message (tokio-postgres' `Display` says only
 /// "db error").
 fn db_failed(error: tokio_postgres::Error) -> StoreError {
     match error.as_db_error() {
-        Some(db) => StoreError(format!("db error: {} ({})", db.message(), db.code().code())),
+        Some(db) => {
+            StoreError::failed(format!("db error: {} ({})", db.message(), db.code().code()))
+        }
         None => failed(error),
     }
 }
@@ -407,9 +409,7 @@ impl Store for PostgresStore {
                     ));
                 }
             }
-            Err(StoreError(
-                "an idempotency key kept changing hands".to_owned(),
-            ))
+            Err(StoreError::failed("an idempotency key kept changing hands"))
         })
     }
 

@@ -33,7 +33,7 @@ pub struct SqliteStore {
 pub(crate) const INTERRUPTED: &str = "the server stopped while this task was running";
 
 fn failed(e: rusqlite::Error) -> StoreError {
-    StoreError(e.to_string())
+    StoreError::backend(e)
 }
 
 impl SqliteStore {
@@ -106,7 +106,7 @@ impl SqliteStore {
                 f(&mut db).map_err(failed)
             })
             .await
-            .map_err(|e| StoreError(format!("the store's thread failed: {e}")))?
+            .map_err(|e| StoreError::failed(format!("the store's thread failed: {e}")))?
         })
     }
 }
