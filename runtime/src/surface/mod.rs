@@ -26,7 +26,7 @@ pub(crate) struct Served<'a> {
 
 pub(crate) mod aql;
 pub(crate) mod catalog;
-pub(crate) mod lenient;
+pub(crate) mod standard;
 pub(crate) mod meta;
 pub(crate) mod native;
 pub(crate) mod strict;
@@ -299,9 +299,9 @@ impl View {
                     )));
                 };
                 let stages: &[&dyn Stage] = match (&self.surface, self.strict) {
-                    (Surface::Standard, false) => &[&lenient::Lenient],
+                    (Surface::Standard, false) => &[&standard::Lenient],
                     (Surface::Standard, true) => {
-                        &[&lenient::Lenient, &crate::surface::strict::NullAsAbsent]
+                        &[&standard::Lenient, &crate::surface::strict::NullAsAbsent]
                     }
                     (_, true) => &[&crate::surface::strict::NullAsAbsent],
                     _ => &[],
@@ -336,7 +336,7 @@ impl View {
     ) -> Result<CallToolResult, ErrorData> {
         match self.surface {
             Surface::Standard => match outcome {
-                Ok(output) => Ok(lenient::result(output)),
+                Ok(output) => Ok(standard::result(output)),
                 Err(error) => Err(error.to_rpc()),
             },
             _ => Ok(native::result(outcome)),
