@@ -26,9 +26,9 @@ pub(crate) struct Served<'a> {
 
 pub(crate) mod aql;
 pub(crate) mod catalog;
-pub(crate) mod standard;
 pub(crate) mod meta;
 pub(crate) mod native;
+pub(crate) mod standard;
 pub(crate) mod strict;
 
 /// How a server presents its registry as MCP tools. One server can serve several surfaces at
