@@ -78,8 +78,11 @@ fn status(status: TaskStatus) -> rmcp::model::TaskStatus {
 }
 
 fn incomplete() -> JsonObject {
-    match json!({"code": -32603, "message": "the task's record is incomplete"}) {
-        Value::Object(error) => error,
-        _ => JsonObject::new(),
-    }
+    JsonObject::from_iter([
+        ("code".to_owned(), json!(-32603)),
+        (
+            "message".to_owned(),
+            json!("the task's record is incomplete"),
+        ),
+    ])
 }
