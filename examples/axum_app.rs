@@ -10,11 +10,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use abilities::axum::extract::{Path, State};
-use abilities::axum::http::StatusCode;
-use abilities::axum::routing::get;
-use abilities::axum::{Json, Router};
-use abilities::{AbilityError, Caller, CollectionQuery, ErrorCode, Server, StaticTokens};
+use abilities::http::axum::extract::{Path, State};
+use abilities::http::axum::http::StatusCode;
+use abilities::http::axum::routing::get;
+use abilities::http::axum::{Json, Router};
+use abilities::{
+    AbilityError, Caller, ErrorCode, Server, aql::CollectionQuery, auth::StaticTokens,
+};
 use clap::Parser;
 use serde::Deserialize;
 use todo::{Priority, Todo, TodoDb};
@@ -107,6 +109,6 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         "REST at http://{addr}/todos, health at http://{addr}/health, MCP at http://{addr}/mcp"
     );
     println!("http://{addr}/mcp");
-    abilities::serve_router(listener, app).await?;
+    abilities::http::serve_router(listener, app).await?;
     Ok(())
 }

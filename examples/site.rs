@@ -20,7 +20,10 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use abilities::{Caller, Server, ServerBuilder, Site, SqliteStore, StaticTokens};
+use abilities::{
+    Caller, Server, ServerBuilder, Site, auth::StaticTokens, config::LedgerConfig,
+    store::SqliteStore,
+};
 use clap::Parser;
 use site::Db;
 
@@ -86,7 +89,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let db = match args.store.as_deref() {
         #[cfg(feature = "postgres")]
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            let store = abilities::PostgresStore::connect(url)
+            let store = abilities::store::PostgresStore::connect(url)
                 .await
                 .map_err(|e| format!("cannot use the store: {e}"))?;
             builder = builder.store(store);
@@ -111,7 +114,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     if let Some(key) = &args.state_key {
-        builder = builder.request_state_key(key.as_bytes());
+        builder = builder.ledger(LedgerConfig::default().request_state_key(key.as_bytes()));
     }
     let mut tokens = StaticTokens::new().allow_anonymous(Caller::anonymous());
     if let Some(token) = &args.token {
@@ -145,7 +148,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             );
             eprintln!("try: npx @modelcontextprotocol/inspector --cli {url} --method tools/list");
             println!("{url}");
-            abilities::serve_router(listener, server.app()).await?;
+            abilities::http::serve_router(listener, server.app()).await?;
         }
         None => {
             // stdout is the protocol: what a client needs goes to stderr.
@@ -170,7 +173,7 @@ async fn oauth(
     audience: &str,
     jwks: &str,
 ) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
-    let auth = abilities::JwtAuthenticator::new(issuer, audience)
+    let auth = abilities::auth::JwtAuthenticator::new(issuer, audience)
         .scopes_supported(["posts:write", "posts:delete"]);
     let auth = if jwks.starts_with("http://") || jwks.starts_with("https://") {
         auth.jwks_url(jwks).await?

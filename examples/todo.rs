@@ -4,7 +4,7 @@
 //! MCP-AQL endpoints; `list_todos` pushes MCP-AQL filters and sorting into its SQL.
 //!
 //! `cargo run --example todo` serves stdio; `--http ADDR` serves streamable HTTP at `/mcp`;
-//! `--mode aql-single|aql-crude` serves MCP-AQL (also `standard`, `meta`);
+//! `--mode aql-single|aql-semantic` serves MCP-AQL (also `standard`, `meta`);
 //! `--db PATH` picks the database file (created and seeded on first run).
 //!
 //! Several replicas: `--store postgres://user@host/db` keeps the todos and the server's own
@@ -23,7 +23,12 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use abilities::{Caller, Server, SqliteStore, StaticTokens};
+use abilities::{
+    Caller, Server,
+    auth::StaticTokens,
+    config::{HttpConfig, LedgerConfig},
+    store::SqliteStore,
+};
 use clap::Parser;
 
 /// Serve the Todo manager over MCP.
@@ -82,7 +87,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let db = match args.store.as_deref() {
         #[cfg(feature = "postgres")]
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            let store = abilities::PostgresStore::connect(url)
+            let store = abilities::store::PostgresStore::connect(url)
                 .await
                 .map_err(|e| format!("cannot use the store {}: {e}", redact(url)))?;
             builder = builder.store(store);
@@ -108,12 +113,12 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     if let Some(key) = &args.state_key {
-        builder = builder.request_state_key(key.as_bytes());
+        builder = builder.ledger(LedgerConfig::default().request_state_key(key.as_bytes()));
     }
     let server = builder
         .name("abilities-todo-example", env!("CARGO_PKG_VERSION"))
         .instructions("A todo list: list, get, create, update and delete todos.")
-        .max_sessions(args.max_sessions)
+        .http(HttpConfig::default().max_sessions(args.max_sessions))
         .state(db)
         // A local example: HTTP callers may do everything the stdio caller may.
         .authenticator(StaticTokens::new().allow_anonymous(Caller::trusted("anonymous")))
@@ -132,10 +137,10 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             println!("{url}");
             let mut app = server.app();
             if let Some(name) = args.replica {
-                let name = abilities::axum::http::HeaderValue::from_str(&name)
+                let name = abilities::http::axum::http::HeaderValue::from_str(&name)
                     .map_err(|_| "--replica must be a valid header value")?;
-                app = app.layer(abilities::axum::middleware::map_response(
-                    move |mut response: abilities::axum::response::Response| {
+                app = app.layer(abilities::http::axum::middleware::map_response(
+                    move |mut response: abilities::http::axum::response::Response| {
                         let name = name.clone();
                         async move {
                             response.headers_mut().insert("x-replica", name);
@@ -144,7 +149,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                     },
                 ));
             }
-            abilities::serve_router(listener, app).await?;
+            abilities::http::serve_router(listener, app).await?;
         }
         None => server.serve_stdio().await?,
     }

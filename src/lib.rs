@@ -27,6 +27,28 @@
 //! The guide, an mdBook in the repository's `docs/` (`mdbook build docs`), covers the
 //! attribute, the server, asking the client, background tasks, the surfaces (MCP-AQL among
 //! them), the wire contract, replicas, security, the bridge, performance and the architecture.
+//!
+//! # Where things are
+//!
+//! The crate root holds what the first hour needs: the attribute, [`Server`] and its
+//! [`ServerBuilder`], what an ability takes ([`Context`], [`State`], [`Caller`], [`Site`]) and
+//! returns ([`AbilityError`], [`ErrorCode`], [`Content`], [`Rich`]). The rest is in rooms named
+//! for what you come for:
+//!
+//! | module | when you need it |
+//! |---|---|
+//! | [`config`] | rate limits, schema profiles, the HTTP, task and ledger settings |
+//! | [`auth`] | HTTP callers who must authenticate (static tokens, JWT) |
+//! | [`client`] | an ability asks the client (elicitation, sampling, roots, logging) |
+//! | [`extract`] | a parameter filled from the request instead of the arguments |
+//! | [`resource`], [`prompt`] | abilities served as resources or prompts |
+//! | [`aql`] | MCP-AQL settings and collection queries |
+//! | [`store`] | tasks and tokens that outlive a restart, or replicas that share them |
+//! | [`handler`] | abilities built at run time, custom handlers, rmcp integration |
+//! | [`registry`] | a running server's abilities, added and removed live |
+//! | [`http`] | mounting the endpoint in an axum application |
+//! | [`protocol`] | wire constants and the rmcp crate underneath |
+//! | [`testing`] | an in-process client for tests |
 
 /// The README and every chapter of the guide (the attribute's is `ability`'s own doc): their
 /// Rust snippets are doc tests.
@@ -99,4 +121,24 @@ mod guide {
 ///
 #[doc = include_str!("../docs/src/attribute.md")]
 pub use abilities_macros::ability;
-pub use abilities_runtime::*;
+pub use abilities_runtime::{
+    Ability, AbilityError, Caller, Content, Context, Danger, ErrorCode, Registry, Rich, Semantic,
+    Server, ServerBuilder, ServerError, Site, State, Surface, TaskSupport,
+};
+
+pub mod aql;
+pub mod auth;
+pub mod client;
+pub mod config;
+pub mod extract;
+pub mod handler;
+pub mod http;
+pub mod prompt;
+pub mod protocol;
+pub mod registry;
+pub mod resource;
+pub mod store;
+pub mod testing;
+
+#[doc(hidden)]
+pub use abilities_runtime::__private;

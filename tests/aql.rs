@@ -12,12 +12,14 @@ mod support;
 
 use std::sync::{LazyLock, Mutex};
 
-use abilities::rmcp::model::{ClientConfig, ElicitRequestParams, ElicitResult, ErrorData};
-use abilities::rmcp::service::RequestContext;
-use abilities::rmcp::{ClientHandler, RoleClient, ServiceExt};
+use abilities::protocol::rmcp::model::{
+    ClientConfig, ElicitRequestParams, ElicitResult, ErrorData,
+};
+use abilities::protocol::rmcp::service::RequestContext;
+use abilities::protocol::rmcp::{ClientHandler, RoleClient, ServiceExt};
 use abilities::{
-    AbilityError, Aql, AqlLimits, AqlMode, CollectionQuery, FilterOp, Server, State, Surface,
-    ability,
+    AbilityError, Server, State, Surface, ability,
+    aql::{Aql, AqlLimits, AqlMode, CollectionQuery, FilterOp},
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -110,7 +110,7 @@ impl Fixture {
         let server = Server::builder()
             .state(db)
             .state(plain)
-            .surface(Surface::aql_crude())
+            .surface(Surface::aql_semantic())
             .build()
             .expect("valid");
         let lines = Lines::initialized(&server).await;

@@ -16,7 +16,10 @@ mod support;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use abilities::{Ability, Aql, AqlMode, Context, Registry, Semantic, Server, ServerError, Surface};
+use abilities::{
+    Ability, Context, Registry, Semantic, Server, ServerError, Surface,
+    aql::{Aql, AqlMode},
+};
 use serde_json::{Value, json};
 use support::Lines;
 

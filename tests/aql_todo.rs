@@ -38,7 +38,7 @@ async fn todos_over_mcp_aql() {
         .expect("created");
     let server = Server::builder()
         .state(db)
-        .surface(Surface::aql_crude())
+        .surface(Surface::aql_semantic())
         .build()
         .expect("valid");
     let mut lines = Lines::initialized(&server).await;
@@ -164,7 +164,7 @@ async fn the_standard_profile_registers_five_tools() {
     let db = || todo::TodoDb::open(std::path::Path::new(":memory:")).expect("opens");
     let standard = Server::builder()
         .state(db())
-        .surface(Surface::aql_crude())
+        .surface(Surface::aql_semantic())
         .build()
         .expect("valid");
     assert_eq!(
@@ -179,7 +179,7 @@ async fn the_standard_profile_registers_five_tools() {
     );
     let empty = Server::builder()
         .registry(abilities::Registry::from_abilities([]).expect("empty"))
-        .surface(Surface::aql_crude())
+        .surface(Surface::aql_semantic())
         .build()
         .expect("valid");
     assert_eq!(names(&empty).len(), 5);
@@ -194,7 +194,7 @@ async fn the_standard_profile_registers_five_tools() {
     let skipping = Server::builder()
         .registry(abilities::Registry::from_abilities([]).expect("empty"))
         .surface(Surface::Aql(
-            abilities::Aql::new(abilities::AqlMode::Semantic).skip_empty_families(true),
+            abilities::aql::Aql::new(abilities::aql::AqlMode::Semantic).skip_empty_families(true),
         ))
         .build()
         .expect("valid");

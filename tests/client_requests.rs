@@ -12,13 +12,13 @@
 
 mod support;
 
-use abilities::rmcp::model::{
+use abilities::protocol::rmcp::model::{
     CallToolRequestParams, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ErrorData,
 };
-use abilities::rmcp::service::{RequestContext, RunningService};
-use abilities::rmcp::{ClientHandler, RoleClient, ServiceExt};
-use abilities::{AbilityError, Context, ElicitAction, Server, ability};
+use abilities::protocol::rmcp::service::{RequestContext, RunningService};
+use abilities::protocol::rmcp::{ClientHandler, RoleClient, ServiceExt};
+use abilities::{AbilityError, Context, Server, ability, client::ElicitAction};
 use serde_json::{Value, json};
 
 /// Ask the user for a name.

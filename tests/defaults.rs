@@ -1,6 +1,9 @@
 //! Safe defaults: what is not configured grants nothing.
 
-use abilities::{Aql, AqlMode, Caller, Context, ErrorCode, Registry, ability};
+use abilities::{
+    Caller, Context, ErrorCode, Registry, ability,
+    aql::{Aql, AqlMode},
+};
 use serde_json::json;
 
 /// Delete everything.

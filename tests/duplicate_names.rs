@@ -1,6 +1,6 @@
 //! Two abilities with one name: building the registry fails and names both definitions.
 
-use abilities::{Registry, RegistryError, ability};
+use abilities::{Registry, ability, registry::RegistryError};
 
 mod first {
     use super::ability;

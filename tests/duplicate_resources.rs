@@ -1,7 +1,7 @@
 //! Registries that cannot be served: two abilities on one resource URI, and ability names
 //! that give one MCP-AQL operation name. Each failure names the definitions involved.
 
-use abilities::{Registry, RegistryError, ability};
+use abilities::{Registry, ability, registry::RegistryError};
 
 /// The readme.
 #[ability(semantic = "READ", resource = "docs://readme")]
@@ -81,7 +81,7 @@ fn colliding_operation_names_fail_the_mcp_aql_surface() {
         .registry(registry)
         .build()
         .expect("native");
-    let error = server.with_surface(Surface::aql_crude()).err();
+    let error = server.with_surface(Surface::aql_semantic()).err();
     let message = error.map(|e| e.to_string()).unwrap_or_default();
     assert!(
         message.starts_with("MCP-AQL operation `posts_list_all` would be served by `posts/list-all` (tests/duplicate_resources.rs:"),

@@ -6,7 +6,9 @@
     reason = "a broken fixture should fail the test loudly"
 )]
 
-use abilities::{AbilityError, Caller, Context, FromContext, Server, ServerError, State, ability};
+use abilities::{
+    AbilityError, Caller, Context, Server, ServerError, State, ability, extract::FromContext,
+};
 use serde_json::json;
 
 /// The tenant a caller belongs to: the part of its principal before `@`.

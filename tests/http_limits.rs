@@ -12,7 +12,7 @@ mod support;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use abilities::{Caller, Registry, Server, StaticTokens};
+use abilities::{Caller, Registry, Server, auth::StaticTokens, config::HttpConfig};
 use serde_json::{Value, json};
 use support::post;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -28,10 +28,10 @@ async fn listen(server: Server) -> SocketAddr {
     addr
 }
 
-fn builder() -> abilities::ServerBuilder {
+fn builder(http: HttpConfig) -> abilities::ServerBuilder {
     Server::builder()
         .registry(Registry::from_abilities([]).expect("empty"))
-        .stateless(true)
+        .http(http.stateless(true))
 }
 
 /// Everything the server sends on a raw connection after `head` (and `body`), until it closes
@@ -59,7 +59,7 @@ async fn raw(addr: SocketAddr, head: &str, body: &[u8], within: Duration) -> (St
 
 #[tokio::test]
 async fn malformed_authorization_is_refused_not_taken_for_anonymous() {
-    let server = builder()
+    let server = builder(HttpConfig::default())
         .authenticator(
             StaticTokens::new()
                 .with_token("good", Caller::trusted("t"))
@@ -118,7 +118,9 @@ async fn malformed_authorization_is_refused_not_taken_for_anonymous() {
 
 #[tokio::test]
 async fn a_declared_oversized_body_is_refused_before_it_is_sent() {
-    let server = builder().max_body_bytes(1024).build().expect("valid");
+    let server = builder(HttpConfig::default().max_body_bytes(1024))
+        .build()
+        .expect("valid");
     let addr = listen(server).await;
     // One terabyte declared, not a byte sent: the answer comes at once.
     let head = format!(
@@ -137,8 +139,7 @@ async fn a_declared_oversized_body_is_refused_before_it_is_sent() {
 
 #[tokio::test]
 async fn a_body_slower_than_the_read_timeout_is_answered_408() {
-    let server = builder()
-        .body_read_timeout(Duration::from_millis(300))
+    let server = builder(HttpConfig::default().body_read_timeout(Duration::from_millis(300)))
         .build()
         .expect("valid");
     let addr = listen(server).await;
@@ -159,8 +160,7 @@ async fn a_body_slower_than_the_read_timeout_is_answered_408() {
 
 #[tokio::test]
 async fn a_head_slower_than_the_read_timeout_loses_its_connection() {
-    let server = builder()
-        .header_read_timeout(Duration::from_millis(300))
+    let server = builder(HttpConfig::default().header_read_timeout(Duration::from_millis(300)))
         .build()
         .expect("valid");
     let addr = listen(server).await;

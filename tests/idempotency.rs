@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use abilities::{IDEMPOTENCY_META_KEY, Server, State, Surface, ability};
+use abilities::{Server, State, Surface, ability, protocol::IDEMPOTENCY_META_KEY};
 use serde::Serialize;
 use serde_json::{Value, json};
 use support::{post, serve_http};
@@ -132,7 +132,7 @@ async fn invalid_arguments_free_the_key_on_the_native_and_standard_surfaces() {
 #[tokio::test]
 async fn a_confirmation_refusal_frees_a_meta_key_on_mcp_aql() {
     let rows = Rows::default();
-    let addr = serve_http(&server(&rows, Surface::aql_crude())).await;
+    let addr = serve_http(&server(&rows, Surface::aql_semantic())).await;
     let write = json!({"operation": "write_row", "params": {"title": "x"}});
     send(addr, &call(1, "mcp_aql_create", write, None)).await;
     let wipe = |token: Option<&str>| {
@@ -180,7 +180,7 @@ async fn a_confirmation_refusal_frees_a_meta_key_on_mcp_aql() {
 #[tokio::test]
 async fn one_key_in_both_places_is_one_key() {
     let rows = Rows::default();
-    let addr = serve_http(&server(&rows, Surface::aql_crude())).await;
+    let addr = serve_http(&server(&rows, Surface::aql_semantic())).await;
     let create = |title: &str, key: Option<&str>| {
         let mut params = json!({"title": title});
         if let Some(key) = key {

@@ -11,7 +11,7 @@ mod support;
 
 use std::net::SocketAddr;
 
-use abilities::{Caller, Server, StaticTokens, ability};
+use abilities::{Caller, Server, ability, auth::StaticTokens};
 use serde_json::{Value, json};
 use support::{Streaming, post_streaming, serve_http};
 

@@ -11,9 +11,9 @@ mod support;
 
 use std::time::Duration;
 
-use abilities::rmcp::model::{ServerNotification, SubscriptionFilter};
-use abilities::rmcp::service::NotificationContext;
-use abilities::rmcp::{ClientHandler, RoleClient, ServiceExt};
+use abilities::protocol::rmcp::model::{ServerNotification, SubscriptionFilter};
+use abilities::protocol::rmcp::service::NotificationContext;
+use abilities::protocol::rmcp::{ClientHandler, RoleClient, ServiceExt};
 use abilities::{Ability, Context, Semantic, Server, ServerError, Surface, ability};
 use serde_json::{Value, json};
 use support::{Lines, tool_error};
@@ -87,7 +87,7 @@ async fn an_added_ability_is_served_and_connected_clients_are_told() {
         serde_json::to_value(&*added.input_schema).expect("JSON")["required"],
         json!(["n"])
     );
-    let call = abilities::rmcp::model::CallToolRequestParams::new("live-one")
+    let call = abilities::protocol::rmcp::model::CallToolRequestParams::new("live-one")
         .with_arguments(serde_json::Map::from_iter([("n".to_owned(), json!(7))]));
     let result = client.call_tool(call).await.expect("answers");
     assert_eq!(
@@ -126,9 +126,7 @@ async fn an_added_ability_is_served_and_connected_clients_are_told() {
         .expect("added");
     assert_eq!(next(&mut later).await, "resources");
     let gone = client
-        .call_tool(abilities::rmcp::model::CallToolRequestParams::new(
-            "live-one",
-        ))
+        .call_tool(abilities::protocol::rmcp::model::CallToolRequestParams::new("live-one"))
         .await
         .expect_err("the tool is gone");
     assert!(

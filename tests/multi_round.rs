@@ -12,12 +12,12 @@ mod support;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use abilities::rmcp::model::{
+use abilities::protocol::rmcp::model::{
     CallToolRequestParams, ClientConfig, ElicitRequestParams, ElicitResult, ErrorData,
 };
-use abilities::rmcp::service::RequestContext;
-use abilities::rmcp::{ClientHandler, RoleClient, ServiceExt};
-use abilities::{AbilityError, Context, Prompt, Server, ability};
+use abilities::protocol::rmcp::service::RequestContext;
+use abilities::protocol::rmcp::{ClientHandler, RoleClient, ServiceExt};
+use abilities::{AbilityError, Context, Server, ability, config::LedgerConfig, prompt::Prompt};
 use serde_json::{Value, json};
 use support::{post, serve_http};
 
@@ -25,7 +25,7 @@ fn one(property: &str) -> Value {
     json!({"type": "object", "properties": {property: {"type": "string"}}, "required": [property]})
 }
 
-fn entered(answer: &abilities::Elicitation, property: &str) -> String {
+fn entered(answer: &abilities::client::Elicitation, property: &str) -> String {
     answer
         .content
         .as_ref()
@@ -80,8 +80,11 @@ const KEY: &[u8] = b"a shared key of at least 32 bytes!!";
 fn server(key: &[u8], lifetime: Duration) -> Server {
     Server::builder()
         .state(std::sync::atomic::AtomicUsize::new(0))
-        .request_state_key(key)
-        .request_state_lifetime(lifetime)
+        .ledger(
+            LedgerConfig::default()
+                .request_state_key(key)
+                .request_state_ttl(lifetime),
+        )
         .build()
         .expect("valid")
 }
@@ -306,7 +309,7 @@ async fn a_tampered_expired_or_foreign_state_is_refused() {
 #[tokio::test]
 async fn a_short_key_fails_build() {
     let error = Server::builder()
-        .request_state_key(b"short".as_slice())
+        .ledger(LedgerConfig::default().request_state_key(b"short".as_slice()))
         .build()
         .err()
         .map(|e| e.to_string());

@@ -8,7 +8,7 @@
 
 mod support;
 
-use abilities::{Context, LogLevel, Server, ability};
+use abilities::{Context, Server, ability, client::LogLevel};
 use serde_json::{Value, json};
 use support::Lines;
 

@@ -15,7 +15,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use abilities::{Caller, Rate, Registry, Server, SqliteStore, StaticTokens, Surface, ability};
+use abilities::{
+    Caller, Registry, Server, Surface, ability,
+    auth::StaticTokens,
+    config::{HttpConfig, Rate},
+    store::SqliteStore,
+};
 use serde_json::{Value, json};
 use support::{Replica, post, tool_error};
 
@@ -47,7 +52,7 @@ fn registry() -> Registry {
     Registry::collect().expect("valid abilities")
 }
 
-fn as_json(result: &abilities::rmcp::model::CallToolResult) -> Value {
+fn as_json(result: &abilities::protocol::rmcp::model::CallToolResult) -> Value {
     serde_json::to_value(result).expect("a result serializes")
 }
 
@@ -185,7 +190,7 @@ async fn a_confirmed_retry_is_not_counted_again() {
         .build()
         .unwrap();
     let client = server.connect().await.unwrap();
-    let envelope = |result: &abilities::rmcp::model::CallToolResult| -> Value {
+    let envelope = |result: &abilities::protocol::rmcp::model::CallToolResult| -> Value {
         serde_json::from_str(&result.content[0].as_text().unwrap().text).unwrap()
     };
     // The first call takes the hour's one unit and asks for confirmation.
@@ -261,7 +266,7 @@ async fn the_standard_surface_over_http_answers_429_with_retry_after() {
         .registry(registry())
         .surface(Surface::Standard)
         .authenticator(tokens)
-        .stateless(true)
+        .http(HttpConfig::default().stateless(true))
         .build()
         .unwrap();
     let addr = listen(server).await;

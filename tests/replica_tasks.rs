@@ -14,7 +14,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use abilities::{AbilityError, Context, Server, SqliteStore, Store as _, ability};
+use abilities::{
+    AbilityError, Context, Server, ability,
+    store::{SqliteStore, Store as _},
+};
 use serde_json::{Value, json};
 use support::{Replica, post, post_streaming, serve_http};
 
@@ -60,10 +63,10 @@ async fn a_task_whose_replica_stopped_reads_failed_and_one_running_elsewhere_is_
         .expect("valid");
     let addr = serve_http(&server).await;
     let now = now_ms();
-    let record = |id: &str, alive_at_ms: u64| abilities::TaskRecord {
+    let record = |id: &str, alive_at_ms: u64| abilities::store::TaskRecord {
         id: id.to_owned(),
         owner: "anonymous".to_owned(),
-        status: abilities::TaskStatus::Working,
+        status: abilities::store::TaskStatus::Working,
         status_message: None,
         created_at_ms: now - 60_000,
         updated_at_ms: now - 60_000,
@@ -78,12 +81,12 @@ async fn a_task_whose_replica_stopped_reads_failed_and_one_running_elsewhere_is_
     store
         .insert_task(
             record("abandoned", now - 60_000),
-            abilities::TaskLimits::NONE,
+            abilities::store::TaskLimits::NONE,
         )
         .await
         .expect("inserted");
     store
-        .insert_task(record("elsewhere", now), abilities::TaskLimits::NONE)
+        .insert_task(record("elsewhere", now), abilities::store::TaskLimits::NONE)
         .await
         .expect("inserted");
 
@@ -96,7 +99,7 @@ async fn a_task_whose_replica_stopped_reads_failed_and_one_running_elsewhere_is_
     let stored = store.task("abandoned").await.expect("read").expect("kept");
     assert_eq!(
         stored.status,
-        abilities::TaskStatus::Failed,
+        abilities::store::TaskStatus::Failed,
         "recorded as failed"
     );
 

@@ -15,8 +15,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use abilities::{
-    AbilityError, Caller, IDEMPOTENCY_META_KEY, Server, SqliteStore, State, StaticTokens, Surface,
-    ability,
+    AbilityError, Caller, Server, State, Surface, ability,
+    auth::StaticTokens,
+    config::{HttpConfig, LedgerConfig},
+    protocol::IDEMPOTENCY_META_KEY,
+    store::SqliteStore,
 };
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -65,10 +68,10 @@ fn add_note_then_fail(notes: State<Notes>) -> Result<u64, AbilityError> {
 
 fn replica(notes: &Notes, store: SqliteStore) -> Server {
     Server::builder()
-        .surface(Surface::aql_crude())
+        .surface(Surface::aql_semantic())
         .state(notes.clone())
         .store(store)
-        .request_state_key(KEY)
+        .ledger(LedgerConfig::default().request_state_key(KEY))
         .build()
         .expect("valid")
 }
@@ -259,7 +262,7 @@ async fn send_as(addr: SocketAddr, token: &str, message: &Value) -> Value {
 #[tokio::test]
 async fn one_caller_cannot_use_up_another_callers_tokens() {
     let server = Server::builder()
-        .surface(Surface::aql_crude())
+        .surface(Surface::aql_semantic())
         .state(Notes::default())
         .authenticator(
             StaticTokens::new()
@@ -267,7 +270,7 @@ async fn one_caller_cannot_use_up_another_callers_tokens() {
                 .with_token("greedy-secret", Caller::trusted("greedy"))
                 .allow_anonymous(Caller::anonymous()),
         )
-        .max_tokens_per_caller(3)
+        .ledger(LedgerConfig::default().max_tokens_per_caller(3))
         .build()
         .expect("valid");
     let addr = serve_http(&server).await;
@@ -350,8 +353,11 @@ async fn sessions_are_capped_expire_and_end_only_by_their_owner() {
                 .allow_anonymous(Caller::anonymous()),
         )
         .state(Notes::default())
-        .max_sessions(2)
-        .session_idle_timeout(Duration::from_millis(600))
+        .http(
+            HttpConfig::default()
+                .max_sessions(2)
+                .session_idle_timeout(Duration::from_millis(600)),
+        )
         .build()
         .expect("valid");
     let addr = serve_http(&server).await;
@@ -466,10 +472,10 @@ async fn an_elicitation_round_issues_no_token_and_confirms_one_call() {
     let notes = Notes::default();
     // An authenticated caller, whose unspent tokens are counted against its limit.
     let server = Server::builder()
-        .surface(Surface::aql_crude())
+        .surface(Surface::aql_semantic())
         .state(notes.clone())
         .authenticator(StaticTokens::new().with_token("ada-secret", Caller::trusted("ada")))
-        .max_tokens_per_caller(3)
+        .ledger(LedgerConfig::default().max_tokens_per_caller(3))
         .build()
         .expect("valid");
     let addr = serve_http(&server).await;

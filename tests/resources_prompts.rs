@@ -12,8 +12,9 @@ mod support;
 use std::sync::Mutex;
 
 use abilities::{
-    AbilityError, Content, Contents, Context, ErrorCode, Prompt, ResourceNotifier, Server, State,
-    ability,
+    AbilityError, Content, Context, ErrorCode, Server, State, ability,
+    prompt::Prompt,
+    resource::{Contents, ResourceNotifier},
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -592,7 +593,7 @@ async fn in_process_calls_reach_resources_and_prompts_by_name() {
 
 #[tokio::test]
 async fn subscriptions_listen_streams_updates_of_accepted_uris() {
-    use abilities::rmcp::model::{ServerNotification, SubscriptionFilter};
+    use abilities::protocol::rmcp::model::{ServerNotification, SubscriptionFilter};
 
     let server = server();
     // A client of protocol 2026-07-28, where subscriptions are `subscriptions/listen`.

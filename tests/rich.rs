@@ -7,7 +7,7 @@
 
 mod support;
 
-use abilities::{Content, Contents, Rich, Server, ability};
+use abilities::{Content, Rich, Server, ability, resource::Contents};
 use serde_json::json;
 use support::Lines;
 

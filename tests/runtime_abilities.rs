@@ -11,8 +11,9 @@ mod support;
 use std::sync::Arc;
 
 use abilities::{
-    Ability, AbilityError, CallFuture, Context, Handler, Output, RegistryError, Semantic, Server,
-    ServerError, Surface, ability,
+    Ability, AbilityError, Context, Semantic, Server, ServerError, Surface, ability,
+    handler::{CallFuture, Handler, Output},
+    registry::RegistryError,
 };
 use serde_json::{Value, json};
 use support::{Lines, tool_error};

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use abilities::{Annotations, Registry, Semantic, ability};
+use abilities::{Registry, Semantic, ability, handler::Annotations};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

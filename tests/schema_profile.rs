@@ -8,7 +8,7 @@
     reason = "a broken fixture should fail the test loudly"
 )]
 
-use abilities::{Registry, SchemaProfile, Server, ServerError, Site, Surface};
+use abilities::{Registry, Server, ServerError, Site, Surface, config::SchemaProfile};
 use serde_json::{Value, json};
 
 mod posts {

@@ -15,7 +15,8 @@ mod support;
 use std::sync::Arc;
 
 use abilities::{
-    AuthFuture, Authenticator, Caller, Registry, Server, State, StaticTokens, Surface, ability,
+    Caller, Registry, Server, State, Surface, ability,
+    auth::{AuthFuture, Authenticator, StaticTokens},
 };
 use serde_json::json;
 use support::{post, post_streaming, serve_http};
@@ -40,7 +41,7 @@ struct Resource(StaticTokens);
 impl Authenticator for Resource {
     fn authenticate<'a>(
         &'a self,
-        request: &'a abilities::axum::http::request::Parts,
+        request: &'a abilities::http::axum::http::request::Parts,
     ) -> AuthFuture<'a> {
         self.0.authenticate(request)
     }

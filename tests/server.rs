@@ -14,7 +14,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use abilities::{AbilityError, Caller, Context, Server, Site, State, StaticTokens, ability};
+use abilities::{
+    AbilityError, Caller, Context, Server, Site, State, ability, auth::StaticTokens,
+    config::HttpConfig,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -556,7 +559,7 @@ async fn http_answers_unknown_methods_in_json_rpc_and_ends_sessions() {
 async fn http_rejects_bad_bodies_hosts_and_tokens_with_json_rpc_errors() {
     let server = Server::builder()
         .state(Rows::with(&[]))
-        .max_body_bytes(1024)
+        .http(HttpConfig::default().max_body_bytes(1024))
         .authenticator(
             StaticTokens::new()
                 .with_token("good", Caller::trusted("t"))
@@ -646,7 +649,7 @@ async fn http_callers_get_scopes_from_their_token() {
 async fn stateless_http_answers_each_request_on_its_own() {
     let server = Server::builder()
         .state(Rows::with(&[]))
-        .stateless(true)
+        .http(HttpConfig::default().stateless(true))
         .build()
         .expect("valid");
     let addr = serve_http(&server).await;

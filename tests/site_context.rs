@@ -6,7 +6,10 @@
     reason = "a broken fixture should fail the test loudly"
 )]
 
-use abilities::{Aql, AqlMode, Server, Site, Surface, ability};
+use abilities::{
+    Server, Site, Surface, ability,
+    aql::{Aql, AqlMode},
+};
 use serde_json::{Value, json};
 
 /// Count the posts.

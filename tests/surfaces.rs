@@ -12,7 +12,7 @@ mod support;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use abilities::{
-    AbilityError, Caller, Content, Rich, Server, Site, State, StaticTokens, Surface, ability,
+    AbilityError, Caller, Content, Rich, Server, Site, State, Surface, ability, auth::StaticTokens,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -190,7 +190,7 @@ async fn meta_serves_exactly_three_tools() {
 
 #[tokio::test]
 async fn meta_tool_names_are_configurable() {
-    let names_cfg = abilities::MetaNames {
+    let names_cfg = abilities::config::MetaNames {
         discover: "discover".into(),
         get_info: "info".into(),
         execute: "run".into(),
@@ -598,7 +598,7 @@ async fn surfaces_share_one_registry_on_separate_paths() {
         .await
         .expect("a free port");
     let addr = listener.local_addr().expect("an address");
-    tokio::spawn(abilities::serve_router(listener, server.app()));
+    tokio::spawn(abilities::http::serve_router(listener, server.app()));
 
     let mut created = Vec::new();
     for (path, tool, args) in [

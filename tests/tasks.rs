@@ -15,7 +15,10 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use abilities::{AbilityError, Caller, Context, Server, SqliteStore, StaticTokens, ability};
+use abilities::{
+    AbilityError, Caller, Context, Server, ability, auth::StaticTokens, config::TaskConfig,
+    store::SqliteStore,
+};
 use serde_json::{Value, json};
 use support::{post, serve_http};
 
@@ -361,7 +364,7 @@ fn a_task_outlives_its_process() {
                 .await
                 .expect("a port");
             println!("LISTENING {}", listener.local_addr().expect("an address"));
-            abilities::serve_router(listener, server.router("/mcp"))
+            abilities::http::serve_router(listener, server.router("/mcp"))
                 .await
                 .expect("serves");
         });
@@ -467,7 +470,7 @@ async fn a_caller_may_run_only_so_many_tasks() {
     // A caller the server can tell apart: a principal, by its bearer token.
     let server = Server::builder()
         .authenticator(StaticTokens::new().with_token("ada-secret", Caller::trusted("ada")))
-        .max_tasks_per_caller(1)
+        .tasks(TaskConfig::default().max_per_caller(1))
         .build()
         .expect("valid");
     let addr = serve_http(&server).await;
@@ -632,8 +635,7 @@ async fn the_task_limit_holds_under_a_race_and_anonymous_callers_share_only_the_
                 .with_token("ada-secret", Caller::trusted("ada"))
                 .allow_anonymous(Caller::anonymous()),
         )
-        .max_tasks_per_caller(5)
-        .max_running_tasks(12)
+        .tasks(TaskConfig::default().max_per_caller(5).max_running(12))
         .build()
         .expect("valid");
     let addr = serve_http(&server).await;

@@ -1,6 +1,6 @@
 //! Two ability names that map to one tool name: building the registry fails and names both.
 
-use abilities::{Registry, RegistryError, ability};
+use abilities::{Registry, ability, registry::RegistryError};
 
 /// Slash form.
 #[ability(semantic = "READ", name = "shop/list")]

@@ -8,7 +8,7 @@ mod common;
 use std::hint::black_box;
 use std::sync::Mutex;
 
-use abilities::rmcp::model::{CallToolRequestParams, CallToolResponse};
+use abilities::protocol::rmcp::model::{CallToolRequestParams, CallToolResponse};
 use abilities::{AbilityError, Server, State, Surface, ability};
 use criterion::{Criterion, criterion_group, criterion_main};
 use rmcp::ServerHandler;

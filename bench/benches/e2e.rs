@@ -142,10 +142,10 @@ async fn serve_http(which: Which, posts: Arc<Posts>) -> SocketAddr {
                 Arc::new(LocalSessionManager::default()),
                 StreamableHttpServerConfig::default(),
             );
-            abilities::axum::Router::new().nest_service("/mcp", service)
+            abilities::http::axum::Router::new().nest_service("/mcp", service)
         }
     };
-    tokio::spawn(abilities::serve_router(listener, router));
+    tokio::spawn(abilities::http::serve_router(listener, router));
     addr
 }
 

@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use abilities::__private::{AbilityDef, inventory};
-use abilities::rmcp::model::ListToolsResult;
+use abilities::protocol::rmcp::model::ListToolsResult;
 use abilities::{Registry, Server};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use rmcp::ServerHandler;

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use abilities::axum::{self, Router, body::Bytes, extract::State, http::StatusCode};
+use abilities::http::axum::{self, Router, body::Bytes, extract::State, http::StatusCode};
 use clap::Parser;
 use serde_json::{Value, json};
 use site::{Db, PostType};
@@ -100,7 +100,7 @@ async fn main() -> ExitCode {
                     .with_state(db);
                 let listener = tokio::net::TcpListener::bind(addr).await?;
                 println!("http://{}/mcp", listener.local_addr()?);
-                abilities::serve_router(listener, router).await?;
+                abilities::http::serve_router(listener, router).await?;
             }
             None => {
                 // Each line answered on a task of its own, as the frameworks do, and one

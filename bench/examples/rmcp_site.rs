@@ -51,10 +51,10 @@ async fn main() -> ExitCode {
                     Arc::new(LocalSessionManager::default()),
                     StreamableHttpServerConfig::default(),
                 );
-                let router = abilities::axum::Router::new().nest_service("/mcp", service);
+                let router = abilities::http::axum::Router::new().nest_service("/mcp", service);
                 let listener = tokio::net::TcpListener::bind(addr).await?;
                 println!("http://{}/mcp", listener.local_addr()?);
-                abilities::serve_router(listener, router).await?;
+                abilities::http::serve_router(listener, router).await?;
             }
             None => {
                 site.serve((tokio::io::stdin(), tokio::io::stdout()))

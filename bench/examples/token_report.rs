@@ -19,8 +19,11 @@ mod todo;
 
 use std::process::ExitCode;
 
-use abilities::rmcp::model::ListToolsResult;
-use abilities::{Aql, AqlMode, Registry, Server, Surface};
+use abilities::protocol::rmcp::model::ListToolsResult;
+use abilities::{
+    Registry, Server, Surface,
+    aql::{Aql, AqlMode},
+};
 
 /// Forty-five operations of a typical business back end.
 mod fixture {
@@ -143,7 +146,7 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
     for (label, module) in servers {
         let operations = Registry::collect_in(module)?.len();
         let (_, native) = measure(&bpe, Registry::collect_in(module)?, Surface::Native)?;
-        let (tools, crude) = measure(&bpe, Registry::collect_in(module)?, Surface::aql_crude())?;
+        let (tools, crude) = measure(&bpe, Registry::collect_in(module)?, Surface::aql_semantic())?;
         let skipping = Surface::Aql(Aql::new(AqlMode::Semantic).skip_empty_families(true));
         let (fewer, skipped) = measure(&bpe, Registry::collect_in(module)?, skipping)?;
         let (_, single) = measure(&bpe, Registry::collect_in(module)?, Surface::aql_single())?;

@@ -15,9 +15,11 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use abilities::axum;
-use abilities::jsonwebtoken::{self, Algorithm, EncodingKey, Header};
-use abilities::{Caller, Context, JwtAuthenticator, Registry, Server, ability};
+use abilities::auth::jsonwebtoken::{self, Algorithm, EncodingKey, Header};
+use abilities::http::axum;
+use abilities::{
+    Caller, Context, Registry, Server, ability, auth::JwtAuthenticator, config::HttpConfig,
+};
 use serde_json::{Value, json};
 use support::{post, request};
 
@@ -97,7 +99,7 @@ async fn serve<F: std::future::Future<Output = JwtAuthenticator>>(
     let resource = format!("http://{addr}/mcp");
     let server = Server::builder()
         .registry(Registry::collect_in("jwt::notes").expect("valid"))
-        .stateless(true)
+        .http(HttpConfig::default().stateless(true))
         .authenticator(build(resource.clone()).await)
         .build()
         .expect("builds");

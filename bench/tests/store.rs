@@ -7,9 +7,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use abilities::{
-    Claim, Claimed, PostgresStore, RateTaken, Spend, SqliteStore, Store, TaskEvent, TaskInsert,
-    TaskLimits, TaskRecord, TaskSignal, TaskStatus, TokenRecord,
+use abilities::store::{
+    Claim, Claimed, MemoryStore, PostgresStore, RateTaken, Spend, SqliteStore, Store, TaskEvent,
+    TaskInsert, TaskLimits, TaskRecord, TaskSignal, TaskStatus, TokenRecord,
 };
 use serde_json::json;
 
@@ -65,7 +65,7 @@ async fn tasks_round_trip(store: &dyn Store) {
     let now = now_ms();
     let id = unique("task");
     store
-        .insert_task(task(&id, now), abilities::TaskLimits::NONE)
+        .insert_task(task(&id, now), abilities::store::TaskLimits::NONE)
         .await
         .unwrap();
     let read = store.task(&id).await.unwrap().unwrap();
@@ -118,7 +118,7 @@ async fn tasks_round_trip(store: &dyn Store) {
     // A running task marked alive within the lease is left; past it, it is failed.
     let running = unique("running");
     store
-        .insert_task(task(&running, now), abilities::TaskLimits::NONE)
+        .insert_task(task(&running, now), abilities::store::TaskLimits::NONE)
         .await
         .unwrap();
     let mut failed = task(&running, now);
@@ -139,7 +139,7 @@ async fn tasks_round_trip(store: &dyn Store) {
     );
     let old = unique("old");
     store
-        .insert_task(task(&old, 1_000), abilities::TaskLimits::NONE)
+        .insert_task(task(&old, 1_000), abilities::store::TaskLimits::NONE)
         .await
         .unwrap();
     assert!(store.sweep(now).await.unwrap() >= 1);
@@ -391,6 +391,13 @@ async fn suite(store: Arc<dyn Store>) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_memory_store() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    assert!(store.updates().is_none() && !store.is_shared());
+    suite(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sqlite_store() {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::memory().unwrap());
     assert!(store.updates().is_none() && !store.is_shared());
@@ -423,7 +430,7 @@ async fn the_postgres_store() {
     assert_eq!(b.spend_token(&t).await.unwrap(), Spend::Spent);
     assert_eq!(a.spend_token(&t).await.unwrap(), Spend::AlreadyUsed);
     let id = unique("task");
-    a.insert_task(task(&id, now_ms()), abilities::TaskLimits::NONE)
+    a.insert_task(task(&id, now_ms()), abilities::store::TaskLimits::NONE)
         .await
         .unwrap();
     assert_eq!(b.task(&id).await.unwrap().unwrap().id, id);

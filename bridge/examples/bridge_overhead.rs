@@ -7,10 +7,10 @@
 
 use std::time::{Duration, Instant};
 
-use abilities::rmcp::model::CallToolRequestParams;
-use abilities::rmcp::service::RunningService;
-use abilities::rmcp::transport::TokioChildProcess;
-use abilities::rmcp::{RoleClient, ServiceExt};
+use abilities::protocol::rmcp::model::CallToolRequestParams;
+use abilities::protocol::rmcp::service::RunningService;
+use abilities::protocol::rmcp::transport::TokioChildProcess;
+use abilities::protocol::rmcp::{RoleClient, ServiceExt};
 use serde_json::json;
 
 async fn spawn(

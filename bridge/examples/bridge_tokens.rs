@@ -13,9 +13,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use abilities::rmcp::ServiceExt;
-use abilities::rmcp::transport::TokioChildProcess;
-use abilities::{Aql, AqlMode, Server, Surface, TestClient};
+use abilities::protocol::rmcp::ServiceExt;
+use abilities::protocol::rmcp::transport::TokioChildProcess;
+use abilities::{
+    Server, Surface,
+    aql::{Aql, AqlMode},
+    testing::TestClient,
+};
 use abilities_bridge::{Bridge, Config, Launch, Timing};
 use serde_json::{Value, json};
 
@@ -124,7 +128,7 @@ async fn own_list(launch: &Launch) -> Result<Value, Box<dyn std::error::Error>> 
         .stderr(std::process::Stdio::null())
         .spawn()?;
     // Declaring what the bridge declares: some servers list more tools to such clients.
-    let info: abilities::rmcp::model::ClientConfig = serde_json::from_value(json!({
+    let info: abilities::protocol::rmcp::model::ClientConfig = serde_json::from_value(json!({
         "protocolVersion": "2025-11-25",
         "capabilities": {"elicitation": {"form": {}}, "sampling": {}},
         "clientInfo": {"name": "bridge_tokens", "version": "1"}
@@ -228,7 +232,7 @@ async fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
     let mut introspection = count(&bpe, &overview);
     let mut aql_results = 0;
     for (what, tool, arguments) in &tasks {
-        let operation = abilities::operation_name(&tool.replacen('-', "/", 1));
+        let operation = abilities::aql::operation_name(&tool.replacen('-', "/", 1));
         let detail = call(&aql, "mcp_aql", json!({"operation": "introspect", "params": {"query": "operations", "name": operation}})).await?;
         introspection += count(&bpe, &detail);
         let mut request = json!({"operation": operation, "params": arguments});

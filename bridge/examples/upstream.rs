@@ -9,8 +9,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use abilities::{
-    Ability, AbilityError, Context, ElicitAction, LogLevel, Prompt, Semantic, Server, State,
-    ability,
+    Ability, AbilityError, Context, Semantic, Server, State, ability,
+    client::{ElicitAction, LogLevel},
+    prompt::Prompt,
 };
 use serde_json::{Map, Value, json};
 
@@ -241,7 +242,7 @@ async fn main() {
         if let Ok(addr) = listener.local_addr() {
             println!("http://{addr}/mcp");
         }
-        if let Err(error) = abilities::serve_router(listener, server.app()).await {
+        if let Err(error) = abilities::http::serve_router(listener, server.app()).await {
             eprintln!("{error}");
         }
         return;

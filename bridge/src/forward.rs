@@ -4,7 +4,9 @@
 use std::sync::{Arc, Weak};
 
 use abilities::{
-    AbilityError, CallFuture, Content, Context, ErrorCode, Handler, Output, Prompt, Role,
+    AbilityError, Content, Context, ErrorCode,
+    handler::{CallFuture, Handler, Output},
+    prompt::{Prompt, Role},
 };
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,

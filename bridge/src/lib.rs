@@ -152,7 +152,7 @@ impl Bridge {
         }
     }
 
-    fn status_ability(&self) -> Result<Ability, abilities::RegistryError> {
+    fn status_ability(&self) -> Result<Ability, abilities::registry::RegistryError> {
         let upstreams = self.upstreams.clone();
         Ability::builder(STATUS_ABILITY, Semantic::Read)
             .title("Upstream servers")

@@ -6,7 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use abilities::{Aql, AqlMode, Server, Surface};
+use abilities::{
+    Server, Surface,
+    aql::{Aql, AqlMode},
+};
 use abilities_bridge::{Bridge, Config, Timing};
 use clap::Parser;
 
@@ -16,7 +19,7 @@ enum Mode {
     /// MCP-AQL with one `mcp_aql` tool.
     AqlSingle,
     /// MCP-AQL with one tool per family (`mcp_aql_read`, ...).
-    AqlCrude,
+    AqlSemantic,
     /// One tool per upstream tool, named `<server>-<tool>`.
     Native,
     /// The WordPress adapter's three meta tools: discover, get-info, execute.
@@ -57,7 +60,7 @@ struct Args {
 fn surface(mode: Mode) -> Surface {
     match mode {
         Mode::AqlSingle => Surface::Aql(Aql::new(AqlMode::Single)),
-        Mode::AqlCrude => Surface::Aql(Aql::new(AqlMode::Semantic)),
+        Mode::AqlSemantic => Surface::Aql(Aql::new(AqlMode::Semantic)),
         Mode::Native => Surface::Native,
         Mode::Meta => Surface::meta(),
         Mode::Standard => Surface::Standard,

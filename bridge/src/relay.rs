@@ -9,7 +9,10 @@
 
 use std::sync::Weak;
 
-use abilities::{AbilityError, ElicitAction, ErrorCode, LogLevel};
+use abilities::{
+    AbilityError, ErrorCode,
+    client::{ElicitAction, LogLevel},
+};
 use rmcp::model::{
     ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ErrorData, LoggingLevel, LoggingMessageNotificationParam,

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, PoisonError};
 
-use abilities::{Ability, Annotations, Semantic};
+use abilities::{Ability, Semantic, handler::Annotations};
 use rmcp::model::{PaginatedRequestParams, Prompt, Resource, ResourceTemplate, Tool};
 use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleClient};

@@ -12,10 +12,13 @@ mod support;
 
 use std::time::Duration;
 
-use abilities::rmcp::model::{
+use abilities::protocol::rmcp::model::{
     CallToolRequestParams, ClientRequest, GetPromptRequestParams, ReadResourceRequestParams,
 };
-use abilities::{Aql, AqlMode, Surface};
+use abilities::{
+    Surface,
+    aql::{Aql, AqlMode},
+};
 use serde_json::{Value, json};
 use support::{bridge, call, connect, error_of, upstream};
 
@@ -161,10 +164,11 @@ async fn progress_logs_and_cancellation_cross_the_bridge() {
     .await;
     let (client, seen) = connect(&server, false).await;
     let args = json!({"count": 3});
-    let request = ClientRequest::CallToolRequest(abilities::rmcp::model::CallToolRequest::new(
-        CallToolRequestParams::new("up-steps")
-            .with_arguments(args.as_object().cloned().unwrap_or_default()),
-    ));
+    let request =
+        ClientRequest::CallToolRequest(abilities::protocol::rmcp::model::CallToolRequest::new(
+            CallToolRequestParams::new("up-steps")
+                .with_arguments(args.as_object().cloned().unwrap_or_default()),
+        ));
     let handle = client
         .peer()
         .send_cancellable_request(request, Default::default())
@@ -186,10 +190,11 @@ async fn progress_logs_and_cancellation_cross_the_bridge() {
     }
 
     // A cancelled call is cancelled upstream too.
-    let request = ClientRequest::CallToolRequest(abilities::rmcp::model::CallToolRequest::new(
-        CallToolRequestParams::new("up-wait_ms")
-            .with_arguments(json!({"ms": 5000}).as_object().cloned().unwrap_or_default()),
-    ));
+    let request =
+        ClientRequest::CallToolRequest(abilities::protocol::rmcp::model::CallToolRequest::new(
+            CallToolRequestParams::new("up-wait_ms")
+                .with_arguments(json!({"ms": 5000}).as_object().cloned().unwrap_or_default()),
+        ));
     let handle = client
         .peer()
         .send_cancellable_request(request, Default::default())

@@ -11,7 +11,10 @@ mod support;
 
 use std::time::Duration;
 
-use abilities::{Aql, AqlMode, Surface};
+use abilities::{
+    Surface,
+    aql::{Aql, AqlMode},
+};
 use abilities_bridge::Timing;
 use serde_json::{Value, json};
 use support::{bridge, bridge_with, call, connect, error_of, upstream, wait_for};
@@ -148,7 +151,7 @@ async fn a_down_upstream_answers_upstream_unavailable_on_every_surface() {
     let (client, _) = connect(&standard, false).await;
     let error = client
         .call_tool(
-            abilities::rmcp::model::CallToolRequestParams::new("up-echo").with_arguments(
+            abilities::protocol::rmcp::model::CallToolRequestParams::new("up-echo").with_arguments(
                 json!({"text": "x"})
                     .as_object()
                     .cloned()

@@ -1,7 +1,9 @@
 //! The suite's multi-round input tools and prompt (protocol 2026-07-28): each asks through
 //! its context, as any handler does; the server turns the questions into `input_required`.
 
-use abilities::{AbilityError, Content, Contents, Context, LogLevel, Prompt, ability};
+use abilities::{
+    AbilityError, Content, Context, ability, client::LogLevel, prompt::Prompt, resource::Contents,
+};
 use serde_json::{Value, json};
 
 /// An object schema of one required property of `kind`.
@@ -14,7 +16,7 @@ fn one(property: &str, kind: &str) -> Value {
 }
 
 /// A string the user entered in an accepted elicitation, or what they did instead.
-fn entered(answer: &abilities::Elicitation, property: &str) -> String {
+fn entered(answer: &abilities::client::Elicitation, property: &str) -> String {
     match answer.content.as_ref().and_then(|c| c[property].as_str()) {
         Some(value) => value.to_owned(),
         None => format!("({:?})", answer.action).to_lowercase(),

@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use abilities::{
-    Ability, AbilityError, Caller, Content, Contents, Context, LogLevel, Prompt, Semantic, Server,
-    StaticTokens, ability,
+    Ability, AbilityError, Caller, Content, Context, Semantic, Server, ability, auth::StaticTokens,
+    client::LogLevel, prompt::Prompt, resource::Contents,
 };
 use clap::Parser;
 use serde_json::json;
@@ -300,7 +300,7 @@ fn test_prompt_with_image() -> Prompt {
 /// A tool whose input schema uses JSON Schema 2020-12 keywords no Rust signature derives
 /// (`$defs` with an `$anchor`, `allOf`/`anyOf`, `if`/`then`/`else`): built at run time with
 /// the schema as written; its arguments are validated against it like any other.
-fn json_schema_2020_12_tool() -> Result<Ability, abilities::RegistryError> {
+fn json_schema_2020_12_tool() -> Result<Ability, abilities::registry::RegistryError> {
     let schema = json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
@@ -353,7 +353,7 @@ async fn main() -> ExitCode {
             .build()?;
         let listener = tokio::net::TcpListener::bind(args.addr).await?;
         println!("http://{}/mcp", listener.local_addr()?);
-        abilities::serve_router(listener, server.router("/mcp")).await?;
+        abilities::http::serve_router(listener, server.router("/mcp")).await?;
         Ok::<_, Box<dyn std::error::Error>>(())
     };
     match run.await {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use abilities::{AbilityError, Content, Contents, Context, ability};
+use abilities::{AbilityError, Content, Context, ability, resource::Contents};
 use serde_json::json;
 
 fn text(text: String) -> Contents {
@@ -77,7 +77,7 @@ async fn multi_input(ctx: &Context) -> Result<Contents, AbilityError> {
         ctx.ask("first").elicit("First name?", schema.clone()),
         ctx.ask("second").elicit("Second name?", schema),
     );
-    let name = |e: abilities::Elicitation| {
+    let name = |e: abilities::client::Elicitation| {
         e.content
             .and_then(|c| c["name"].as_str().map(str::to_owned))
             .unwrap_or_default()

@@ -1,6 +1,9 @@
 //! `--mode`: which surfaces an example serves.
 
-use abilities::{Aql, AqlMode, ServerBuilder, Surface};
+use abilities::{
+    ServerBuilder, Surface,
+    aql::{Aql, AqlMode},
+};
 
 /// The surfaces an example serves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -15,9 +18,9 @@ pub(crate) enum Mode {
     /// MCP-AQL with one `mcp_aql` tool.
     AqlSingle,
     /// MCP-AQL with one tool per family (`mcp_aql_read`, ...).
-    AqlCrude,
+    AqlSemantic,
     /// Every surface over HTTP: the three WordPress-style ones at `/mcp`, `/mcp/standard` and
-    /// `/mcp/meta`, and the MCP-AQL CRUDE endpoints at `/mcp/aql`.
+    /// `/mcp/meta`, and the MCP-AQL semantic endpoints at `/mcp/aql`.
     All,
 }
 
@@ -35,7 +38,7 @@ impl Mode {
             Self::Standard => builder.surface(Surface::Standard),
             Self::Meta => builder.surface(Surface::meta()),
             Self::AqlSingle => builder.surface(Surface::Aql(aql(Aql::new(AqlMode::Single)))),
-            Self::AqlCrude => builder.surface(Surface::Aql(aql(Aql::new(AqlMode::Semantic)))),
+            Self::AqlSemantic => builder.surface(Surface::Aql(aql(Aql::new(AqlMode::Semantic)))),
             Self::All => builder
                 .mount("/mcp", Surface::Native)
                 .mount("/mcp/standard", Surface::Standard)
@@ -51,12 +54,12 @@ impl Mode {
             Self::Standard => &[("/mcp", "standard-mode tools")],
             Self::Meta => &[("/mcp", "meta tools")],
             Self::AqlSingle => &[("/mcp", "the MCP-AQL single endpoint")],
-            Self::AqlCrude => &[("/mcp", "the MCP-AQL CRUDE endpoints")],
+            Self::AqlSemantic => &[("/mcp", "the MCP-AQL semantic endpoints")],
             Self::All => &[
                 ("/mcp", "native tools"),
                 ("/mcp/standard", "standard-mode tools"),
                 ("/mcp/meta", "meta tools"),
-                ("/mcp/aql", "the MCP-AQL CRUDE endpoints"),
+                ("/mcp/aql", "the MCP-AQL semantic endpoints"),
             ],
         }
     }

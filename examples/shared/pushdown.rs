@@ -3,7 +3,7 @@
 //! list abilities, which push the whole query down and report the true total with
 //! `CollectionQuery::paged`.
 
-use abilities::{CollectionQuery, FilterOp, Window};
+use abilities::aql::{CollectionQuery, FilterOp, Window};
 use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, Row};
 use serde_json::Value;

@@ -5,7 +5,10 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use abilities::{AbilityError, CollectionQuery, Context, State, Window, ability};
+use abilities::{
+    AbilityError, Context, State, ability,
+    aql::{CollectionQuery, Window},
+};
 use rusqlite::{Connection, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -473,7 +476,7 @@ async fn wp_list_users(
 }
 
 /// MCP-AQL for the site: a post's `author` is the user its `author_id` names.
-pub(crate) fn aql(aql: abilities::Aql) -> abilities::Aql {
+pub(crate) fn aql(aql: abilities::aql::Aql) -> abilities::aql::Aql {
     aql.relation("wp_list_posts", "author", "author_id", "wp_list_users")
 }
 

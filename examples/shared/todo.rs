@@ -5,7 +5,11 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use abilities::{AbilityError, CollectionQuery, ResourceNotifier, State, Window, ability};
+use abilities::{
+    AbilityError, State, ability,
+    aql::{CollectionQuery, Window},
+    resource::ResourceNotifier,
+};
 use rusqlite::{Connection, OptionalExtension, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -492,7 +496,7 @@ async fn export_todos(
             "required": ["go"]
         });
         let answer = ctx.ask("go").elicit("Export every todo?", schema).await?;
-        let go = answer.action == abilities::ElicitAction::Accept
+        let go = answer.action == abilities::client::ElicitAction::Accept
             && answer.content.as_ref().and_then(|c| c.get("go"))
                 == Some(&serde_json::Value::Bool(true));
         if !go {

@@ -46,7 +46,7 @@ impl AuthError {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an `Authenticator`",
     label = "cannot decide who a request comes from",
-    note = "implement `abilities::Authenticator` for it (`authenticate` reads the request's headers), or use `StaticTokens`"
+    note = "implement `abilities::auth::Authenticator` for it (`authenticate` reads the request's headers), or use `StaticTokens`"
 )]
 pub trait Authenticator: Send + Sync + 'static {
     /// The caller of a request, from its head (headers, extensions...).
@@ -70,7 +70,7 @@ pub trait Authenticator: Send + Sync + 'static {
 /// anonymous caller if one is set, or are refused.
 ///
 /// ```
-/// use abilities::{Caller, StaticTokens};
+/// use abilities::{Caller, auth::StaticTokens};
 ///
 /// let tokens = StaticTokens::new()
 ///     .with_token("s3cret", Caller::new("editor", ["posts:write", "posts:delete"]))

@@ -157,7 +157,7 @@ fn base64(bytes: &[u8]) -> String {
 /// A result of content blocks only, with no structured part (and no output schema).
 ///
 /// ```standalone_crate
-/// use abilities::{Content, Contents, ability};
+/// use abilities::{Content, resource::Contents, ability};
 ///
 /// /// Draw a one-pixel image.
 /// #[ability(semantic = "READ")]

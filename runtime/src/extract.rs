@@ -20,7 +20,7 @@ use crate::{AbilityError, Context, ErrorCode, StateMap};
 /// and take them as parameters of any ability.
 ///
 /// ```standalone_crate
-/// use abilities::{AbilityError, Caller, Context, FromContext, Registry, ability};
+/// use abilities::{AbilityError, Caller, Context, extract::FromContext, Registry, ability};
 /// use serde_json::json;
 ///
 /// /// The calling principal, as an extractor.
@@ -47,7 +47,7 @@ use crate::{AbilityError, Context, ErrorCode, StateMap};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be taken from the call context",
     label = "not an extractor",
-    note = "implement `abilities::FromContext` for it"
+    note = "implement `abilities::extract::FromContext` for it"
 )]
 pub trait FromContext: Sized {
     /// What the server must provide for this extractor, checked by
@@ -124,7 +124,7 @@ pub struct ExtractorParam;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an ability parameter",
     label = "neither a value nor an extractor",
-    note = "a value parameter needs `serde::Deserialize` and `schemars::JsonSchema` (derive both); an extractor implements `abilities::FromContext`; borrowed types like `&str` cannot be parameters, use owned ones like `String`"
+    note = "a value parameter needs `serde::Deserialize` and `schemars::JsonSchema` (derive both); an extractor implements `abilities::extract::FromContext`; borrowed types like `&str` cannot be parameters, use owned ones like `String`"
 )]
 pub trait Param<M>: Sized {
     /// Whether it is a value from the arguments (else an extractor).

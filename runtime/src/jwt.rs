@@ -39,9 +39,9 @@ pub enum JwtError {
 ///   and HMAC algorithms are never accepted, and a key is only used with its own algorithm.
 /// - Claims: `iss` must be the issuer, `aud` must contain the resource (this server's
 ///   canonical URL), `exp` must be in the future and `nbf` (when present) in the past, with 30
-///   seconds of leeway (see [`leeway`](Self::leeway)); `sub` is required.
-/// - Keys: a JWKS from a file ([`jwks_file`](Self::jwks_file), for offline use), or fetched
-///   from a URL ([`jwks_url`](Self::jwks_url), at start and again when a token names a key id
+///   seconds of leeway (see [`leeway`](JwtAuthenticatorBuilder::leeway)); `sub` is required.
+/// - Keys: a JWKS from a file ([`jwks_file`](JwtAuthenticatorBuilder::jwks_file), for offline use), or fetched
+///   from a URL ([`jwks_url`](JwtAuthenticatorBuilder::jwks_url), at start and again when a token names a key id
 ///   it does not have, at most every 10 s). Plain `http://` is accepted for loopback hosts
 ///   only; `https://` needs the `tls` feature.
 /// - Refusals are `401` with `WWW-Authenticate: Bearer resource_metadata="..."` and the
@@ -50,7 +50,7 @@ pub enum JwtError {
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// use abilities::{JwtAuthenticator, Server};
+/// use abilities::{auth::JwtAuthenticator, Server};
 ///
 /// let auth = JwtAuthenticator::new("https://auth.example.com", "https://mcp.example.com/mcp")
 ///     .scopes_supported(["posts:read", "posts:write"])

@@ -67,12 +67,14 @@ pub use prompt::{Prompt, PromptMessage, Role};
 pub use rate::{Rate, RateError, RateProblem};
 pub use registry::{Iter, Registry};
 pub use resource::ResourceNotifier;
-pub use server::{Abilities, Server, ServerBuilder, ServerError};
+pub use server::{HttpConfig, LedgerConfig, ServedAbilities, Server, ServerBuilder, ServerError};
 pub use site::{CONTRACT_VERSION, Site};
 #[cfg(feature = "postgres")]
 pub use store::PostgresStore;
+#[cfg(feature = "sqlite")]
+pub use store::SqliteStore;
 pub use store::{
-    Claim, Claimed, RateTaken, Spend, SqliteStore, Store, StoreError, StoreFuture, TaskEvent,
+    Claim, Claimed, MemoryStore, RateTaken, Spend, Store, StoreError, StoreFuture, TaskEvent,
     TaskEvents, TaskInsert, TaskLimits, TaskRecord, TaskSignal, TaskStatus, TokenRecord, Updates,
 };
 pub use surface::aql::{
@@ -80,6 +82,7 @@ pub use surface::aql::{
     merge_input, operation_name,
 };
 pub use surface::{MetaNames, Surface};
+pub use task::TaskConfig;
 pub use transport::client::TestClient;
 pub use transport::http::serve_router;
 

@@ -13,7 +13,7 @@ use crate::schema::admits_null;
 /// [`ServerBuilder::schema_profile`](crate::ServerBuilder::schema_profile)).
 ///
 /// ```
-/// use abilities::{Server, SchemaProfile};
+/// use abilities::{Server, config::SchemaProfile};
 ///
 /// let server = Server::builder()
 ///     .schema_profile(SchemaProfile::OpenAiStrict)

@@ -27,7 +27,7 @@ pub struct PromptMessage {
 /// description of this rendering.
 ///
 /// ```standalone_crate
-/// use abilities::{Content, Prompt, ability};
+/// use abilities::{Content, prompt::Prompt, ability};
 ///
 /// /// Ask for a code review.
 /// #[ability(semantic = "READ", prompt)]

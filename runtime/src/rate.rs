@@ -11,7 +11,7 @@ use std::time::Duration;
 /// cell rate algorithm): `10/min` lets a caller make 10 calls at once, then one every 6 s.
 ///
 /// ```
-/// use abilities::Rate;
+/// use abilities::config::Rate;
 /// use std::time::Duration;
 ///
 /// let rate: Rate = "10/min".parse().unwrap();

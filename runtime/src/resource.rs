@@ -161,7 +161,7 @@ fn passthrough_item(
 /// [`Server::resource_notifier`](crate::Server::resource_notifier).
 ///
 /// ```standalone_crate
-/// use abilities::{ResourceNotifier, State, ability};
+/// use abilities::{resource::ResourceNotifier, State, ability};
 ///
 /// /// The current motto.
 /// #[ability(semantic = "READ", resource = "site://motto")]

@@ -21,7 +21,7 @@
 
 use std::time::Duration;
 
-use abilities::{Server, Surface, TestClient, ability};
+use abilities::{Server, Surface, ability, config::LedgerConfig, testing::TestClient};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -126,7 +126,10 @@ impl Harness {
         let build = |surface: Surface| {
             Server::builder()
                 .surface(surface)
-                .request_state_key(b"fuzzing-key-fuzzing-key-fuzzing!".to_vec())
+                .ledger(
+                    LedgerConfig::default()
+                        .request_state_key(b"fuzzing-key-fuzzing-key-fuzzing!".to_vec()),
+                )
                 .build()
                 .expect("a valid server")
         };
@@ -229,7 +232,7 @@ impl Harness {
                     .await
                 {
                     Ok(result) => assert_ne!(result.is_error, Some(true), "{tool} {args}"),
-                    Err(abilities::rmcp::ServiceError::McpError(error)) => {
+                    Err(abilities::protocol::rmcp::ServiceError::McpError(error)) => {
                         let code = error.data.as_ref().and_then(|d| d["code"].as_str());
                         assert!(
                             code.is_some_and(|c| c.starts_with("VALIDATION_")),

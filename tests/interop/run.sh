@@ -80,7 +80,7 @@ start surfaces "$site" --http 127.0.0.1:0 --mode all --db "$tmp/surfaces.db"
 surfaces_base=${started_url%/mcp}
 start aql "$site" --http 127.0.0.1:0 --mode aql-single --db "$tmp/aql.db"
 aql_url=$started_url
-start crude "$site" --http 127.0.0.1:0 --mode aql-crude --db "$tmp/crude.db"
+start crude "$site" --http 127.0.0.1:0 --mode aql-semantic --db "$tmp/crude.db"
 crude_url=$started_url
 jwt_fixtures="$root/bench/tests/fixtures/jwt"
 start oauth "$site" --http 127.0.0.1:0 --db "$tmp/oauth.db" --issuer https://auth.example.com \
@@ -170,7 +170,7 @@ axum_url=$started_url
 start strict_conformance "$root/target/debug/examples/conformance" --addr 127.0.0.1:0
 strict_conformance_url=$started_url
 run "inspector 2.12 --strict, site (http)" strict "$url"
-run "inspector 2.12 --strict, site (stdio, MCP-AQL CRUDE)" strict "$site" --db "$tmp/strict.db" --mode aql-crude
+run "inspector 2.12 --strict, site (stdio, MCP-AQL CRUDE)" strict "$site" --db "$tmp/strict.db" --mode aql-semantic
 run "inspector 2.12 --strict, todo (stdio)" strict "$root/target/debug/examples/todo" --db "$tmp/strict-todo.db"
 run "inspector 2.12 --strict, hello (stdio)" strict "$root/target/debug/examples/hello"
 run "inspector 2.12 --strict, axum_app (http)" strict "$axum_url"
@@ -214,7 +214,7 @@ start pg_surfaces "$site" --http 127.0.0.1:0 --mode all --store "$pg_site"
 pg_base=${started_url%/mcp}
 start pg_aql "$site" --http 127.0.0.1:0 --mode aql-single --store "$pg_site"
 pg_aql_url=$started_url
-start pg_crude "$site" --http 127.0.0.1:0 --mode aql-crude --store "$pg_site"
+start pg_crude "$site" --http 127.0.0.1:0 --mode aql-semantic --store "$pg_site"
 run "ts sdk v2, the site on PostgreSQL, every surface (and a task)" \
   node "$work/node/ts2_client.mjs" "$expect" pin "$pg_base" "$pg_aql_url" "$started_url"
 # Not under $tmp: nginx's workers must be able to enter it.

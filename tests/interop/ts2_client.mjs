@@ -83,9 +83,9 @@ await attempt("aql-single", async () => {
   await aqlCount(client, "mcp_aql", "aql-single");
   await client.close();
 });
-await attempt("aql-crude", async () => {
+await attempt("aql-semantic", async () => {
   const client = await connect(crudeUrl);
-  await aqlCount(client, "mcp_aql_read", "aql-crude");
+  await aqlCount(client, "mcp_aql_read", "aql-semantic");
   await client.close();
 });
 

@@ -257,7 +257,7 @@ pub async fn serve_http(server: &Server) -> SocketAddr {
         .expect("a free port");
     let addr = listener.local_addr().expect("an address");
     let router = server.router("/mcp");
-    tokio::spawn(abilities::serve_router(listener, router));
+    tokio::spawn(abilities::http::serve_router(listener, router));
     addr
 }
 
@@ -291,7 +291,10 @@ pub async fn http_session_at(addr: SocketAddr, path: &str) -> String {
 
 /// The configuration of a test client of protocol 2025-11-25 named `name`, declaring
 /// `capabilities`.
-pub fn client_config(name: &str, capabilities: Value) -> abilities::rmcp::model::ClientConfig {
+pub fn client_config(
+    name: &str,
+    capabilities: Value,
+) -> abilities::protocol::rmcp::model::ClientConfig {
     serde_json::from_value(json!({
         "protocolVersion": "2025-11-25",
         "capabilities": capabilities,
@@ -306,7 +309,7 @@ pub fn session(server: &Server) -> DuplexStream {
     let handler = server.handler(None);
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {
-        use abilities::rmcp::ServiceExt;
+        use abilities::protocol::rmcp::ServiceExt;
         if let Ok(running) = handler.serve(server_io).await {
             let _ = running.waiting().await;
         }
@@ -318,12 +321,12 @@ pub fn session(server: &Server) -> DuplexStream {
 /// `subscriptions/listen`) connected to `server` over the line transport.
 pub async fn client_2026(
     server: &Server,
-) -> abilities::rmcp::service::RunningService<
-    abilities::rmcp::RoleClient,
-    abilities::rmcp::model::ClientConfig,
+) -> abilities::protocol::rmcp::service::RunningService<
+    abilities::protocol::rmcp::RoleClient,
+    abilities::protocol::rmcp::model::ClientConfig,
 > {
-    use abilities::rmcp::model::{ClientConfig, ProtocolVersion};
-    use abilities::rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    use abilities::protocol::rmcp::model::{ClientConfig, ProtocolVersion};
+    use abilities::protocol::rmcp::service::{ClientLifecycleMode, ClientServiceExt};
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
     let (read, write) = tokio::io::split(server_io);
     let serving = server.clone();
@@ -419,14 +422,14 @@ pub async fn post_streaming(
 /// would carry them (each skips its own), or [`alone`](Replica::alone), carrying no signals
 /// and no events.
 pub struct Replica {
-    store: std::sync::Arc<abilities::SqliteStore>,
-    bus: Option<tokio::sync::broadcast::Sender<(u64, abilities::TaskEvent)>>,
+    store: std::sync::Arc<abilities::store::SqliteStore>,
+    bus: Option<tokio::sync::broadcast::Sender<(u64, abilities::store::TaskEvent)>>,
     me: u64,
 }
 
 impl Replica {
     /// `n` replicas of one store.
-    pub fn set(store: &std::sync::Arc<abilities::SqliteStore>, n: u64) -> Vec<Replica> {
+    pub fn set(store: &std::sync::Arc<abilities::store::SqliteStore>, n: u64) -> Vec<Replica> {
         let (bus, _) = tokio::sync::broadcast::channel(1024);
         (0..n)
             .map(|me| Replica {
@@ -438,7 +441,7 @@ impl Replica {
     }
 
     /// A replica of `store` that reaches no other: what another replica runs is refused.
-    pub fn alone(store: std::sync::Arc<abilities::SqliteStore>) -> Replica {
+    pub fn alone(store: std::sync::Arc<abilities::store::SqliteStore>) -> Replica {
         Replica {
             store,
             bus: None,
@@ -447,50 +450,57 @@ impl Replica {
     }
 }
 
-impl abilities::Store for Replica {
+impl abilities::store::Store for Replica {
     fn insert_task(
         &self,
-        record: abilities::TaskRecord,
-        limits: abilities::TaskLimits,
-    ) -> abilities::StoreFuture<'_, abilities::TaskInsert> {
+        record: abilities::store::TaskRecord,
+        limits: abilities::store::TaskLimits,
+    ) -> abilities::store::StoreFuture<'_, abilities::store::TaskInsert> {
         self.store.insert_task(record, limits)
     }
     fn task<'a>(
         &'a self,
         id: &'a str,
-    ) -> abilities::StoreFuture<'a, Option<abilities::TaskRecord>> {
+    ) -> abilities::store::StoreFuture<'a, Option<abilities::store::TaskRecord>> {
         self.store.task(id)
     }
-    fn update_task(&self, record: abilities::TaskRecord) -> abilities::StoreFuture<'_, ()> {
+    fn update_task(
+        &self,
+        record: abilities::store::TaskRecord,
+    ) -> abilities::store::StoreFuture<'_, ()> {
         self.store.update_task(record)
     }
-    fn touch_tasks<'a>(&'a self, ids: &'a [String], now_ms: u64) -> abilities::StoreFuture<'a, ()> {
+    fn touch_tasks<'a>(
+        &'a self,
+        ids: &'a [String],
+        now_ms: u64,
+    ) -> abilities::store::StoreFuture<'a, ()> {
         self.store.touch_tasks(ids, now_ms)
     }
     fn fail_abandoned<'a>(
         &'a self,
-        failed: &'a abilities::TaskRecord,
+        failed: &'a abilities::store::TaskRecord,
         lease_ms: u64,
-    ) -> abilities::StoreFuture<'a, bool> {
+    ) -> abilities::store::StoreFuture<'a, bool> {
         self.store.fail_abandoned(failed, lease_ms)
     }
     fn issue_token<'a>(
         &'a self,
-        token: &'a abilities::TokenRecord,
+        token: &'a abilities::store::TokenRecord,
         limit: u32,
-    ) -> abilities::StoreFuture<'a, bool> {
+    ) -> abilities::store::StoreFuture<'a, bool> {
         self.store.issue_token(token, limit)
     }
     fn spend_token<'a>(
         &'a self,
-        token: &'a abilities::TokenRecord,
-    ) -> abilities::StoreFuture<'a, abilities::Spend> {
+        token: &'a abilities::store::TokenRecord,
+    ) -> abilities::store::StoreFuture<'a, abilities::store::Spend> {
         self.store.spend_token(token)
     }
     fn claim<'a>(
         &'a self,
-        claim: &'a abilities::Claim,
-    ) -> abilities::StoreFuture<'a, abilities::Claimed> {
+        claim: &'a abilities::store::Claim,
+    ) -> abilities::store::StoreFuture<'a, abilities::store::Claimed> {
         self.store.claim(claim)
     }
     fn settle<'a>(
@@ -498,10 +508,14 @@ impl abilities::Store for Replica {
         holder: &'a str,
         key: &'a str,
         outcome: &'a serde_json::Value,
-    ) -> abilities::StoreFuture<'a, ()> {
+    ) -> abilities::store::StoreFuture<'a, ()> {
         self.store.settle(holder, key, outcome)
     }
-    fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> abilities::StoreFuture<'a, ()> {
+    fn release<'a>(
+        &'a self,
+        holder: &'a str,
+        key: &'a str,
+    ) -> abilities::store::StoreFuture<'a, ()> {
         self.store.release(holder, key)
     }
     fn take_rate<'a>(
@@ -510,42 +524,45 @@ impl abilities::Store for Replica {
         calls: u32,
         period_ms: u64,
         now_ms: u64,
-    ) -> abilities::StoreFuture<'a, abilities::RateTaken> {
+    ) -> abilities::store::StoreFuture<'a, abilities::store::RateTaken> {
         self.store.take_rate(key, calls, period_ms, now_ms)
     }
-    fn sweep(&self, now_ms: u64) -> abilities::StoreFuture<'_, u64> {
+    fn sweep(&self, now_ms: u64) -> abilities::store::StoreFuture<'_, u64> {
         self.store.sweep(now_ms)
     }
     fn signal_task<'a>(
         &'a self,
         id: &'a str,
-        signal: &'a abilities::TaskSignal,
+        signal: &'a abilities::store::TaskSignal,
         expires_at_ms: u64,
-    ) -> abilities::StoreFuture<'a, ()> {
+    ) -> abilities::store::StoreFuture<'a, ()> {
         Box::pin(async move {
             let Some(bus) = &self.bus else {
-                return Err(abilities::StoreError::Unsupported(
+                return Err(abilities::store::StoreError::Unsupported(
                     "no other replica to reach",
                 ));
             };
             self.store.signal_task(id, signal, expires_at_ms).await?;
-            let _ = bus.send((self.me, abilities::TaskEvent::Signalled(id.to_owned())));
+            let _ = bus.send((
+                self.me,
+                abilities::store::TaskEvent::Signalled(id.to_owned()),
+            ));
             Ok(())
         })
     }
     fn take_task_signals<'a>(
         &'a self,
         ids: &'a [String],
-    ) -> abilities::StoreFuture<'a, Vec<(String, abilities::TaskSignal)>> {
+    ) -> abilities::store::StoreFuture<'a, Vec<(String, abilities::store::TaskSignal)>> {
         self.store.take_task_signals(ids)
     }
-    fn publish_task<'a>(&'a self, id: &'a str) -> abilities::StoreFuture<'a, ()> {
+    fn publish_task<'a>(&'a self, id: &'a str) -> abilities::store::StoreFuture<'a, ()> {
         if let Some(bus) = &self.bus {
-            let _ = bus.send((self.me, abilities::TaskEvent::Changed(id.to_owned())));
+            let _ = bus.send((self.me, abilities::store::TaskEvent::Changed(id.to_owned())));
         }
         Box::pin(async { Ok(()) })
     }
-    fn task_events(&self) -> Option<abilities::TaskEvents> {
+    fn task_events(&self) -> Option<abilities::store::TaskEvents> {
         let (events, heard) = tokio::sync::broadcast::channel(1024);
         let mut bus = self.bus.as_ref()?.subscribe();
         let me = self.me;

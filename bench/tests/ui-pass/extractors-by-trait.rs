@@ -1,7 +1,7 @@
 //! Extractors are chosen by trait, not by name: a user's own `State` is a value, a renamed
 //! `abilities::State` and a user-defined extractor are extractors.
 
-use abilities::{AbilityError, Context, FromContext, Registry, State as Shared, ability};
+use abilities::{AbilityError, Context, extract::FromContext, Registry, State as Shared, ability};
 
 /// A type of the user's that happens to be called `State`: a value parameter.
 #[derive(serde::Deserialize, schemars::JsonSchema)]

@@ -60,8 +60,8 @@ fn doc(slug: ::std::string::String) -> ::std::string::String {
 
 /// A prompt with a completer.
 #[ability(semantic = "READ", prompt)]
-fn ask(#[param(complete = words)] word: ::std::string::String) -> abilities::Prompt {
-    abilities::Prompt::new().user(word)
+fn ask(#[param(complete = words)] word: ::std::string::String) -> abilities::prompt::Prompt {
+    abilities::prompt::Prompt::new().user(word)
 }
 
 fn main() {

@@ -14,8 +14,8 @@ fn doc() -> String {
 
 /// Nor can a prompt.
 #[ability(semantic = "READ", prompt, task = "required")]
-fn greeting() -> abilities::Prompt {
-    abilities::Prompt::new()
+fn greeting() -> abilities::prompt::Prompt {
+    abilities::prompt::Prompt::new()
 }
 
 fn main() {}

@@ -12,13 +12,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use abilities::rmcp::model::{
+use abilities::protocol::rmcp::model::{
     CallToolRequestParams, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ErrorData, LoggingMessageNotificationParam,
     ProgressNotificationParam,
 };
-use abilities::rmcp::service::{NotificationContext, RequestContext, RunningService};
-use abilities::rmcp::{ClientHandler, RoleClient, ServiceExt};
+use abilities::protocol::rmcp::service::{NotificationContext, RequestContext, RunningService};
+use abilities::protocol::rmcp::{ClientHandler, RoleClient, ServiceExt};
 use abilities::{Server, Surface};
 use abilities_bridge::{Bridge, Config, Timing};
 use serde_json::{Value, json};

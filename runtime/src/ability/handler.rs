@@ -44,13 +44,13 @@ impl Output {
 /// The code an [`Ability`](crate::Ability) runs once the pipeline has checked the call: the
 /// validated input, unwrapped (a flattened value arrives bare), in; output out.
 ///
-/// `#[ability]` implements it for the annotated function; [`AbilityBuilder::handler`]
+/// `#[ability]` implements it for the annotated function; [`AbilityBuilder::handler`](crate::AbilityBuilder::handler)
 /// (crate::AbilityBuilder::handler) for an async closure. Implement it yourself for a handler
 /// that holds its own state, such as a connection to another server.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an ability `Handler`",
     label = "cannot run an ability",
-    note = "give the builder an async closure `|ctx, input| async move {{ ... }}` with `.handler(..)`, or implement `abilities::Handler` for it"
+    note = "give the builder an async closure `|ctx, input| async move {{ ... }}` with `.handler(..)`, or implement `abilities::handler::Handler` for it"
 )]
 pub trait Handler: Send + Sync + 'static {
     /// Run the ability.
@@ -85,7 +85,7 @@ where
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned by an ability",
     label = "needs `Serialize` and `JsonSchema`",
-    note = "derive `serde::Serialize` and `schemars::JsonSchema` for it, or return `abilities::Rich<T>`, `abilities::Contents` or `abilities::Prompt`"
+    note = "derive `serde::Serialize` and `schemars::JsonSchema` for it, or return `abilities::Rich<T>`, `abilities::resource::Contents` or `abilities::prompt::Prompt`"
 )]
 pub trait AbilityOutput: Sized {
     /// The output schema, before the wire transformation; `None` for content-only results.

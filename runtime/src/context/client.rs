@@ -35,7 +35,7 @@ pub enum LogLevel {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a `ClientChannel`",
     label = "cannot reach the client of a call",
-    note = "implement `abilities::ClientChannel` for it: its methods send notifications and requests to the client"
+    note = "implement `abilities::client::ClientChannel` for it: its methods send notifications and requests to the client"
 )]
 pub trait ClientChannel: Send + Sync {
     /// Send `notifications/progress` if the request carried a progress token.
@@ -142,7 +142,7 @@ pub enum ElicitAction {
     Cancel,
 }
 
-/// The user's answer to [`Context::elicit`].
+/// The user's answer to [`Context::elicit`](crate::Context::elicit).
 #[derive(Clone, Debug, PartialEq, serde::Deserialize)]
 pub struct Elicitation {
     /// What the user did.

@@ -10,58 +10,19 @@ use std::time::Duration;
 
 use rmcp::model::{Implementation, ServerCapabilities};
 
-use super::{Inner, Listeners, Server, ServerError, Snapshot};
+use super::{HttpConfig, Inner, LedgerConfig, Listeners, Server, ServerError, Snapshot};
 use crate::auth::{Authenticator, StaticTokens};
-use crate::seal::{self, StateSeal};
-use crate::store::{SqliteStore, Store};
+use crate::seal::StateSeal;
+use crate::store::{MemoryStore, Store};
 use crate::surface::catalog::Catalog;
 use crate::surface::{Listing, Surface};
 use crate::task::{TaskConfig, Tasks};
 use crate::{Ability, Caller, Registry, ResourceNotifier, SchemaProfile, Site, StateMap};
 
-/// How long a connection may take to send a request's head, by default.
-pub(crate) const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a request may take to send its body, by default.
-const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Limits and options of the streamable HTTP transport.
-#[derive(Clone, Debug)]
-pub(crate) struct HttpOptions {
-    pub(crate) max_body_bytes: usize,
-    pub(crate) stateful: bool,
-    pub(crate) allowed_hosts: Vec<String>,
-    pub(crate) allowed_origins: Vec<String>,
-    pub(crate) max_sessions: usize,
-    pub(crate) session_idle: Duration,
-    /// How long a connection may take to send a request's head.
-    pub(crate) header_read_timeout: Duration,
-    /// How long a request may take to send its body, once its head is in.
-    pub(crate) body_read_timeout: Duration,
-}
-
-impl Default for HttpOptions {
-    fn default() -> Self {
-        Self {
-            max_body_bytes: 4 * 1024 * 1024,
-            stateful: true,
-            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
-            allowed_origins: vec![
-                "http://localhost:*".into(),
-                "http://127.0.0.1:*".into(),
-                "http://[::1]:*".into(),
-            ],
-            max_sessions: 1000,
-            session_idle: Duration::from_secs(300),
-            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
-            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
-        }
-    }
-}
-
 /// Builds a [`Server`].
 ///
 /// ```standalone_crate
-/// use abilities::{Caller, Server, Site, StaticTokens};
+/// use abilities::{Caller, Server, Site, auth::StaticTokens};
 ///
 /// struct Db;
 ///
@@ -87,16 +48,13 @@ pub struct ServerBuilder {
     local_caller: Caller,
     authenticator: Option<Arc<dyn Authenticator>>,
     timeout: Option<Duration>,
-    http: HttpOptions,
+    http: HttpConfig,
     surface: Surface,
     mounts: Vec<(String, Surface)>,
     page_size: usize,
-    request_state_key: Option<Vec<u8>>,
-    request_state_lifetime: Duration,
     store: Option<Arc<dyn Store>>,
     tasks: TaskConfig,
-    tokens_per_caller: u32,
-    idempotency_window: Duration,
+    ledger: LedgerConfig,
     rate_limit: Option<crate::Rate>,
     audit_log: Option<AuditLog>,
     /// `subscriptions/listen` streams at once: per server, per caller.
@@ -123,16 +81,13 @@ impl ServerBuilder {
             local_caller: Caller::trusted("local"),
             authenticator: None,
             timeout: Some(Duration::from_secs(60)),
-            http: HttpOptions::default(),
+            http: HttpConfig::default(),
             surface: Surface::Native,
             mounts: Vec::new(),
             page_size: 100,
-            request_state_key: None,
-            request_state_lifetime: seal::DEFAULT_STATE_LIFETIME,
             store: None,
             tasks: TaskConfig::default(),
-            tokens_per_caller: crate::ledger::DEFAULT_TOKENS_PER_HOLDER,
-            idempotency_window: crate::ledger::DEFAULT_IDEMPOTENCY_WINDOW,
+            ledger: LedgerConfig::default(),
             rate_limit: None,
             audit_log: None,
             listen_streams: (
@@ -267,40 +222,14 @@ impl ServerBuilder {
     }
 
     /// Per-call time limit (default 60 s); `None` for none.
-    pub fn timeout(mut self, limit: Option<Duration>) -> Self {
-        self.timeout = limit;
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
         self
     }
 
-    /// The largest HTTP request body accepted (default 4 MiB). A request that declares a
-    /// larger `Content-Length` is answered `413` at once, before any of its body is read.
-    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
-        self.http.max_body_bytes = bytes;
-        self
-    }
-
-    /// How long an HTTP connection may take to send a request's head (default 10 s); a
-    /// connection that is slower is closed, so slow clients cannot hold connections open by
-    /// trickling headers. Applies to [`Server::serve_http`] and [`Server::serve_listener`].
-    pub fn header_read_timeout(mut self, limit: Duration) -> Self {
-        self.http.header_read_timeout = limit;
-        self
-    }
-
-    /// How long an HTTP request may take to send its whole body once its head is in (default
-    /// 30 s); past it, the request is answered `408` with a JSON-RPC error and what was read
-    /// is dropped.
-    pub fn body_read_timeout(mut self, limit: Duration) -> Self {
-        self.http.body_read_timeout = limit;
-        self
-    }
-
-    /// How many HTTP sessions (protocol 2025 clients; 2026-07-28 needs none) may be open at
-    /// once at each HTTP endpoint (each mounted path; default: 1,000). Past it, an `initialize` that would open another is answered
-    /// `503` with a JSON-RPC error (`-32000`) saying so; requests of open sessions and
-    /// session-less requests are served as ever. Each idle session holds about 60 KiB.
-    pub fn max_sessions(mut self, sessions: usize) -> Self {
-        self.http.max_sessions = sessions;
+    /// Limits and options of the streamable HTTP transport (see [`HttpConfig`]).
+    pub fn http(mut self, http: HttpConfig) -> Self {
+        self.http = http;
         self
     }
 
@@ -314,33 +243,6 @@ impl ServerBuilder {
         self
     }
 
-    /// How long an HTTP session may sit idle before it is closed (default: five minutes).
-    pub fn session_idle_timeout(mut self, idle: Duration) -> Self {
-        self.http.session_idle = idle;
-        self
-    }
-
-    /// Serve HTTP without sessions: every request stands alone (default: sessions).
-    pub fn stateless(mut self, stateless: bool) -> Self {
-        self.http.stateful = !stateless;
-        self
-    }
-
-    /// `Host` values HTTP requests may carry (default: loopback names), against DNS rebinding.
-    pub fn allowed_hosts<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
-        self.http.allowed_hosts = hosts.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// `Origin` values browser requests may carry (default: loopback origins on any port).
-    pub fn allowed_origins<S: Into<String>>(
-        mut self,
-        origins: impl IntoIterator<Item = S>,
-    ) -> Self {
-        self.http.allowed_origins = origins.into_iter().map(Into::into).collect();
-        self
-    }
-
     /// How many items one page of `tools/list`, `resources/list`,
     /// `resources/templates/list` and `prompts/list` holds (default 100, at least 1).
     pub fn page_size(mut self, items: usize) -> Self {
@@ -348,24 +250,9 @@ impl ServerBuilder {
         self
     }
 
-    /// The key that seals multi-round input state (`requestState`, protocol 2026-07-28), at
-    /// least 32 bytes. Replicas that share it resume each other's calls; without one, each
-    /// process draws a random key, so a retry must reach the process that asked.
-    pub fn request_state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
-        self.request_state_key = Some(key.into());
-        self
-    }
-
-    /// How long a client may take to answer a call's questions (default: 10 minutes); an
-    /// older `requestState` is refused.
-    pub fn request_state_lifetime(mut self, lifetime: Duration) -> Self {
-        self.request_state_lifetime = lifetime;
-        self
-    }
-
     /// Where what outlives a request is kept: background tasks, the confirmation ledger and
-    /// idempotency records (default: [`SqliteStore::memory`], gone with the process). Give a
-    /// [`SqliteStore::open`] file so they outlive a restart, or a `PostgresStore` (feature
+    /// idempotency records (default: a [`MemoryStore`], gone with the process). Give an
+    /// `SqliteStore` file (feature `sqlite`) so they outlive a restart, or a `PostgresStore` (feature
     /// `postgres`) shared by every replica, which also carries resource updates between
     /// them.
     pub fn store(mut self, store: impl Store) -> Self {
@@ -373,56 +260,17 @@ impl ServerBuilder {
         self
     }
 
-    /// How many unspent MCP-AQL confirmation tokens one holder may have (default: 100); past
-    /// it, asking for another is refused with `LIMIT_EXCEEDED` until some are spent or
-    /// expire. Each holder has its own allowance and nobody's tokens are evicted for
-    /// another's. A holder is an authenticated caller's principal, or an anonymous caller's
-    /// session; anonymous callers without a session (protocol 2026-07-28) are told apart
-    /// only by their `clientInfo`, so those of one client share an allowance.
-    pub fn max_tokens_per_caller(mut self, limit: u32) -> Self {
-        self.tokens_per_caller = limit;
+    /// What the server remembers between a client's requests: confirmation tokens,
+    /// idempotency keys, multi-round request state (see [`LedgerConfig`]).
+    pub fn ledger(mut self, ledger: LedgerConfig) -> Self {
+        self.ledger = ledger;
         self
     }
 
-    /// How long an idempotency key is remembered (default: 24 hours): within it, a call
-    /// carrying the same key (see [`IDEMPOTENCY_META_KEY`](crate::IDEMPOTENCY_META_KEY))
-    /// from the same holder gets the first call's outcome instead of running again. Keys
-    /// should be unique per call (a random UUID): a holder's calls share one key space.
-    pub fn idempotency_window(mut self, window: Duration) -> Self {
-        self.idempotency_window = window;
-        self
-    }
-
-    /// How long a task is kept after it was created (default: one hour); then it is gone.
-    /// It is also the task's time limit, in place of [`timeout`](Self::timeout): past it
-    /// the handler stops and the task fails.
-    pub fn task_ttl(mut self, ttl: Duration) -> Self {
-        self.tasks.ttl = ttl;
-        self
-    }
-
-    /// How often clients are told to poll a task (default: 500 ms); progress is recorded at
-    /// most this often.
-    pub fn task_poll_interval(mut self, interval: Duration) -> Self {
-        self.tasks.poll_interval = interval;
-        self
-    }
-
-    /// How many tasks one authenticated caller (principal) may have running at once, on
-    /// every replica sharing the store (default: 100); past it, a call that would start one
-    /// is refused (`-32000`, `data.code: TOO_MANY_TASKS`, `data.limit`). Anonymous
-    /// callers cannot be told apart, so none of them can use this up for another: their
-    /// tasks count against [`max_running_tasks`](Self::max_running_tasks) only.
-    pub fn max_tasks_per_caller(mut self, tasks: usize) -> Self {
-        self.tasks.per_caller = tasks;
-        self
-    }
-
-    /// How many tasks the server (every replica sharing its store) runs at once, all callers
-    /// together (default: 1,000); past it, a call that would start one is refused (`-32000`,
-    /// `data.code: TOO_MANY_TASKS`, `data.limit`, a message that names the server).
-    pub fn max_running_tasks(mut self, tasks: usize) -> Self {
-        self.tasks.per_server = tasks;
+    /// How background tasks run: how long they are kept, how often clients poll, how many
+    /// may run at once (see [`TaskConfig`]).
+    pub fn tasks(mut self, tasks: TaskConfig) -> Self {
+        self.tasks = tasks;
         self
     }
 
@@ -434,19 +282,19 @@ impl ServerBuilder {
         };
         let registry = registry.extended(self.abilities)?;
         let seal = StateSeal::new(
-            self.request_state_key.as_deref(),
-            self.request_state_lifetime,
+            self.ledger.request_state_key.as_deref(),
+            self.ledger.request_state_ttl,
         )
         .map_err(ServerError::RequestStateKey)?;
         let store = match self.store {
             Some(store) => store,
-            None => Arc::new(SqliteStore::memory()?),
+            None => Arc::new(MemoryStore::new()),
         };
         let tasks = Tasks::new(Arc::clone(&store), &self.tasks);
         let ledger = crate::ledger::Ledger::new(
             Arc::clone(&store),
-            self.tokens_per_caller,
-            self.idempotency_window,
+            self.ledger.tokens_per_caller,
+            self.ledger.idempotency_ttl,
         )?;
         let surface = Arc::new(self.surface.clone());
         let mut surfaces = vec![self.surface];

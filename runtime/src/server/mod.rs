@@ -1,8 +1,9 @@
 //! The server: one registry, its surfaces and the state they share. What clients see of the
-//! registry is a [`Snapshot`], rebuilt once per change ([`Abilities::add`] / [`remove`]
-//! (Abilities::remove)) and swapped whole, so every request sees one consistent registry.
+//! registry is a [`Snapshot`], rebuilt once per change ([`ServedAbilities::add`] / [`remove`]
+//! (ServedAbilities::remove)) and swapped whole, so every request sees one consistent registry.
 
 mod builder;
+mod config;
 mod listeners;
 pub(crate) mod streams;
 
@@ -12,7 +13,8 @@ use std::time::Duration;
 use rmcp::model::{Implementation, ServerCapabilities, Tool};
 
 pub use builder::ServerBuilder;
-pub(crate) use builder::{DEFAULT_HEADER_READ_TIMEOUT, HttpOptions};
+pub(crate) use config::DEFAULT_HEADER_READ_TIMEOUT;
+pub use config::{HttpConfig, LedgerConfig};
 pub(crate) use listeners::{Listener, Listeners, Lists};
 
 use crate::auth::Authenticator;
@@ -107,7 +109,7 @@ pub enum ServerError {
         /// What strict form cannot write.
         problem: String,
     },
-    /// [`Abilities::remove`] found no ability of that name.
+    /// [`ServedAbilities::remove`] found no ability of that name.
     #[error("no ability named `{0}` is served")]
     UnknownAbility(String),
 }
@@ -224,7 +226,7 @@ pub(crate) struct Inner {
     pub(crate) local_caller: Caller,
     pub(crate) authenticator: Arc<dyn Authenticator>,
     pub(crate) timeout: Option<Duration>,
-    pub(crate) http: HttpOptions,
+    pub(crate) http: HttpConfig,
     pub(crate) page_size: usize,
     /// Seals multi-round input state.
     pub(crate) seal: StateSeal,
@@ -345,8 +347,8 @@ impl Server {
     }
 
     /// The abilities of the running server, to add and remove.
-    pub fn abilities(&self) -> Abilities<'_> {
-        Abilities { server: self }
+    pub fn abilities(&self) -> ServedAbilities<'_> {
+        ServedAbilities { server: self }
     }
 
     /// Notifies subscribers that a resource changed (abilities get the same notifier as
@@ -376,11 +378,11 @@ impl Server {
 /// server.abilities().remove("ping").unwrap();
 /// assert!(server.tools().is_empty());
 /// ```
-pub struct Abilities<'a> {
+pub struct ServedAbilities<'a> {
     server: &'a Server,
 }
 
-impl Abilities<'_> {
+impl ServedAbilities<'_> {
     /// Serve `ability` from now on. Fails, changing nothing, when its name or tool name is
     /// taken (by another ability or a built-in tool), its resource URI is served, an MCP-AQL
     /// operation name would collide, or it takes a `State<T>` the server was not given.

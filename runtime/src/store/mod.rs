@@ -2,18 +2,24 @@
 //! confirmation ledger, idempotency records and resource updates all go through it, so
 //! replicas that share a store share them.
 //!
-//! [`SqliteStore`] is embedded (nothing to install); `PostgresStore` (feature `postgres`)
-//! is shared by every replica that connects to the same database.
+//! [`MemoryStore`] is the default (in this process, gone with it); `SqliteStore` (feature
+//! `sqlite`) keeps everything in a file that outlives a restart; `PostgresStore` (feature
+//! `postgres`) is shared by every replica that connects to the same database.
 
 #[cfg(feature = "postgres")]
 mod listener;
+mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod tables;
 
+pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
+#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
 use std::future::Future;
@@ -323,11 +329,11 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 /// resource updates out to them.
 ///
 /// Every method is one atomic step, so replicas sharing a store can race on it: a token is
-/// spent once, a key is claimed once. [`SqliteStore`] is the embedded one.
+/// spent once, a key is claimed once. [`MemoryStore`] is the default one.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a `Store`",
     label = "cannot keep the server's records",
-    note = "implement `abilities::Store` for it, or use `SqliteStore` (embedded) or `PostgresStore` (feature `postgres`)"
+    note = "implement `abilities::store::Store` for it, or use `MemoryStore`, `SqliteStore` (feature `sqlite`) or `PostgresStore` (feature `postgres`)"
 )]
 pub trait Store: Send + Sync + 'static {
     /// Record a new task unless its owner, or the server, already runs as many tasks as

@@ -29,7 +29,7 @@ const TASKS_LOCK: i64 = 0x6162_696c_7461_736b;
 /// reaches the listeners of all (`LISTEN`/`NOTIFY`).
 ///
 /// [`connect`](Self::connect) creates the tables when missing, so a new database needs no
-/// set-up; replicas starting at once take turns. Unlike [`SqliteStore`](super::SqliteStore),
+/// set-up; replicas starting at once take turns. Unlike `SqliteStore`,
 /// it leaves running tasks alone when it connects: another replica may be running them.
 pub struct PostgresStore {
     pool: Pool,
@@ -357,7 +357,7 @@ impl Store for PostgresStore {
                 )
                 .await
                 .map_err(failed)?;
-            Ok(super::sqlite::refused(found.map(|row| {
+            Ok(super::tables::refused(found.map(|row| {
                 (row.get::<_, bool>(0), row.get::<_, String>(1))
             })))
         })
@@ -401,7 +401,7 @@ impl Store for PostgresStore {
                     .map_err(failed)?;
                 if let Some(row) = row {
                     let outcome: Option<String> = row.get(2);
-                    return Ok(super::sqlite::existing(
+                    return Ok(super::tables::existing(
                         c,
                         &row.get::<_, String>(0),
                         row.get(1),

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
+use super::tables::{existing, refused};
 use super::{
     Claim, Claimed, RateTaken, Spend, Store, StoreError, StoreFuture, TaskInsert, TaskLimits,
     TaskRecord, TaskSignal, TaskStatus, TokenRecord,
@@ -19,7 +20,7 @@ use super::{
 /// when nothing runs it.
 ///
 /// ```
-/// use abilities::SqliteStore;
+/// use abilities::store::SqliteStore;
 ///
 /// let store = SqliteStore::memory().unwrap();
 /// let server = abilities::Server::builder().store(store).build().unwrap();
@@ -487,33 +488,6 @@ impl Store for SqliteStore {
             }
             Ok(gone)
         })
-    }
-}
-
-/// Why a token was not spent: `found` is its record's (spent, operation), if any.
-pub(super) fn refused(found: Option<(bool, String)>) -> Spend {
-    match found {
-        None => Spend::Unknown,
-        Some((true, _)) => Spend::AlreadyUsed,
-        Some((false, operation)) => Spend::OtherScope { operation },
-    }
-}
-
-/// What an idempotency claim found in a record already there.
-pub(super) fn existing(
-    claim: &Claim,
-    digest: &str,
-    started: i64,
-    outcome: Option<&str>,
-) -> Claimed {
-    if digest != claim.digest {
-        return Claimed::Conflict;
-    }
-    match outcome.and_then(|o| serde_json::from_str(o).ok()) {
-        Some(outcome) => Claimed::Done { outcome },
-        None => Claimed::Running {
-            started_at_ms: u64::try_from(started).unwrap_or(0),
-        },
     }
 }
 

@@ -1,5 +1,9 @@
-//! The tables the stores keep, created when missing (each statement can run again).
+//! The tables the SQL stores keep, created when missing (each statement can run again), and
+//! how their rows read.
 
+use super::{Claim, Claimed, Spend};
+
+#[cfg(feature = "sqlite")]
 /// SQLite's: tasks, tokens, idempotency records, rate budgets and task signals.
 pub(super) const SQLITE: &str = "CREATE TABLE IF NOT EXISTS abilities_tasks (
     id TEXT PRIMARY KEY,
@@ -52,6 +56,7 @@ CREATE INDEX IF NOT EXISTS abilities_tasks_running ON abilities_tasks (owner)
 
 /// PostgreSQL's: the same tables, indexes and columns added since.
 #[cfg(feature = "postgres")]
+#[cfg(feature = "postgres")]
 pub(super) const POSTGRES: &str = "
 CREATE TABLE IF NOT EXISTS abilities_tasks (
     id TEXT PRIMARY KEY,
@@ -103,3 +108,30 @@ CREATE TABLE IF NOT EXISTS abilities_task_signals (
 );
 CREATE INDEX IF NOT EXISTS abilities_task_signals_task ON abilities_task_signals (task_id);
 ";
+
+/// Why a token was not spent: `found` is its record's (spent, operation), if any.
+pub(super) fn refused(found: Option<(bool, String)>) -> Spend {
+    match found {
+        None => Spend::Unknown,
+        Some((true, _)) => Spend::AlreadyUsed,
+        Some((false, operation)) => Spend::OtherScope { operation },
+    }
+}
+
+/// What an idempotency claim found in a record already there.
+pub(super) fn existing(
+    claim: &Claim,
+    digest: &str,
+    started: i64,
+    outcome: Option<&str>,
+) -> Claimed {
+    if digest != claim.digest {
+        return Claimed::Conflict;
+    }
+    match outcome.and_then(|o| serde_json::from_str(o).ok()) {
+        Some(outcome) => Claimed::Done { outcome },
+        None => Claimed::Running {
+            started_at_ms: u64::try_from(started).unwrap_or(0),
+        },
+    }
+}

@@ -64,7 +64,7 @@ impl Surface {
     }
 
     /// MCP-AQL with one tool per family (`mcp_aql_create`, `mcp_aql_read`...).
-    pub fn aql_crude() -> Self {
+    pub fn aql_semantic() -> Self {
         Self::Aql(aql::Aql::new(aql::AqlMode::Semantic))
     }
 
@@ -85,14 +85,14 @@ impl Surface {
     }
 
     /// The surface named by `--mode`-style text: `native`, `standard`, `meta`,
-    /// `aql-single`, `aql-crude` or `aql-all`.
+    /// `aql-single`, `aql-semantic` or `aql-all`.
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "native" => Some(Self::Native),
             "standard" => Some(Self::Standard),
             "meta" => Some(Self::meta()),
             "aql-single" => Some(Self::aql_single()),
-            "aql-crude" => Some(Self::aql_crude()),
+            "aql-semantic" => Some(Self::aql_semantic()),
             "aql-all" => Some(Self::Aql(aql::Aql::new(aql::AqlMode::All))),
             _ => None,
         }

@@ -76,8 +76,22 @@ pub(crate) struct Tasks {
     last_sweep: AtomicU64,
 }
 
-/// How the builder configures tasks.
-pub(crate) struct TaskConfig {
+/// How background tasks run ([`ServerBuilder::tasks`](crate::ServerBuilder::tasks)): how
+/// long they are kept, how often clients poll, and how many may run at once.
+///
+/// ```standalone_crate
+/// use abilities::{Server, config::TaskConfig};
+/// use std::time::Duration;
+///
+/// let server = Server::builder()
+///     .tasks(TaskConfig::default().ttl(Duration::from_secs(600)).max_running(50))
+///     .build()
+///     .unwrap();
+/// # drop(server);
+/// ```
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct TaskConfig {
     pub(crate) ttl: Duration,
     pub(crate) poll_interval: Duration,
     pub(crate) per_caller: usize,
@@ -92,6 +106,42 @@ impl Default for TaskConfig {
             per_caller: DEFAULT_PER_CALLER,
             per_server: DEFAULT_PER_SERVER,
         }
+    }
+}
+
+impl TaskConfig {
+    /// How long a task is kept after it was created (default: one hour); then it is gone.
+    /// It is also the task's time limit, in place of the builder's
+    /// [`timeout`](crate::ServerBuilder::timeout): past it the handler stops and the task
+    /// fails.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// How often clients are told to poll a task (default: 500 ms); progress is recorded at
+    /// most this often.
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = interval;
+        self
+    }
+
+    /// How many tasks one authenticated caller (principal) may have running at once, on
+    /// every replica sharing the store (default: 100); past it, a call that would start one
+    /// is refused (`-32000`, `data.code: TOO_MANY_TASKS`, `data.limit`). Anonymous callers
+    /// cannot be told apart, so none of them can use this up for another: their tasks count
+    /// against [`max_running`](Self::max_running) only.
+    pub fn max_per_caller(mut self, tasks: usize) -> Self {
+        self.per_caller = tasks;
+        self
+    }
+
+    /// How many tasks the server (every replica sharing its store) runs at once, all callers
+    /// together (default: 1,000); past it, a call that would start one is refused (`-32000`,
+    /// `data.code: TOO_MANY_TASKS`, `data.limit`, a message that names the server).
+    pub fn max_running(mut self, tasks: usize) -> Self {
+        self.per_server = tasks;
+        self
     }
 }
 

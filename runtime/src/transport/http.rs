@@ -137,7 +137,7 @@ impl Server {
     }
 
     /// Serve [`app`](Self::app) on a bound `listener` until Ctrl-C, with the builder's
-    /// [header read timeout](crate::ServerBuilder::header_read_timeout).
+    /// [header read timeout](crate::HttpConfig::header_read_timeout).
     pub async fn serve_listener(&self, listener: TcpListener) -> Result<(), ServerError> {
         serve_on(listener, self.app(), self.inner.http.header_read_timeout).await
     }

@@ -11,7 +11,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use super::rpc_error;
 use super::summary::Summary;
 use crate::Caller;
-use crate::server::HttpOptions;
+use crate::server::HttpConfig;
 
 /// The header that names a session.
 const SESSION_ID: &str = "mcp-session-id";
@@ -100,7 +100,7 @@ impl Drop for Answering {
 }
 
 impl Sessions {
-    pub(crate) fn new(options: &HttpOptions) -> Self {
+    pub(crate) fn new(options: &HttpConfig) -> Self {
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = Some(options.session_idle);
         Self {

@@ -82,7 +82,7 @@ impl Eq for ComputedField {}
 /// The configuration of an MCP-AQL surface.
 ///
 /// ```standalone_crate
-/// use abilities::{Aql, AqlMode, Server, Surface};
+/// use abilities::{aql::{Aql, AqlMode}, Server, Surface};
 ///
 /// // The standard profile: every CRUDE tool, whatever the registry holds.
 /// let server = Server::builder()
@@ -147,7 +147,7 @@ impl Aql {
     /// the field or the target's `id` is not there.
     ///
     /// ```standalone_crate
-    /// use abilities::{Aql, AqlMode};
+    /// use abilities::aql::{Aql, AqlMode};
     ///
     /// let aql = Aql::new(AqlMode::Single).relation("wp_list_posts", "author", "author_id", "wp_list_users");
     /// # let _ = aql;

@@ -68,7 +68,7 @@ pub fn operation_name(ability_name: &str) -> String {
 /// whole; an explicit `null` deletes the field. For UPDATE handlers that keep JSON.
 ///
 /// ```
-/// use abilities::merge_input;
+/// use abilities::aql::merge_input;
 /// use serde_json::json;
 ///
 /// let mut stored = json!({"title": "a", "meta": {"x": 1, "y": 2}, "tags": ["p"], "due": "mon"});

@@ -286,7 +286,7 @@ pub(crate) struct State {
 /// figures and a `VALIDATION_TRUNCATED_WARNING`, never a false count).
 ///
 /// ```standalone_crate
-/// use abilities::{CollectionQuery, FilterOp, ability};
+/// use abilities::{aql::{CollectionQuery, FilterOp}, ability};
 ///
 /// /// List numbers.
 /// #[ability(semantic = "READ")]

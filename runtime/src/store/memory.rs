@@ -1,0 +1,400 @@
+//! The default store: tasks, confirmation tokens, idempotency records and rate budgets in this
+//! process's memory, behind one lock.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, PoisonError};
+
+use serde_json::Value;
+
+use super::{
+    Claim, Claimed, RateTaken, Spend, Store, StoreError, StoreFuture, TaskInsert, TaskLimits,
+    TaskRecord, TaskSignal, TokenRecord,
+};
+
+/// The default [`Store`]: everything in this process's memory, gone with it. Pure Rust,
+/// nothing to open; each step holds one lock, so counts and inserts never interleave.
+///
+/// A server that must keep its tasks and spent tokens across a restart takes an
+/// `SqliteStore` file (feature `sqlite`); replicas share a `PostgresStore` (feature
+/// `postgres`).
+///
+/// ```
+/// use abilities::store::MemoryStore;
+///
+/// let server = abilities::Server::builder().store(MemoryStore::new()).build().unwrap();
+/// # drop(server);
+/// ```
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    tables: Mutex<Tables>,
+}
+
+#[derive(Debug, Default)]
+struct Tables {
+    tasks: HashMap<String, TaskRecord>,
+    tokens: HashMap<String, Token>,
+    /// By holder, then key.
+    idempotency: HashMap<(String, String), Entry>,
+    /// A budget's theoretical arrival time, which is also when it can go.
+    rates: HashMap<String, u64>,
+    /// By task, in the order they were sent.
+    signals: BTreeMap<String, Vec<(TaskSignal, u64)>>,
+}
+
+#[derive(Debug)]
+struct Token {
+    record: TokenRecord,
+    spent: bool,
+}
+
+#[derive(Debug)]
+struct Entry {
+    digest: String,
+    started_at_ms: u64,
+    expires_at_ms: u64,
+    outcome: Option<Value>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Run `f` on the tables, as one step.
+    fn with<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Tables) -> Result<T, StoreError>,
+    ) -> StoreFuture<'static, T> {
+        let mut tables = self.tables.lock().unwrap_or_else(PoisonError::into_inner);
+        let answer = f(&mut tables);
+        Box::pin(std::future::ready(answer))
+    }
+}
+
+fn running(record: &TaskRecord) -> bool {
+    !record.status.is_terminal()
+}
+
+impl Store for MemoryStore {
+    fn insert_task(&self, r: TaskRecord, limits: TaskLimits) -> StoreFuture<'_, TaskInsert> {
+        self.with(move |t| {
+            if t.tasks.contains_key(&r.id) {
+                return Err(StoreError::failed(format!("task {} already exists", r.id)));
+            }
+            let since = r.created_at_ms.saturating_sub(limits.lease_ms);
+            let count = |owner: Option<&str>| {
+                t.tasks
+                    .values()
+                    .filter(|task| {
+                        running(task)
+                            && task.expires_at_ms() >= r.created_at_ms
+                            && task.alive_at_ms >= since
+                            && owner.is_none_or(|owner| task.owner == owner)
+                    })
+                    .count() as u64
+            };
+            let server = count(None);
+            if server >= u64::from(limits.per_server) {
+                return Ok(TaskInsert::ServerFull { running: server });
+            }
+            if let Some(limit) = limits.per_owner {
+                let owner = count(Some(&r.owner));
+                if owner >= u64::from(limit) {
+                    return Ok(TaskInsert::OwnerFull { running: owner });
+                }
+            }
+            t.tasks.insert(r.id.clone(), r);
+            Ok(TaskInsert::Inserted)
+        })
+    }
+
+    fn task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
+        let id = id.to_owned();
+        self.with(move |t| Ok(t.tasks.get(&id).cloned()))
+    }
+
+    fn update_task(&self, r: TaskRecord) -> StoreFuture<'_, ()> {
+        self.with(move |t| {
+            if let Some(task) = t.tasks.get_mut(&r.id).filter(|task| running(task)) {
+                task.status = r.status;
+                task.status_message = r.status_message;
+                task.updated_at_ms = r.updated_at_ms;
+                task.input_requests = r.input_requests;
+                task.result = r.result;
+                task.error = r.error;
+            }
+            Ok(())
+        })
+    }
+
+    fn touch_tasks<'a>(&'a self, ids: &'a [String], now_ms: u64) -> StoreFuture<'a, ()> {
+        let ids = ids.to_vec();
+        self.with(move |t| {
+            for id in &ids {
+                if let Some(task) = t.tasks.get_mut(id) {
+                    task.alive_at_ms = now_ms;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn fail_abandoned<'a>(&'a self, f: &'a TaskRecord, lease_ms: u64) -> StoreFuture<'a, bool> {
+        let f = f.clone();
+        self.with(move |t| {
+            let cutoff = crate::clock::now_ms().saturating_sub(lease_ms);
+            let Some(task) = t
+                .tasks
+                .get_mut(&f.id)
+                .filter(|task| running(task) && task.alive_at_ms < cutoff)
+            else {
+                return Ok(false);
+            };
+            task.status = f.status;
+            task.status_message = f.status_message;
+            task.updated_at_ms = f.updated_at_ms;
+            task.input_requests = None;
+            task.error = f.error;
+            Ok(true)
+        })
+    }
+
+    fn issue_token<'a>(&'a self, token: &'a TokenRecord, limit: u32) -> StoreFuture<'a, bool> {
+        let token = token.clone();
+        self.with(move |t| {
+            let live = t
+                .tokens
+                .values()
+                .filter(|held| {
+                    held.record.holder == token.holder
+                        && !held.spent
+                        && held.record.expires_at_ms >= token.issued_at_ms
+                })
+                .count();
+            if live >= limit as usize {
+                return Ok(false);
+            }
+            if t.tokens.contains_key(&token.id) {
+                return Err(StoreError::failed(format!(
+                    "token {} already exists",
+                    token.id
+                )));
+            }
+            t.tokens.insert(
+                token.id.clone(),
+                Token {
+                    record: token,
+                    spent: false,
+                },
+            );
+            Ok(true)
+        })
+    }
+
+    fn spend_token<'a>(&'a self, token: &'a TokenRecord) -> StoreFuture<'a, Spend> {
+        let token = token.clone();
+        self.with(move |t| {
+            let Some(held) = t
+                .tokens
+                .get_mut(&token.id)
+                .filter(|held| held.record.holder == token.holder)
+            else {
+                return Ok(Spend::Unknown);
+            };
+            if held.spent {
+                return Ok(Spend::AlreadyUsed);
+            }
+            if held.record.operation != token.operation || held.record.params != token.params {
+                return Ok(Spend::OtherScope {
+                    operation: held.record.operation.clone(),
+                });
+            }
+            held.spent = true;
+            Ok(Spend::Spent)
+        })
+    }
+
+    fn claim<'a>(&'a self, claim: &'a Claim) -> StoreFuture<'a, Claimed> {
+        let c = claim.clone();
+        self.with(move |t| {
+            let slot = (c.holder.clone(), c.key.clone());
+            match t.idempotency.get(&slot) {
+                Some(entry) if entry.expires_at_ms >= c.now_ms => Ok(if entry.digest != c.digest {
+                    Claimed::Conflict
+                } else if let Some(outcome) = &entry.outcome {
+                    Claimed::Done {
+                        outcome: outcome.clone(),
+                    }
+                } else {
+                    Claimed::Running {
+                        started_at_ms: entry.started_at_ms,
+                    }
+                }),
+                _ => {
+                    t.idempotency.insert(
+                        slot,
+                        Entry {
+                            digest: c.digest,
+                            started_at_ms: c.now_ms,
+                            expires_at_ms: c.expires_at_ms,
+                            outcome: None,
+                        },
+                    );
+                    Ok(Claimed::New)
+                }
+            }
+        })
+    }
+
+    fn settle<'a>(
+        &'a self,
+        holder: &'a str,
+        key: &'a str,
+        outcome: &'a Value,
+    ) -> StoreFuture<'a, ()> {
+        let (slot, outcome) = ((holder.to_owned(), key.to_owned()), outcome.clone());
+        self.with(move |t| {
+            if let Some(entry) = t.idempotency.get_mut(&slot) {
+                entry.outcome = Some(outcome);
+            }
+            Ok(())
+        })
+    }
+
+    fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> StoreFuture<'a, ()> {
+        let slot = (holder.to_owned(), key.to_owned());
+        self.with(move |t| {
+            if t.idempotency
+                .get(&slot)
+                .is_some_and(|entry| entry.outcome.is_none())
+            {
+                t.idempotency.remove(&slot);
+            }
+            Ok(())
+        })
+    }
+
+    fn sweep(&self, now_ms: u64) -> StoreFuture<'_, u64> {
+        self.with(move |t| {
+            let before = t.tasks.len()
+                + t.tokens.len()
+                + t.idempotency.len()
+                + t.rates.len()
+                + t.signals.values().map(Vec::len).sum::<usize>();
+            t.tasks.retain(|_, task| task.expires_at_ms() >= now_ms);
+            t.tokens
+                .retain(|_, token| token.record.expires_at_ms >= now_ms);
+            t.idempotency
+                .retain(|_, entry| entry.expires_at_ms >= now_ms);
+            t.rates.retain(|_, tat| *tat >= now_ms);
+            for signals in t.signals.values_mut() {
+                signals.retain(|(_, expires_at_ms)| *expires_at_ms >= now_ms);
+            }
+            t.signals.retain(|_, signals| !signals.is_empty());
+            let after = t.tasks.len()
+                + t.tokens.len()
+                + t.idempotency.len()
+                + t.rates.len()
+                + t.signals.values().map(Vec::len).sum::<usize>();
+            Ok((before - after) as u64)
+        })
+    }
+
+    fn take_rate<'a>(
+        &'a self,
+        key: &'a str,
+        calls: u32,
+        period_ms: u64,
+        now_ms: u64,
+    ) -> StoreFuture<'a, RateTaken> {
+        let key = key.to_owned();
+        self.with(move |t| {
+            let tat = t.rates.get(&key).copied().unwrap_or(0);
+            Ok(match abilities_core::gcra(tat, calls, period_ms, now_ms) {
+                Ok(next) => {
+                    t.rates.insert(key, next);
+                    RateTaken::Allowed
+                }
+                Err(retry_after_ms) => RateTaken::Limited { retry_after_ms },
+            })
+        })
+    }
+
+    fn signal_task<'a>(
+        &'a self,
+        id: &'a str,
+        signal: &'a TaskSignal,
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, ()> {
+        let (id, signal) = (id.to_owned(), signal.clone());
+        self.with(move |t| {
+            t.signals
+                .entry(id)
+                .or_default()
+                .push((signal, expires_at_ms));
+            Ok(())
+        })
+    }
+
+    fn take_task_signals<'a>(
+        &'a self,
+        ids: &'a [String],
+    ) -> StoreFuture<'a, Vec<(String, TaskSignal)>> {
+        let ids = ids.to_vec();
+        self.with(move |t| {
+            let mut taken = Vec::new();
+            for id in ids {
+                if let Some(signals) = t.signals.remove(&id) {
+                    taken.extend(signals.into_iter().map(|(signal, _)| (id.clone(), signal)));
+                }
+            }
+            Ok(taken)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::expect_used,
+        reason = "a broken fixture should fail the test loudly"
+    )]
+
+    use super::*;
+    use crate::store::TaskStatus;
+
+    fn block<T>(future: StoreFuture<'_, T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime")
+            .block_on(future)
+            .expect("the store answers")
+    }
+
+    #[test]
+    fn records_round_trip_and_expired_ones_are_swept() {
+        let store = MemoryStore::new();
+        let record = |id: &str, created_at_ms| TaskRecord {
+            id: id.to_owned(),
+            owner: "ada".to_owned(),
+            status: TaskStatus::Completed,
+            status_message: None,
+            created_at_ms,
+            updated_at_ms: created_at_ms,
+            ttl_ms: 1000,
+            poll_interval_ms: 100,
+            alive_at_ms: created_at_ms,
+            input_requests: None,
+            result: None,
+            error: None,
+        };
+        let done = record("done", 10_000);
+        block(store.insert_task(done.clone(), TaskLimits::NONE));
+        block(store.insert_task(record("old", 1_000), TaskLimits::NONE));
+        // `old` expired at 2 000, `done` lives until 11 000.
+        assert_eq!(block(store.sweep(5_000)), 1);
+        assert_eq!(block(store.task("old")), None);
+        assert_eq!(block(store.task("done")), Some(done));
+    }
+}

@@ -1,0 +1,16 @@
+//! Where what outlives a request is kept: tasks, confirmation tokens, idempotency records,
+//! rate budgets.
+//!
+//! A server keeps these in a [`MemoryStore`] by default. Give
+//! [`ServerBuilder::store`](crate::ServerBuilder::store) an `SqliteStore` file (feature
+//! `sqlite`) so they survive a restart, a `PostgresStore` (feature `postgres`) that replicas
+//! share, or your own [`Store`]: the other types here are that trait's contract.
+
+#[cfg(feature = "postgres")]
+pub use abilities_runtime::PostgresStore;
+#[cfg(feature = "sqlite")]
+pub use abilities_runtime::SqliteStore;
+pub use abilities_runtime::{
+    Claim, Claimed, MemoryStore, RateTaken, Spend, Store, StoreError, StoreFuture, TaskEvent,
+    TaskEvents, TaskInsert, TaskLimits, TaskRecord, TaskSignal, TaskStatus, TokenRecord, Updates,
+};
