@@ -2,8 +2,7 @@
 //! An existing axum application (its own `/health` and REST `/todos` routes and state) that
 //! mounts the MCP endpoint at `/mcp`; the REST routes and the abilities share one database.
 
-#[path = "shared/todo.rs"]
-mod todo;
+use abilities_examples::todo;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -93,6 +92,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     );
     // The abilities take `State<TodoDb>`: hand them the application's own database.
     let mcp = Server::builder()
+        .registry(todo::registry()?)
         .name("abilities-axum-app-example", env!("CARGO_PKG_VERSION"))
         .shared_state(Arc::clone(&db))
         .authenticator(StaticTokens::new().allow_anonymous(Caller::trusted("anonymous")))

@@ -12,10 +12,7 @@
 //! tokens, idempotency keys) in PostgreSQL, for several replicas sharing `--state-key` (a
 //! build with `--features postgres`).
 
-#[path = "shared/mode.rs"]
-mod mode;
-#[path = "shared/site.rs"]
-mod site;
+use abilities_examples::{mode, site};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -85,7 +82,9 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let mut builder = args.mode.apply_with(Server::builder(), site::aql);
+    let mut builder = args
+        .mode
+        .apply_with(Server::builder().registry(site::registry()?), site::aql);
     let db = match args.store.as_deref() {
         #[cfg(feature = "postgres")]
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {

@@ -13,11 +13,7 @@
 //! every replica signs tokens and multi-round state with (a build with `--features postgres`).
 //! See `scripts/cluster.sh`.
 
-#[path = "shared/mode.rs"]
-mod mode;
-
-#[path = "shared/todo.rs"]
-mod todo;
+use abilities_examples::{mode, todo};
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -83,7 +79,9 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if args.mode == mode::Mode::All && args.http.is_none() {
         return Err("--mode all serves several HTTP paths: add --http ADDR".into());
     }
-    let mut builder = args.mode.apply(Server::builder());
+    let mut builder = args
+        .mode
+        .apply(Server::builder().registry(todo::registry()?));
     let db = match args.store.as_deref() {
         #[cfg(feature = "postgres")]
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {

@@ -10,9 +10,7 @@
 
 #[path = "../shared/rmcp_site.rs"]
 mod rmcp_site;
-#[path = "../../examples/shared/site.rs"]
-#[allow(dead_code, reason = "the bench calls one ability")]
-mod site;
+use abilities_examples::site;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -70,7 +68,15 @@ fn summarize(mut latencies: Vec<Duration>, elapsed: Duration) -> Run {
 }
 
 fn abilities_server(posts: Arc<Posts>) -> Server {
-    match Server::builder().shared_state(posts).build() {
+    let registry = match site::registry() {
+        Ok(registry) => registry,
+        Err(e) => panic!("registry: {e}"),
+    };
+    match Server::builder()
+        .registry(registry)
+        .shared_state(posts)
+        .build()
+    {
         Ok(server) => server,
         Err(e) => panic!("server: {e}"),
     }

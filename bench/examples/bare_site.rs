@@ -5,9 +5,7 @@
 //! `site` and `rmcp_site`, so its table shows how far both frameworks are from the bare cost
 //! of parsing, counting and answering.
 
-#[path = "../../examples/shared/site.rs"]
-#[allow(dead_code, reason = "only the database is used here")]
-mod site;
+use abilities_examples::site;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -4,9 +4,7 @@
 
 #[path = "../shared/rmcp_site.rs"]
 mod rmcp_site;
-#[path = "../../examples/shared/site.rs"]
-#[allow(dead_code, reason = "only the database is used here")]
-mod site;
+use abilities_examples::site;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -6,16 +6,7 @@
 //! Exits non-zero when the fixture misses a budget: single mode at most 3% of native, CRUDE
 //! at most 15%.
 
-#[path = "../../examples/shared/site.rs"]
-#[allow(dead_code, reason = "only the abilities are listed here")]
-mod site;
-#[path = "../../examples/shared/todo.rs"]
-#[allow(
-    dead_code,
-    clippy::duplicate_mod,
-    reason = "only the abilities are listed here; both examples bring their SQL helper"
-)]
-mod todo;
+use abilities_examples::{site, todo};
 
 use std::process::ExitCode;
 
@@ -134,8 +125,8 @@ fn main() -> ExitCode {
 fn run() -> Result<bool, Box<dyn std::error::Error>> {
     let bpe = tiktoken_rs::o200k_base()?;
     let servers = [
-        ("site", "token_report::site"),
-        ("todo", "token_report::todo"),
+        ("site", "abilities_examples::site"),
+        ("todo", "abilities_examples::todo"),
         ("fixture (45 ops)", "token_report::fixture"),
     ];
     println!(

@@ -1,3 +1,3 @@
-//! Benchmarks, the load generator, the token report and the compile-fail tests of
-//! `#[ability]`: the workspace's tooling, kept out of the `abilities` package so a first build
-//! of its examples compiles none of it. See `benches/`, `examples/` and `tests/`.
+//! Benchmarks, the load generator, the soak test and the token report: the workspace's
+//! tooling, kept out of the `abilities` package so a first build of its examples compiles none
+//! of it. See `benches/` and `examples/`; the tests are the `tests/` package.

@@ -7,7 +7,7 @@ use abilities::{
 
 /// The surfaces an example serves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Mode {
+pub enum Mode {
     /// One tool per ability (HTTP path `/mcp`).
     #[default]
     Native,
@@ -27,12 +27,12 @@ pub(crate) enum Mode {
 impl Mode {
     /// Configure `builder` for this mode.
     #[allow(dead_code, reason = "not every example configures MCP-AQL further")]
-    pub(crate) fn apply(self, builder: ServerBuilder) -> ServerBuilder {
+    pub fn apply(self, builder: ServerBuilder) -> ServerBuilder {
         self.apply_with(builder, |aql| aql)
     }
 
     /// Configure `builder` for this mode, an MCP-AQL surface as `aql` makes it.
-    pub(crate) fn apply_with(self, builder: ServerBuilder, aql: fn(Aql) -> Aql) -> ServerBuilder {
+    pub fn apply_with(self, builder: ServerBuilder, aql: fn(Aql) -> Aql) -> ServerBuilder {
         match self {
             Self::Native => builder.surface(Surface::Native),
             Self::Standard => builder.surface(Surface::Standard),
@@ -48,7 +48,7 @@ impl Mode {
     }
 
     /// The HTTP paths served, with what each serves.
-    pub(crate) fn paths(self) -> &'static [(&'static str, &'static str)] {
+    pub fn paths(self) -> &'static [(&'static str, &'static str)] {
         match self {
             Self::Native => &[("/mcp", "native tools")],
             Self::Standard => &[("/mcp", "standard-mode tools")],

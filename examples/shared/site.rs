@@ -13,15 +13,23 @@ use rusqlite::{Connection, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[path = "pushdown.rs"]
-mod pushdown;
+use crate::pushdown;
 
 use pushdown::{Dialect, Kind, Record};
+
+/// The abilities of this module (and no other the program links), for `Server::builder().registry(..)`.
+pub fn registry() -> Result<abilities::Registry, abilities::registry::RegistryError> {
+    abilities::Registry::collect_in(module_path!())
+}
 
 /// A kind of content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum PostType {
+#[allow(
+    missing_docs,
+    reason = "doc comments here would become schema descriptions, which the wire answers pin"
+)]
+pub enum PostType {
     Post,
     Page,
     Attachment,
@@ -67,7 +75,7 @@ struct Post {
 }
 
 /// The site's database.
-pub(crate) enum Db {
+pub enum Db {
     /// A SQLite file (or memory): one process.
     Sqlite(Mutex<Connection>),
     /// PostgreSQL: every replica connected to it sees the same posts.
@@ -98,7 +106,8 @@ const POST_COLUMNS: &[(&str, Kind)] = &[
 ];
 
 impl Db {
-    pub(crate) fn open(path: &Path) -> rusqlite::Result<Self> {
+    /// Open the database at `path` (`:memory:` for one in memory), seeding a new one.
+    pub fn open(path: &Path) -> rusqlite::Result<Self> {
         let conn = Connection::open(path)?;
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;
@@ -147,7 +156,7 @@ impl Db {
         dead_code,
         reason = "the `site` example serves PostgreSQL; others only SQLite"
     )]
-    pub(crate) async fn connect(url: &str) -> Result<Self, String> {
+    pub async fn connect(url: &str) -> Result<Self, String> {
         let pool = pushdown::pg_pool(url)?;
         let mut client = pool.get().await.map_err(|e| e.to_string())?;
         let tx = client.transaction().await.map_err(|e| e.to_string())?;
@@ -197,7 +206,7 @@ impl Db {
     }
 
     /// Published posts of one type.
-    pub(crate) async fn count(&self, post_type: PostType) -> Result<u64, AbilityError> {
+    pub async fn count(&self, post_type: PostType) -> Result<u64, AbilityError> {
         let count: i64 = match self {
             Self::Sqlite(lock) => pushdown::sqlite(lock)?
                 .query_row(
@@ -397,7 +406,7 @@ async fn wp_get_post(
 /// How many posts a page holds: 1 to 100.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(transparent)]
-pub(crate) struct PageSize(#[schemars(range(min = 1, max = 100))] pub(crate) u8);
+pub struct PageSize(#[schemars(range(min = 1, max = 100))] pub u8);
 
 /// List posts, newest first.
 #[ability(semantic = "READ", title = "List posts", category = "posts")]
@@ -476,7 +485,7 @@ async fn wp_list_users(
 }
 
 /// MCP-AQL for the site: a post's `author` is the user its `author_id` names.
-pub(crate) fn aql(aql: abilities::aql::Aql) -> abilities::aql::Aql {
+pub fn aql(aql: abilities::aql::Aql) -> abilities::aql::Aql {
     aql.relation("wp_list_posts", "author", "author_id", "wp_list_users")
 }
 
@@ -561,7 +570,7 @@ struct Export {
 /// How long an export works first, in milliseconds: 0 to 600000.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(transparent)]
-pub(crate) struct DelayMs(#[schemars(range(max = 600_000))] pub(crate) u64);
+pub struct DelayMs(#[schemars(range(max = 600_000))] pub u64);
 
 /// Export every post. Works `delay_ms` first, reporting progress; a background task when the
 /// client can have one.

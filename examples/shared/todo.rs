@@ -14,14 +14,18 @@ use rusqlite::{Connection, OptionalExtension, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[path = "pushdown.rs"]
-mod pushdown;
+use crate::pushdown;
 
 use pushdown::{Kind, Record};
 
+/// The abilities of this module (and no other the program links), for `Server::builder().registry(..)`.
+pub fn registry() -> Result<abilities::Registry, abilities::registry::RegistryError> {
+    abilities::Registry::collect_in(module_path!())
+}
+
 /// The resource every change of the list updates: subscribers hear of writes made through
 /// any replica.
-pub(crate) const LIST_URI: &str = "todo://list";
+pub const LIST_URI: &str = "todo://list";
 
 /// The seed of a new database.
 const SEED: [(&str, bool, &str); 3] = [
@@ -33,7 +37,11 @@ const SEED: [(&str, bool, &str); 3] = [
 /// How urgent a todo is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum Priority {
+#[allow(
+    missing_docs,
+    reason = "doc comments here would become schema descriptions, which the wire answers pin"
+)]
+pub enum Priority {
     Low,
     Medium,
     High,
@@ -51,25 +59,29 @@ impl Priority {
 
 /// A todo item.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Todo {
-    pub(crate) id: i64,
-    pub(crate) title: String,
-    pub(crate) completed: bool,
-    pub(crate) priority: String,
+#[allow(
+    missing_docs,
+    reason = "doc comments here would become schema descriptions, which the wire answers pin"
+)]
+pub struct Todo {
+    pub id: i64,
+    pub title: String,
+    pub completed: bool,
+    pub priority: String,
 }
 
 /// A page of todos and how many there are in all, as the walkthrough's `list_todos`
 /// returns them.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub(crate) struct TodoPage {
+pub struct TodoPage {
     /// The todos of this page.
-    pub(crate) items: Vec<Todo>,
+    pub items: Vec<Todo>,
     /// Every todo the request's conditions match.
-    pub(crate) total: u64,
+    pub total: u64,
 }
 
 /// The todo database, shared by the abilities and any other part of the application.
-pub(crate) enum TodoDb {
+pub enum TodoDb {
     /// A SQLite file (or memory): one process.
     Sqlite(Mutex<Connection>),
     /// PostgreSQL: every replica connected to it sees the same todos.
@@ -90,7 +102,7 @@ const LISTING_COLUMNS: &[(&str, Kind)] = &[
 
 impl TodoDb {
     /// Open (creating and seeding on first run) the database at `path`.
-    pub(crate) fn open(path: &Path) -> rusqlite::Result<Self> {
+    pub fn open(path: &Path) -> rusqlite::Result<Self> {
         let conn = Connection::open(path)?;
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;
@@ -120,7 +132,7 @@ impl TodoDb {
         dead_code,
         reason = "the `todo` example serves PostgreSQL; others only SQLite"
     )]
-    pub(crate) async fn connect(url: &str) -> Result<Self, String> {
+    pub async fn connect(url: &str) -> Result<Self, String> {
         let pool = pushdown::pg_pool(url)?;
         let mut client = pool.get().await.map_err(|e| e.to_string())?;
         let tx = client.transaction().await.map_err(|e| e.to_string())?;
@@ -159,7 +171,7 @@ impl TodoDb {
     /// page and the count of every match) and the handler reports the true total; when a
     /// condition or sort key cannot be written in SQL, the runtime applies them to this
     /// page and says the total is unknown.
-    pub(crate) async fn list(
+    pub async fn list(
         &self,
         completed: Option<bool>,
         limit: u32,
@@ -205,7 +217,7 @@ impl TodoDb {
     }
 
     /// One todo.
-    pub(crate) async fn get(&self, id: i64) -> Result<Todo, AbilityError> {
+    pub async fn get(&self, id: i64) -> Result<Todo, AbilityError> {
         let found = match self {
             Self::Sqlite(lock) => pushdown::sqlite(lock)?
                 .query_row(
@@ -231,11 +243,7 @@ impl TodoDb {
     }
 
     /// Add a todo.
-    pub(crate) async fn create(
-        &self,
-        title: &str,
-        priority: Priority,
-    ) -> Result<Todo, AbilityError> {
+    pub async fn create(&self, title: &str, priority: Priority) -> Result<Todo, AbilityError> {
         let title = title.trim();
         if title.is_empty() {
             return Err(AbilityError::invalid("the title cannot be empty"));
@@ -353,7 +361,7 @@ impl Record for Todo {
 /// How many todos a page holds: 1 to 100.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(transparent)]
-pub(crate) struct PageSize(#[schemars(range(min = 1, max = 100))] pub(crate) u32);
+pub struct PageSize(#[schemars(range(min = 1, max = 100))] pub u32);
 
 /// List todos in creation order.
 #[ability(semantic = "READ", category = "todos")]
@@ -420,7 +428,7 @@ async fn update_todo(
 
 /// What a deletion reports.
 #[derive(Serialize, JsonSchema)]
-pub(crate) struct Deleted {
+pub struct Deleted {
     deleted: bool,
 }
 
@@ -446,7 +454,7 @@ async fn delete_todo(
 
 /// How many todos were cleared.
 #[derive(Serialize, JsonSchema)]
-pub(crate) struct Cleared {
+pub struct Cleared {
     #[serde(rename = "deletedCount")]
     deleted_count: u64,
 }
@@ -469,11 +477,11 @@ async fn clear_completed(
 /// How long an export works first, in milliseconds: 0 to 60,000.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(transparent)]
-pub(crate) struct DelayMs(#[schemars(range(max = 60_000))] pub(crate) u64);
+pub struct DelayMs(#[schemars(range(max = 60_000))] pub u64);
 
 /// Every todo, exported.
 #[derive(Serialize, JsonSchema)]
-pub(crate) struct Export {
+pub struct Export {
     todos: Vec<Todo>,
 }
 

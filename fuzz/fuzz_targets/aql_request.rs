@@ -1,7 +1,7 @@
 //! JSON as an MCP-AQL request: operations, parameters and collection queries.
 #![no_main]
 
-#[path = "../../tests/fuzzing/mod.rs"]
+#[path = "../../tests/suite/fuzzing.rs"]
 mod fuzzing;
 
 thread_local! {

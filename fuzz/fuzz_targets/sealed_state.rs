@@ -1,7 +1,7 @@
 //! Text as a sealed `requestState` and as an MCP-AQL confirmation token: always refused.
 #![no_main]
 
-#[path = "../../tests/fuzzing/mod.rs"]
+#[path = "../../tests/suite/fuzzing.rs"]
 mod fuzzing;
 
 thread_local! {

@@ -1,7 +1,7 @@
 //! Raw bytes as stdio input: the line framing, the JSON-RPC message checks and batches.
 #![no_main]
 
-#[path = "../../tests/fuzzing/mod.rs"]
+#[path = "../../tests/suite/fuzzing.rs"]
 mod fuzzing;
 
 thread_local! {

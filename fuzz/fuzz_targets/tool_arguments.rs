@@ -2,7 +2,7 @@
 //! lenient coercion.
 #![no_main]
 
-#[path = "../../tests/fuzzing/mod.rs"]
+#[path = "../../tests/suite/fuzzing.rs"]
 mod fuzzing;
 
 thread_local! {

@@ -1,7 +1,7 @@
 //! URI templates and URIs: parsing, matching and the values a made URI gives back.
 #![no_main]
 
-#[path = "../../tests/fuzzing/mod.rs"]
+#[path = "../../tests/suite/fuzzing.rs"]
 mod fuzzing;
 
 libfuzzer_sys::fuzz_target!(|input: (String, String, Vec<String>)| {

@@ -78,6 +78,35 @@ impl Registry {
         Self::new(abilities)
     }
 
+    /// The abilities of this registry and of `other`, to serve parts of a program together.
+    /// Fails like [`collect`](Self::collect) (an ability in both is a duplicate).
+    ///
+    /// ```standalone_crate
+    /// use abilities::Registry;
+    ///
+    /// mod posts {
+    ///     /// Count the posts.
+    ///     #[abilities::ability(semantic = "READ")]
+    ///     pub fn count_posts() -> u32 { 3 }
+    /// }
+    /// mod users {
+    ///     /// Count the users.
+    ///     #[abilities::ability(semantic = "READ")]
+    ///     pub fn count_users() -> u32 { 2 }
+    /// }
+    ///
+    /// let here = module_path!();
+    /// let posts = Registry::collect_in(&format!("{here}::posts")).unwrap();
+    /// let users = Registry::collect_in(&format!("{here}::users")).unwrap();
+    /// assert_eq!(posts.merged(&users).unwrap().len(), 2);
+    /// assert!(posts.merged(&posts).is_err());
+    /// ```
+    pub fn merged(&self, other: &Registry) -> Result<Self, RegistryError> {
+        let mut abilities = self.abilities.clone();
+        abilities.extend(other.abilities.iter().cloned());
+        Self::new(abilities)
+    }
+
     /// This registry with `extra` added.
     pub(crate) fn extended(self, extra: Vec<Ability>) -> Result<Self, RegistryError> {
         if extra.is_empty() {

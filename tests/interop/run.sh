@@ -82,7 +82,7 @@ start aql "$site" --http 127.0.0.1:0 --mode aql-single --db "$tmp/aql.db"
 aql_url=$started_url
 start crude "$site" --http 127.0.0.1:0 --mode aql-semantic --db "$tmp/crude.db"
 crude_url=$started_url
-jwt_fixtures="$root/bench/tests/fixtures/jwt"
+jwt_fixtures="$root/tests/fixtures/jwt"
 start oauth "$site" --http 127.0.0.1:0 --db "$tmp/oauth.db" --issuer https://auth.example.com \
   --audience https://mcp.example.com/mcp --jwks "$jwt_fixtures/jwks1.json"
 oauth_url=$started_url
@@ -205,7 +205,7 @@ run "conformance 0.2.0-alpha.12, what 2026-07-28 requires" \
 # replicas of the todo example and nginx in front (scripts/cluster.sh).
 pg_url=$("$root/scripts/pg.sh" start)
 run "store suite on PostgreSQL" env ABILITIES_TEST_POSTGRES="$pg_url" \
-  cargo test --quiet -p abilities-bench --test store -- --ignored
+  cargo test --quiet -p abilities-tests --test suite -- --ignored store::
 # The site with its posts and records in PostgreSQL (a fresh database): three servers on it,
 # every surface, and the TypeScript SDK v2 over them as over the SQLite ones.
 pg_site="${pg_url%/*}/site_interop"

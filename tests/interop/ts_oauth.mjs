@@ -1,6 +1,6 @@
 // The TypeScript SDK v2 client against the `site` example run as an OAuth resource server
 // (`--issuer/--audience/--jwks`): the RFC 9728 metadata, a bearer token minted here with the
-// test key (bench/tests/fixtures/jwt), refusals without a token, with an expired one and with
+// test key (tests/fixtures/jwt), refusals without a token, with an expired one and with
 // one lacking a tool's scope (403 insufficient_scope).
 // Usage: node ts_oauth.mjs URL KEY.pem ISSUER AUDIENCE
 // Prints PASS/FAIL per check; exits 1 if any check failed.

@@ -1,0 +1,253 @@
+//! Idempotency keys under a hostile client: a key is freed by every refusal that happens
+//! before a handler starts, on every surface, and one key means one thing per caller
+//! whether it came in `_meta` or among MCP-AQL's parameters.
+
+#![allow(
+    clippy::expect_used,
+    reason = "a broken fixture should fail the test loudly"
+)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::support::{post, serve_http};
+use abilities::{Server, State, Surface, ability, protocol::IDEMPOTENCY_META_KEY};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// Rows written, shared by the abilities as a database would be.
+#[derive(Clone, Default)]
+struct Rows(Arc<AtomicU64>);
+
+#[derive(Serialize, schemars::JsonSchema)]
+struct Row {
+    id: u64,
+    title: String,
+}
+
+/// Write a row.
+#[ability(semantic = "CREATE")]
+fn write_row(rows: State<Rows>, title: String) -> Row {
+    let id = rows.0.0.fetch_add(1, Ordering::SeqCst) + 1;
+    Row { id, title }
+}
+
+/// Wipe every row (destructive: MCP-AQL asks for confirmation).
+#[ability(semantic = "DELETE")]
+fn wipe_rows(rows: State<Rows>, scope: String) -> u64 {
+    let _ = scope;
+    rows.0.0.swap(0, Ordering::SeqCst)
+}
+
+fn server(rows: &Rows, surface: Surface) -> Server {
+    builder!()
+        .surface(surface)
+        .state(rows.clone())
+        .build()
+        .expect("valid")
+}
+
+/// A 2026-07-28 `tools/call` of `tool` with an idempotency key in `_meta`, if any.
+fn call(id: u64, tool: &str, arguments: Value, key: Option<&str>) -> Value {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "retrier", "version": "1.0"},
+    });
+    if let Some(key) = key {
+        meta[IDEMPOTENCY_META_KEY] = json!(key);
+    }
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": tool, "arguments": arguments, "_meta": meta}})
+}
+
+async fn send(addr: SocketAddr, message: &Value) -> Value {
+    let name = message["params"]["name"].as_str().unwrap_or_default();
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", name),
+    ];
+    post(addr, "/mcp", &headers, message.to_string())
+        .await
+        .message()
+}
+
+/// The JSON of a result's text block.
+fn text(answer: &Value) -> Value {
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a text result: {answer}"));
+    serde_json::from_str(text).expect("JSON")
+}
+
+#[tokio::test]
+async fn invalid_arguments_free_the_key_on_the_native_and_standard_surfaces() {
+    for surface in [Surface::Native, Surface::Standard] {
+        let rows = Rows::default();
+        let addr = serve_http(&server(&rows, surface.clone())).await;
+        let refused = send(
+            addr,
+            &call(1, "write_row", json!({"title": 5}), Some("k-1")),
+        )
+        .await;
+        let code = match surface {
+            Surface::Standard => refused["error"]["data"]["code"].clone(),
+            _ => text(&refused)["code"].clone(),
+        };
+        assert_eq!(code, "VALIDATION_INVALID_TYPE", "{surface:?}: {refused}");
+        // The corrected retry with the same key runs, once.
+        let done = send(
+            addr,
+            &call(2, "write_row", json!({"title": "a"}), Some("k-1")),
+        )
+        .await;
+        assert_eq!(
+            done["result"]["structuredContent"],
+            json!({"id": 1, "title": "a"}),
+            "{surface:?}: {done}"
+        );
+        let again = send(
+            addr,
+            &call(3, "write_row", json!({"title": "a"}), Some("k-1")),
+        )
+        .await;
+        assert_eq!(again["result"], done["result"]);
+        assert_eq!(rows.0.load(Ordering::SeqCst), 1, "{surface:?}");
+        // An unknown tool frees the key too.
+        let unknown = send(addr, &call(4, "no_such_tool", json!({}), Some("k-2"))).await;
+        assert!(unknown["error"].is_object(), "{unknown}");
+        let done = send(
+            addr,
+            &call(5, "write_row", json!({"title": "b"}), Some("k-2")),
+        )
+        .await;
+        assert_eq!(done["result"]["structuredContent"]["id"], 2, "{done}");
+    }
+}
+
+#[tokio::test]
+async fn a_confirmation_refusal_frees_a_meta_key_on_mcp_aql() {
+    let rows = Rows::default();
+    let addr = serve_http(&server(&rows, Surface::aql_semantic())).await;
+    let write = json!({"operation": "write_row", "params": {"title": "x"}});
+    send(addr, &call(1, "mcp_aql_create", write, None)).await;
+    let wipe = |token: Option<&str>| {
+        let mut params = json!({"scope": "all"});
+        if let Some(token) = token {
+            params["_confirmation"] = json!(token);
+        }
+        json!({"operation": "wipe_rows", "params": params})
+    };
+    let asked = text(&send(addr, &call(2, "mcp_aql_delete", wipe(None), Some("w-1"))).await);
+    assert_eq!(asked["error"]["code"], "CONFIRMATION_REQUIRED", "{asked}");
+    let token = asked["confirmation"]["token"].as_str().expect("a token");
+    let done = text(
+        &send(
+            addr,
+            &call(3, "mcp_aql_delete", wipe(Some(token)), Some("w-1")),
+        )
+        .await,
+    );
+    assert_eq!(done, json!({"success": true, "data": 1}), "{done}");
+    assert_eq!(rows.0.load(Ordering::SeqCst), 0);
+    // Its retry is the first answer, not a spent token.
+    let retry = text(
+        &send(
+            addr,
+            &call(4, "mcp_aql_delete", wipe(Some(token)), Some("w-1")),
+        )
+        .await,
+    );
+    assert_eq!(retry, done);
+    // Invalid parameters free an MCP-AQL key as well.
+    let invalid =
+        json!({"operation": "write_row", "params": {"title": 5, "_idempotency_key": "p-1"}});
+    let refused = text(&send(addr, &call(5, "mcp_aql_create", invalid, None)).await);
+    assert_eq!(
+        refused["error"]["code"], "VALIDATION_INVALID_TYPE",
+        "{refused}"
+    );
+    let valid =
+        json!({"operation": "write_row", "params": {"title": "y", "_idempotency_key": "p-1"}});
+    let written = text(&send(addr, &call(6, "mcp_aql_create", valid, None)).await);
+    assert_eq!(written["data"]["title"], "y", "{written}");
+}
+
+#[tokio::test]
+async fn one_key_in_both_places_is_one_key() {
+    let rows = Rows::default();
+    let addr = serve_http(&server(&rows, Surface::aql_semantic())).await;
+    let create = |title: &str, key: Option<&str>| {
+        let mut params = json!({"title": title});
+        if let Some(key) = key {
+            params["_idempotency_key"] = json!(key);
+        }
+        json!({"operation": "write_row", "params": params})
+    };
+    // The same key in _meta and among the parameters: one claim, the call runs.
+    let first = text(
+        &send(
+            addr,
+            &call(1, "mcp_aql_create", create("a", Some("k")), Some("k")),
+        )
+        .await,
+    );
+    assert_eq!(first["data"], json!({"id": 1, "title": "a"}), "{first}");
+    // Its retries, with the key in either place or both, get that answer.
+    for (id, params_key, meta_key) in [
+        (2, Some("k"), Some("k")),
+        (3, Some("k"), None),
+        (4, None, Some("k")),
+    ] {
+        let retry = text(
+            &send(
+                addr,
+                &call(id, "mcp_aql_create", create("a", params_key), meta_key),
+            )
+            .await,
+        );
+        assert_eq!(retry, first, "{params_key:?} {meta_key:?}");
+    }
+    assert_eq!(rows.0.load(Ordering::SeqCst), 1);
+    // The key with other parameters is refused, as a JSON-RPC error when it came in _meta
+    // (as on every surface) and in the envelope when among the parameters; two different
+    // keys are refused.
+    let other = send(
+        addr,
+        &call(5, "mcp_aql_create", create("b", None), Some("k")),
+    )
+    .await;
+    assert_eq!(other["error"]["code"], -32602, "{other}");
+    assert_eq!(
+        other["error"]["data"]["code"], "IDEMPOTENCY_CONFLICT",
+        "{other}"
+    );
+    let other = text(
+        &send(
+            addr,
+            &call(5, "mcp_aql_create", create("b", Some("k")), None),
+        )
+        .await,
+    );
+    assert_eq!(other["error"]["code"], "IDEMPOTENCY_CONFLICT", "{other}");
+    let two = send(
+        addr,
+        &call(6, "mcp_aql_create", create("b", Some("k2")), Some("k3")),
+    )
+    .await;
+    assert_eq!(
+        two["error"]["data"]["code"], "VALIDATION_INVALID_VALUE",
+        "{two}"
+    );
+    // A batch under a _meta key whose operation names the same key runs once, and replays.
+    let batch = json!({"operations": [
+        {"operation": "write_row", "params": {"title": "c", "_idempotency_key": "b-1"}}
+    ]});
+    let ran = text(&send(addr, &call(7, "mcp_aql_create", batch.clone(), Some("b-1"))).await);
+    assert_eq!(ran["success"], true, "{ran}");
+    let replay = text(&send(addr, &call(8, "mcp_aql_create", batch, Some("b-1"))).await);
+    assert_eq!(replay, ran);
+    assert_eq!(rows.0.load(Ordering::SeqCst), 2);
+}
