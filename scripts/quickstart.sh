@@ -8,20 +8,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ln -s "$root" "$work/abilities"
-mkdir -p "$work/hello-mcp/src"
-# The blocks of the "Quick start" section: the first ```toml and the first ```rust.
-python3 - "$root/README.md" "$work/hello-mcp" <<'PY'
-import re, sys
-readme, out = sys.argv[1], sys.argv[2]
-text = open(readme).read()
-section = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
-toml = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
-rust = re.search(r"```rust[^\n]*\n(.*?)```", section, re.S).group(1)
-assert "[dependencies]" in toml and "fn main" in rust, "the quick start lost its blocks"
-open(f"{out}/Cargo.toml", "w").write(
-    '[package]\nname = "hello-mcp"\nversion = "0.1.0"\nedition = "2024"\n\n' + toml)
-open(f"{out}/src/main.rs", "w").write(rust)
-PY
+python3 "$root/scripts/readme_crate.py" "$root/README.md" "$work/hello-mcp"
 cp "$root/Cargo.lock" "$work/hello-mcp/Cargo.lock"
 cd "$work/hello-mcp"
 CARGO_TARGET_DIR="$root/target/quickstart" cargo build --quiet

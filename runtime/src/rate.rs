@@ -55,11 +55,6 @@ impl Rate {
         self.calls.get()
     }
 
-    /// How many calls the period allows, as a burst size.
-    pub(crate) fn burst(&self) -> NonZeroU32 {
-        self.calls
-    }
-
     /// The period in milliseconds.
     pub(crate) fn period_ms(&self) -> u64 {
         self.period_ms
@@ -68,11 +63,6 @@ impl Rate {
     /// The period the calls are counted over.
     pub fn period(&self) -> Duration {
         Duration::from_millis(self.period_ms)
-    }
-
-    /// The time one call takes back from the budget: `period / calls`, at least 1 ms.
-    pub(crate) fn interval_ms(&self) -> u64 {
-        (self.period_ms / u64::from(self.calls.get())).max(1)
     }
 }
 

@@ -1,13 +1,11 @@
-//! Rate limits: how often one caller may call one ability. Kept in this process by
-//! `governor` (GCRA), or, when replicas share the [store](crate::Store), in the store, so a
-//! caller's budget is the same on every replica.
+//! Rate limits: how often one caller may call one ability. GCRA (`abilities_core::gcra`, as
+//! the stores count it), kept in this process, or, when replicas share the
+//! [store](crate::Store), in the store, so a caller's budget is the same on every replica.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
-use governor::clock::Clock as _;
 use serde_json::json;
 
 use super::{Call, Reporter, Stage, StageFuture};
@@ -15,9 +13,7 @@ use crate::rate::Rate;
 use crate::store::{RateTaken, Store};
 use crate::{Ability, AbilityError, Caller, ErrorCode};
 
-type Keyed = governor::DefaultKeyedRateLimiter<String>;
-
-/// Every how many checks the local limiters forget callers whose budget is full again.
+/// Every how many checks the local budgets forget callers whose budget is full again.
 const PRUNE_EVERY: u64 = 4096;
 
 /// The rate limits of one server: each ability's own rate, or the server's default.
@@ -25,8 +21,8 @@ pub(crate) struct RateLimits {
     default: Option<Rate>,
     /// Replicas share it: the budgets are kept there.
     store: Option<Arc<dyn Store>>,
-    /// One keyed limiter per distinct rate, keyed by caller and ability.
-    local: Mutex<HashMap<Rate, Arc<Keyed>>>,
+    /// Each budget's theoretical arrival time (ms), keyed by ability and caller.
+    local: Mutex<HashMap<String, u64>>,
     checks: AtomicU64,
 }
 
@@ -62,16 +58,20 @@ impl Stage for RateLimits {
             return Ok(());
         };
         let key = key(call.ability, call.ctx.caller());
-        let limiter = self.limiter(rate);
+        let now_ms = crate::clock::now_ms();
+        let mut local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
         if self.checks.fetch_add(1, Ordering::Relaxed) % PRUNE_EVERY == PRUNE_EVERY - 1 {
-            limiter.retain_recent();
+            local.retain(|_, tat| *tat > now_ms);
         }
-        match limiter.check_key(&key) {
-            Ok(()) => Ok(()),
-            Err(not_until) => {
-                let wait = not_until.wait_time_from(limiter.clock().now());
-                let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1);
-                Err(limited(call.ability.name(), rate, wait_ms).reported(call.report))
+        let tat = local.get(&key).copied().unwrap_or(0);
+        match abilities_core::gcra(tat, rate.calls(), rate.period_ms(), now_ms) {
+            Ok(next) => {
+                local.insert(key, next);
+                Ok(())
+            }
+            Err(wait_ms) => {
+                drop(local);
+                Err(limited(call.ability.name(), rate, wait_ms.max(1)).reported(call.report))
             }
         }
     }
@@ -127,16 +127,6 @@ impl RateLimits {
     /// The rate that applies to `ability`: its own, or the server's default.
     fn rate_of(&self, ability: &Ability) -> Option<Rate> {
         ability.rate().or(self.default)
-    }
-
-    fn limiter(&self, rate: Rate) -> Arc<Keyed> {
-        let mut local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
-        Arc::clone(local.entry(rate).or_insert_with(|| {
-            let quota = governor::Quota::with_period(Duration::from_millis(rate.interval_ms()))
-                .unwrap_or_else(|| governor::Quota::per_second(rate.burst()))
-                .allow_burst(rate.burst());
-            Arc::new(governor::RateLimiter::keyed(quota))
-        }))
     }
 }
 
