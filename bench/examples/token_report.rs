@@ -1,9 +1,9 @@
 // cargo run -p abilities-bench --example token_report
 //! How many tokens each surface's `tools/list` costs a model: the `site` and `todo` examples
-//! and a 45-operation fixture, in native, MCP-AQL CRUDE and MCP-AQL single modes, counted
+//! and a 45-operation fixture, in native, MCP-AQL semantic and MCP-AQL single modes, counted
 //! with the o200k_base tokenizer on the exact JSON a client receives.
 //!
-//! Exits non-zero when the fixture misses a budget: single mode at most 3% of native, CRUDE
+//! Exits non-zero when the fixture misses a budget: single mode at most 3% of native, semantic
 //! at most 15%.
 
 use abilities_examples::{site, todo};
@@ -130,34 +130,35 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
         ("fixture (45 ops)", "token_report::fixture"),
     ];
     println!(
-        "| server | operations | native tokens | CRUDE tokens (tools) | CRUDE, empty families skipped | single tokens |"
+        "| server | operations | native tokens | semantic tokens (tools) | semantic, empty families skipped | single tokens |"
     );
     println!("|---|---|---|---|---|---|");
     let mut within = true;
     for (label, module) in servers {
         let operations = Registry::collect_in(module)?.len();
         let (_, native) = measure(&bpe, Registry::collect_in(module)?, Surface::Native)?;
-        let (tools, crude) = measure(&bpe, Registry::collect_in(module)?, Surface::aql_semantic())?;
+        let (tools, semantic) =
+            measure(&bpe, Registry::collect_in(module)?, Surface::aql_semantic())?;
         let skipping = Surface::Aql(Aql::new(AqlMode::Semantic).skip_empty_families(true));
         let (fewer, skipped) = measure(&bpe, Registry::collect_in(module)?, skipping)?;
         let (_, single) = measure(&bpe, Registry::collect_in(module)?, Surface::aql_single())?;
         let pct = |n: usize| 100.0 * n as f64 / native as f64;
         println!(
-            "| {label} | {operations} | {native} | {crude} ({tools}), {:.1}% | {skipped} ({fewer}), {:.1}% | {single}, {:.1}% |",
-            pct(crude),
+            "| {label} | {operations} | {native} | {semantic} ({tools}), {:.1}% | {skipped} ({fewer}), {:.1}% | {single}, {:.1}% |",
+            pct(semantic),
             pct(skipped),
             pct(single)
         );
         if module.ends_with("fixture") {
-            within = pct(single) <= 3.0 && pct(crude) <= 15.0;
+            within = pct(single) <= 3.0 && pct(semantic) <= 15.0;
         }
     }
     println!();
     if within {
-        println!("budgets met: single mode <= 3% and CRUDE <= 15% of native for the fixture");
+        println!("budgets met: single mode <= 3% and semantic <= 15% of native for the fixture");
     } else {
         println!(
-            "BUDGET MISSED: single mode must be <= 3% and CRUDE <= 15% of native for the fixture"
+            "BUDGET MISSED: single mode must be <= 3% and semantic <= 15% of native for the fixture"
         );
     }
     Ok(within)

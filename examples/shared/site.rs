@@ -1,6 +1,6 @@
 //! The seeds' WordPress walkthrough: posts on SQLite (a file) or, with the `postgres`
-//! feature, PostgreSQL (shared by replicas) and the abilities over them. Shared by the `site`
-//! example and by the benches' `rmcp_site` and `token_report`.
+//! feature, PostgreSQL (shared by replicas) and the abilities over them. Used by the `site`
+//! example, the benches (`rmcp_site`, `bare_site`, `e2e`, `token_report`) and the tests.
 
 use std::path::Path;
 use std::sync::Mutex;

@@ -1,6 +1,6 @@
 //! The Todo manager of the MCP-AQL walkthrough: a store on SQLite (a file) or, with the
-//! `postgres` feature, PostgreSQL (shared by replicas), and its abilities. Shared by the
-//! `todo` and `axum_app` examples.
+//! `postgres` feature, PostgreSQL (shared by replicas), and its abilities. Used by the
+//! `todo` and `axum_app` examples, `token_report` and the tests.
 
 use std::path::Path;
 use std::sync::Mutex;

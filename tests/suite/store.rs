@@ -1,4 +1,5 @@
-//! One suite for every store: the embedded SQLite one and the PostgreSQL one replicas share.
+//! One suite for every store: the in-memory one, the SQLite one and the PostgreSQL one
+//! replicas share.
 //! The PostgreSQL run needs a server: `tests/interop/run.sh` starts one (`scripts/pg.sh`) and
 //! runs it with `--ignored`, the URL in `ABILITIES_TEST_POSTGRES`; without it the test fails.
 

@@ -1,10 +1,7 @@
 //! Test helpers: a line-level stdio peer and a small HTTP client, so tests see the exact wire.
 
-#![allow(dead_code, reason = "each test binary uses part of the helpers")]
-#![allow(
-    unreachable_pub,
-    reason = "a module of test helpers shared by test binaries"
-)]
+#![allow(dead_code, reason = "each test module uses part of the helpers")]
+#![allow(unreachable_pub, reason = "test helpers shared by the suite's modules")]
 #![allow(clippy::expect_used, reason = "helpers fail the test loudly")]
 
 use std::collections::HashMap;
