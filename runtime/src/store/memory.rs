@@ -1,7 +1,7 @@
 //! The default store: tasks, confirmation tokens, idempotency records and rate budgets in this
 //! process's memory, behind one lock.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
 
 use serde_json::Value;
@@ -32,6 +32,9 @@ pub struct MemoryStore {
 #[derive(Debug, Default)]
 struct Tables {
     tasks: HashMap<String, TaskRecord>,
+    /// The ids of the tasks still running (`working`, `input_required`), so counting them for
+    /// a new task reads only those, however many finished tasks are kept.
+    running: HashSet<String>,
     tokens: HashMap<String, Token>,
     /// By holder, then key.
     idempotency: HashMap<(String, String), Entry>,
@@ -84,8 +87,9 @@ impl Store for MemoryStore {
             }
             let since = r.created_at_ms.saturating_sub(limits.lease_ms);
             let count = |owner: Option<&str>| {
-                t.tasks
-                    .values()
+                t.running
+                    .iter()
+                    .filter_map(|id| t.tasks.get(id))
                     .filter(|task| {
                         running(task)
                             && task.expires_at_ms() >= r.created_at_ms
@@ -103,6 +107,9 @@ impl Store for MemoryStore {
                 if owner >= u64::from(limit) {
                     return Ok(TaskInsert::OwnerFull { running: owner });
                 }
+            }
+            if running(&r) {
+                t.running.insert(r.id.clone());
             }
             t.tasks.insert(r.id.clone(), r);
             Ok(TaskInsert::Inserted)
@@ -123,6 +130,9 @@ impl Store for MemoryStore {
                 task.input_requests = r.input_requests;
                 task.result = r.result;
                 task.error = r.error;
+                if !running(task) {
+                    t.running.remove(&r.id);
+                }
             }
             Ok(())
         })
@@ -156,6 +166,9 @@ impl Store for MemoryStore {
             task.updated_at_ms = f.updated_at_ms;
             task.input_requests = None;
             task.error = f.error;
+            if !running(task) {
+                t.running.remove(&f.id);
+            }
             Ok(true)
         })
     }
@@ -283,6 +296,8 @@ impl Store for MemoryStore {
                 + t.rates.len()
                 + t.signals.values().map(Vec::len).sum::<usize>();
             t.tasks.retain(|_, task| task.expires_at_ms() >= now_ms);
+            let tasks = &t.tasks;
+            t.running.retain(|id| tasks.contains_key(id));
             t.tokens
                 .retain(|_, token| token.record.expires_at_ms >= now_ms);
             t.idempotency
