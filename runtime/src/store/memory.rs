@@ -208,23 +208,23 @@ impl Store for MemoryStore {
     fn spend_token<'a>(&'a self, token: &'a TokenRecord) -> StoreFuture<'a, Spend> {
         let token = token.clone();
         self.with(move |t| {
-            let Some(held) = t
+            let held = t
                 .tokens
                 .get_mut(&token.id)
-                .filter(|held| held.record.holder == token.holder)
-            else {
-                return Ok(Spend::Unknown);
-            };
-            if held.spent {
-                return Ok(Spend::AlreadyUsed);
+                .filter(|held| held.record.holder == token.holder);
+            match held {
+                Some(held)
+                    if !held.spent
+                        && held.record.operation == token.operation
+                        && held.record.params == token.params =>
+                {
+                    held.spent = true;
+                    Ok(Spend::Spent)
+                }
+                held => Ok(Spend::refused(
+                    held.map(|held| (held.spent, held.record.operation.clone())),
+                )),
             }
-            if held.record.operation != token.operation || held.record.params != token.params {
-                return Ok(Spend::OtherScope {
-                    operation: held.record.operation.clone(),
-                });
-            }
-            held.spent = true;
-            Ok(Spend::Spent)
         })
     }
 
@@ -233,17 +233,12 @@ impl Store for MemoryStore {
         self.with(move |t| {
             let slot = (c.holder.clone(), c.key.clone());
             match t.idempotency.get(&slot) {
-                Some(entry) if entry.expires_at_ms >= c.now_ms => Ok(if entry.digest != c.digest {
-                    Claimed::Conflict
-                } else if let Some(outcome) = &entry.outcome {
-                    Claimed::Done {
-                        outcome: outcome.clone(),
-                    }
-                } else {
-                    Claimed::Running {
-                        started_at_ms: entry.started_at_ms,
-                    }
-                }),
+                Some(entry) if entry.expires_at_ms >= c.now_ms => Ok(Claimed::existing(
+                    &c,
+                    &entry.digest,
+                    entry.started_at_ms,
+                    entry.outcome.clone(),
+                )),
                 _ => {
                     t.idempotency.insert(
                         slot,

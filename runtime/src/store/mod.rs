@@ -189,6 +189,17 @@ pub enum Spend {
     Unknown,
 }
 
+impl Spend {
+    /// Why a token was not spent: `found` is its record's (spent, operation), if any.
+    pub(in crate::store) fn refused(found: Option<(bool, String)>) -> Self {
+        match found {
+            None => Self::Unknown,
+            Some((true, _)) => Self::AlreadyUsed,
+            Some((false, operation)) => Self::OtherScope { operation },
+        }
+    }
+}
+
 /// A claim on an idempotency key: the first call with `key` from `holder` runs; the
 /// others get its outcome.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -224,6 +235,25 @@ pub enum Claimed {
     },
     /// The key was used for another operation or other arguments.
     Conflict,
+}
+
+impl Claimed {
+    /// What a claim found in a record already there: another call's key (`Conflict`), or this
+    /// call's, settled (`Done`) or not (`Running`).
+    pub(in crate::store) fn existing(
+        claim: &Claim,
+        digest: &str,
+        started_at_ms: u64,
+        outcome: Option<Value>,
+    ) -> Self {
+        if digest != claim.digest {
+            return Self::Conflict;
+        }
+        match outcome {
+            Some(outcome) => Self::Done { outcome },
+            None => Self::Running { started_at_ms },
+        }
+    }
 }
 
 /// What taking one call from a rate limit's budget found (see [`Store::take_rate`]).

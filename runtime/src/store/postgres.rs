@@ -357,7 +357,7 @@ impl Store for PostgresStore {
                 )
                 .await
                 .map_err(failed)?;
-            Ok(super::tables::refused(found.map(|row| {
+            Ok(Spend::refused(found.map(|row| {
                 (row.get::<_, bool>(0), row.get::<_, String>(1))
             })))
         })

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
-use super::tables::{existing, refused};
+use super::tables::existing;
 use super::{
     Claim, Claimed, RateTaken, Spend, Store, StoreError, StoreFuture, TaskInsert, TaskLimits,
     TaskRecord, TaskSignal, TaskStatus, TokenRecord,
@@ -317,7 +317,7 @@ impl Store for SqliteStore {
                     |row| Ok((row.get(0)?, row.get(1)?)),
                 )
                 .optional()?;
-            Ok(refused(found))
+            Ok(Spend::refused(found))
         })
     }
 

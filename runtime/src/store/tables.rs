@@ -1,7 +1,7 @@
 //! The tables the SQL stores keep, created when missing (each statement can run again), and
 //! how their rows read.
 
-use super::{Claim, Claimed, Spend};
+use super::{Claim, Claimed};
 
 #[cfg(feature = "sqlite")]
 /// SQLite's: tasks, tokens, idempotency records, rate budgets and task signals.
@@ -109,29 +109,18 @@ CREATE TABLE IF NOT EXISTS abilities_task_signals (
 CREATE INDEX IF NOT EXISTS abilities_task_signals_task ON abilities_task_signals (task_id);
 ";
 
-/// Why a token was not spent: `found` is its record's (spent, operation), if any.
-pub(super) fn refused(found: Option<(bool, String)>) -> Spend {
-    match found {
-        None => Spend::Unknown,
-        Some((true, _)) => Spend::AlreadyUsed,
-        Some((false, operation)) => Spend::OtherScope { operation },
-    }
-}
-
-/// What an idempotency claim found in a record already there.
+/// What an idempotency claim found in a row already there (its digest, start and outcome as
+/// the tables hold them).
 pub(super) fn existing(
     claim: &Claim,
     digest: &str,
     started: i64,
     outcome: Option<&str>,
 ) -> Claimed {
-    if digest != claim.digest {
-        return Claimed::Conflict;
-    }
-    match outcome.and_then(|o| serde_json::from_str(o).ok()) {
-        Some(outcome) => Claimed::Done { outcome },
-        None => Claimed::Running {
-            started_at_ms: u64::try_from(started).unwrap_or(0),
-        },
-    }
+    Claimed::existing(
+        claim,
+        digest,
+        u64::try_from(started).unwrap_or(0),
+        outcome.and_then(|o| serde_json::from_str(o).ok()),
+    )
 }
