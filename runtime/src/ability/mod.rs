@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use jsonschema::Validator;
+use crate::validate::Validator;
 use serde_json::{Map, Value};
 
 pub use builder::AbilityBuilder;
@@ -241,13 +241,13 @@ impl Ability {
         let validator = match parts.input {
             Input::None => None,
             _ => Some(
-                jsonschema::draft202012::new(&Value::Object(input_schema.clone())).map_err(
-                    |e| RegistryError::InvalidSchema {
+                Validator::new(&Value::Object(input_schema.clone())).map_err(|reason| {
+                    RegistryError::InvalidSchema {
                         name: parts.name.to_string(),
                         at: at(),
-                        reason: e.to_string(),
-                    },
-                )?,
+                        reason,
+                    }
+                })?,
             ),
         };
         let (output_schema, output_wrapped) = match parts.output {

@@ -12,8 +12,9 @@ use std::sync::{Arc, OnceLock};
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams, LoggingLevel,
-    LoggingMessageNotificationParam, NumberOrString, ProgressNotificationParam, ProtocolVersion,
+    ClientCapabilities, ClientResult, CreateMessageRequestParams, ElicitRequest,
+    ElicitRequestParams, LoggingLevel, LoggingMessageNotificationParam, NumberOrString,
+    ProgressNotificationParam, ProtocolVersion, ServerRequest,
 };
 use rmcp::service::RequestContext;
 use serde_json::Value;
@@ -223,7 +224,17 @@ impl ClientChannel for RequestClient {
                 declared,
                 Needed::Elicitation,
                 value,
-                async |peer, request: ElicitRequestParams| peer.create_elicitation(request).await,
+                async |peer, request: ElicitRequestParams| {
+                    // rmcp's `create_elicitation` needs its `elicitation` feature, which brings
+                    // URL parsing (`url`, `idna`) for URL-mode elicitation this never sends.
+                    match peer
+                        .send_request(ServerRequest::ElicitRequest(ElicitRequest::new(request)))
+                        .await?
+                    {
+                        ClientResult::ElicitResult(result) => Ok(result),
+                        _ => Err(rmcp::service::ServiceError::UnexpectedResponse),
+                    }
+                },
             )
             .await
         })

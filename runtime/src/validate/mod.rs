@@ -1,14 +1,77 @@
 //! Argument validation against the compiled wire schema, reporting every violation with its
 //! JSON pointer.
+//!
+//! The built-in validator ([`schema`], [`walk`]) checks JSON Schema 2020-12 as Rust types
+//! derive it and as people write it by hand; a schema with a keyword it does not check is
+//! refused when the registry is built, unless the `jsonschema` feature is on, which then
+//! checks that schema with the `jsonschema` crate ([`full`]).
 
-use jsonschema::error::ValidationErrorKind;
-use jsonschema::{ValidationError, Validator};
+#[cfg(feature = "jsonschema")]
+mod full;
+mod schema;
+#[cfg(test)]
+mod tests;
+mod walk;
+
 use serde_json::{Value, json};
 
 use crate::{AbilityError, ErrorCode};
+use schema::{Compiled, Problem};
+use walk::{Failure, FailureKind};
 
 /// Messages quote the offending value; a huge value is cut to this many characters.
 const MAX_QUOTED: usize = 120;
+
+/// A compiled input schema.
+#[derive(Debug)]
+pub(crate) enum Validator {
+    /// The built-in validator.
+    Builtin(Compiled),
+    /// A schema with keywords only the `jsonschema` crate checks.
+    #[cfg(feature = "jsonschema")]
+    Full(Box<jsonschema::Validator>),
+}
+
+impl Validator {
+    /// Compile `schema`, or say why it cannot be checked.
+    pub(crate) fn new(schema: &Value) -> Result<Self, String> {
+        match Compiled::new(schema) {
+            Ok(compiled) => Ok(Self::Builtin(compiled)),
+            Err(Problem::Invalid(reason)) => Err(reason),
+            #[cfg(feature = "jsonschema")]
+            Err(Problem::Unsupported(what)) => jsonschema::draft202012::new(schema)
+                .map(|v| Self::Full(Box::new(v)))
+                .map_err(|e| format!("{e} (and the built-in validator does not check {what})")),
+            #[cfg(not(feature = "jsonschema"))]
+            Err(Problem::Unsupported(what)) => Err(unsupported(&what)),
+        }
+    }
+
+    fn is_valid(&self, args: &Value) -> bool {
+        match self {
+            Self::Builtin(compiled) => compiled.is_valid(args),
+            #[cfg(feature = "jsonschema")]
+            Self::Full(validator) => validator.is_valid(args),
+        }
+    }
+
+    fn failures(&self, args: &Value) -> Vec<Failure> {
+        match self {
+            Self::Builtin(compiled) => compiled.failures(args),
+            #[cfg(feature = "jsonschema")]
+            Self::Full(validator) => full::failures(validator, args),
+        }
+    }
+}
+
+/// Why a schema the built-in validator does not check is refused.
+#[cfg_attr(feature = "jsonschema", allow(dead_code))]
+fn unsupported(what: &str) -> String {
+    format!(
+        "the built-in validator does not check {what}; turn on the `jsonschema` feature of \
+         `abilities` to check every keyword of JSON Schema 2020-12"
+    )
+}
 
 /// Validate `args`; on failure the error's code is the most telling violation's
 /// (a missing parameter, then a wrong type, then a broken constraint) and
@@ -23,8 +86,9 @@ pub(crate) fn check(
         return Ok(());
     }
     let mut violations: Vec<Violation> = validator
-        .iter_errors(args)
-        .map(|error| Violation::from_error(error, sensitive))
+        .failures(args)
+        .into_iter()
+        .map(|failure| Violation::from_failure(failure, args, sensitive))
         .collect();
     if violations.is_empty() {
         return Ok(());
@@ -60,11 +124,12 @@ struct Violation {
 }
 
 impl Violation {
-    fn from_error(
-        error: ValidationError<'_>,
+    fn from_failure(
+        failure: Failure,
+        args: &Value,
         sensitive: &[std::borrow::Cow<'static, str>],
     ) -> Self {
-        let at = error.instance_path().as_str().to_owned();
+        let at = failure.at;
         let secret = sensitive.iter().any(|name| {
             if name.is_empty() {
                 // The whole input is sensitive.
@@ -75,11 +140,8 @@ impl Violation {
                 .and_then(|rest| rest.strip_prefix(escaped.as_str()))
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
         });
-        match error.kind() {
-            ValidationErrorKind::Required { property } => {
-                let name = property
-                    .as_str()
-                    .map_or_else(|| property.to_string(), str::to_owned);
+        match failure.kind {
+            FailureKind::Required(name) => {
                 let pointer = format!("{at}/{}", name.replace('~', "~0").replace('/', "~1"));
                 Self {
                     message: format!("missing required parameter '{}'", display_pointer(&pointer)),
@@ -88,38 +150,31 @@ impl Violation {
                     rank: 0,
                 }
             }
-            ValidationErrorKind::Type { kind } => {
-                let expected = match kind {
-                    jsonschema::error::TypeKind::Single(t) => t.to_string(),
-                    jsonschema::error::TypeKind::Multiple(set) => set
-                        .iter()
-                        .map(|t| t.to_string())
-                        .collect::<Vec<_>>()
-                        .join(" or "),
-                };
+            FailureKind::Type(expected) => {
+                let got = args
+                    .pointer(&at)
+                    .map_or("nothing", crate::normalize::json_type);
                 Self {
                     message: format!(
-                        "parameter '{}' must be {expected}, got {}",
+                        "parameter '{}' must be {expected}, got {got}",
                         display_pointer(&at),
-                        crate::normalize::json_type(error.instance())
                     ),
                     pointer: at,
                     code: ErrorCode::ValidationInvalidType,
                     rank: 1,
                 }
             }
-            _ if secret => Self {
+            FailureKind::Keyword { keyword, .. } if secret => Self {
                 message: format!(
-                    "parameter '{}' is invalid: it does not satisfy `{}` (the value is sensitive and not shown)",
+                    "parameter '{}' is invalid: it does not satisfy `{keyword}` (the value is sensitive and not shown)",
                     display_pointer(&at),
-                    error.kind().keyword()
                 ),
                 pointer: at,
                 code: ErrorCode::ValidationInvalidValue,
                 rank: 2,
             },
-            _ => {
-                let mut what = error.to_string();
+            FailureKind::Keyword { message, .. } => {
+                let mut what = message;
                 if what.chars().count() > MAX_QUOTED {
                     what = what.chars().take(MAX_QUOTED).collect::<String>() + "...";
                 }

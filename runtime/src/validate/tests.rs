@@ -1,0 +1,362 @@
+//! The built-in validator: its answers agree with the `jsonschema` crate's on generated
+//! schemas and values, its messages and pointers, and the schemas it refuses.
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use serde_json::{Value, json};
+
+use super::Validator;
+#[cfg(feature = "jsonschema")]
+use super::check;
+use super::schema::{Compiled, Problem};
+use super::walk::FailureKind;
+
+const KEYS: [&str; 4] = ["a", "b", "ab", "c"];
+
+fn value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        (-4i64..12).prop_map(Value::from),
+        prop::sample::select(vec![0.5, 1.0, 2.5, -1.5, 3.0, 1e20]).prop_map(Value::from),
+        prop::sample::select(vec!["", "a", "ab", "abc", "b1", "é", "xyz12", "aé"])
+            .prop_map(Value::from),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map(prop::sample::select(KEYS.to_vec()), inner, 0..4).prop_map(
+                |m| Value::Object(m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+            ),
+        ]
+    })
+}
+
+fn small() -> impl Strategy<Value = Value> {
+    prop::sample::select(vec![
+        json!(0),
+        json!(1),
+        json!(2),
+        json!(3),
+        json!(2.5),
+        json!(-1),
+    ])
+}
+
+fn count() -> impl Strategy<Value = Value> {
+    (0u64..4).prop_map(Value::from)
+}
+
+fn names() -> impl Strategy<Value = Value> {
+    prop::sample::subsequence(KEYS.to_vec(), 0..3).prop_map(|names| json!(names))
+}
+
+/// Schemas of every keyword the built-in validator checks.
+fn schema() -> impl Strategy<Value = Value> {
+    let types = prop::sample::select(vec![
+        "null", "boolean", "object", "array", "number", "string", "integer",
+    ]);
+    let leaf = prop_oneof![
+        any::<bool>().prop_map(Value::Bool),
+        types.clone().prop_map(|t| json!({"type": t})),
+        (types.clone(), types).prop_map(|(a, b)| json!({"type": [a, b]})),
+        small().prop_map(|n| json!({"minimum": n})),
+        small().prop_map(|n| json!({"maximum": n})),
+        small().prop_map(|n| json!({"exclusiveMinimum": n})),
+        small().prop_map(|n| json!({"exclusiveMaximum": n})),
+        prop::sample::select(vec![json!(2), json!(3), json!(0.5), json!(1.5)])
+            .prop_map(|n| json!({"multipleOf": n})),
+        count().prop_map(|n| json!({"minLength": n})),
+        count().prop_map(|n| json!({"maxLength": n})),
+        prop::sample::select(vec!["^a", "b$", "[0-9]+", "^[a-z]*$", "é"])
+            .prop_map(|p| json!({"pattern": p})),
+        prop::collection::vec(value(), 1..4).prop_map(|v| json!({"enum": v})),
+        value().prop_map(|v| json!({"const": v})),
+        count().prop_map(|n| json!({"minItems": n})),
+        count().prop_map(|n| json!({"maxItems": n})),
+        Just(json!({"uniqueItems": true})),
+        names().prop_map(|n| json!({"required": n})),
+        count().prop_map(|n| json!({"minProperties": n})),
+        count().prop_map(|n| json!({"maxProperties": n})),
+        names().prop_map(|n| json!({"dependentRequired": {"a": n}})),
+    ];
+    leaf.prop_recursive(3, 32, 3, |inner| {
+        let key = prop::sample::select(KEYS.to_vec());
+        prop_oneof![
+            (key.clone(), inner.clone()).prop_map(|(k, s)| json!({"properties": {k: s}})),
+            inner.clone().prop_map(|s| json!({"items": s})),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| json!({"prefixItems": [a, b]})),
+            (inner.clone(), inner.clone())
+                .prop_map(|(a, b)| json!({"prefixItems": [a], "items": b})),
+            (inner.clone(), count(), count()).prop_map(|(s, min, max)| {
+                json!({"contains": s, "minContains": min, "maxContains": max})
+            }),
+            inner.clone().prop_map(|s| json!({"contains": s})),
+            (key.clone(), inner.clone(), inner.clone())
+                .prop_map(|(k, a, b)| { json!({"properties": {k: a}, "additionalProperties": b}) }),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| {
+                json!({"patternProperties": {"^a": a}, "additionalProperties": b})
+            }),
+            inner.clone().prop_map(|s| json!({"propertyNames": s})),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| json!({"anyOf": [a, b]})),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| json!({"oneOf": [a, b]})),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| json!({"allOf": [a, b]})),
+            inner.clone().prop_map(|s| json!({"not": s})),
+            (inner.clone(), inner.clone(), inner.clone())
+                .prop_map(|(i, t, e)| json!({"if": i, "then": t, "else": e})),
+            (key, inner.clone()).prop_map(|(k, s)| json!({"dependentSchemas": {k: s}})),
+            (inner.clone(), inner).prop_map(|(a, b)| merge(a, b)),
+        ]
+    })
+}
+
+/// Both schemas' keywords in one (the first's win).
+fn merge(a: Value, b: Value) -> Value {
+    match (a, b) {
+        (Value::Object(mut a), Value::Object(b)) => {
+            for (k, v) in b {
+                a.entry(k).or_insert(v);
+            }
+            Value::Object(a)
+        }
+        (a, _) => a,
+    }
+}
+
+fn agree(schema: &Value, values: &[Value]) -> Result<(), TestCaseError> {
+    let (oracle, ours) = match (jsonschema::draft202012::new(schema), Compiled::new(schema)) {
+        (Ok(oracle), Ok(ours)) => (oracle, ours),
+        // Both refuse a malformed schema.
+        (Err(_), Err(Problem::Invalid(_))) => return Ok(()),
+        (oracle, ours) => {
+            return Err(TestCaseError::fail(format!(
+                "{schema}: jsonschema {:?}, ours {:?}",
+                oracle.err().map(|e| e.to_string()),
+                ours.err()
+            )));
+        }
+    };
+    for value in values {
+        let expected = oracle.is_valid(value);
+        prop_assert_eq!(
+            ours.is_valid(value),
+            expected,
+            "schema {} value {}",
+            schema,
+            value
+        );
+        prop_assert_eq!(
+            ours.failures(value).is_empty(),
+            expected,
+            "schema {} value {}",
+            schema,
+            value
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn agrees_with_the_jsonschema_crate_on_generated_schemas() {
+    let mut runner = TestRunner::new(Config {
+        cases: 2000,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(
+            &(schema(), prop::collection::vec(value(), 12)),
+            |(schema, values)| agree(&schema, &values),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn agrees_on_references_anchors_and_recursion() {
+    let tree = json!({
+        "$defs": {
+            "node": {
+                "$anchor": "node",
+                "type": "object",
+                "properties": {"value": {"type": "integer"}, "children": {"type": "array", "items": {"$ref": "#node"}}},
+                "required": ["value"]
+            },
+            "a~b/c": {"type": "string"}
+        },
+        "properties": {"root": {"$ref": "#/$defs/node"}, "odd": {"$ref": "#/$defs/a~0b~1c"}, "again": {"$ref": "#"}}
+    });
+    let values = [
+        json!({"root": {"value": 1, "children": [{"value": 2, "children": []}]}}),
+        json!({"root": {"value": 1, "children": [{"children": []}]}}),
+        json!({"root": {"value": 1, "children": [{"value": "2"}]}}),
+        json!({"odd": "x", "again": {"odd": "y", "again": {"root": {"value": 3}}}}),
+        json!({"again": {"again": {"odd": 5}}}),
+    ];
+    let mut runner = TestRunner::default();
+    runner
+        .run(&Just(()), |()| agree(&tree, &values))
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+fn failures(schema: Value, value: Value) -> Vec<(String, String)> {
+    Compiled::new(&schema)
+        .expect("compiles")
+        .failures(&value)
+        .into_iter()
+        .map(|f| {
+            let what = match f.kind {
+                FailureKind::Required(name) => format!("required {name}"),
+                FailureKind::Type(types) => format!("type {types}"),
+                FailureKind::Keyword { keyword, message } => format!("{keyword}: {message}"),
+            };
+            (f.at, what)
+        })
+        .collect()
+}
+
+#[test]
+fn every_failure_is_reported_at_its_pointer() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "title": {"type": "string", "minLength": 3, "pattern": "^[A-Z]"},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "uniqueItems": true},
+            "a/b": {"type": "integer", "maximum": 10, "multipleOf": 0.1}
+        },
+        "required": ["title", "body"],
+        "additionalProperties": false
+    });
+    let got = failures(
+        schema,
+        json!({"title": "ab", "tags": ["a", "c", "a", 4], "a/b": 12, "x": 1, "y": 2}),
+    );
+    let expected: Vec<(String, String)> = [
+        ("", "required body"),
+        ("/title", "minLength: \"ab\" is shorter than 3 characters"),
+        (
+            "/title",
+            "pattern: \"ab\" does not match the pattern \"^[A-Z]\"",
+        ),
+        ("/tags/1", "enum: \"c\" is not one of [\"a\",\"b\"]"),
+        ("/tags/3", "type string"),
+        ("/tags/3", "enum: 4 is not one of [\"a\",\"b\"]"),
+        (
+            "/tags",
+            "uniqueItems: [\"a\",\"c\",\"a\",4] has repeated items",
+        ),
+        ("/a~1b", "maximum: 12 is greater than the maximum of 10"),
+        ("", "additionalProperties: unexpected properties 'x', 'y'"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_owned(), b.to_owned()))
+    .collect();
+    assert_eq!(got, expected);
+    // Decimals as written: 0.3 is a multiple of 0.1, 0.35 is not.
+    let tenths = json!({"multipleOf": 0.1});
+    assert!(failures(tenths.clone(), json!(0.3)).is_empty());
+    assert!(failures(tenths.clone(), json!(12)).is_empty());
+    assert_eq!(failures(tenths, json!(0.35)).len(), 1);
+    // A union says what it allows.
+    assert_eq!(
+        failures(
+            json!({"anyOf": [{"type": "string"}, {"type": "null"}]}),
+            json!(5)
+        ),
+        [(
+            String::new(),
+            "anyOf: 5 matches none of the allowed alternatives (string, null)".to_owned()
+        )]
+    );
+}
+
+#[test]
+fn malformed_and_unchecked_schemas_are_refused() {
+    for (schema, expected) in [
+        (
+            json!({"type": "no-such-type"}),
+            "`type` \"no-such-type\" is none of",
+        ),
+        (
+            json!({"properties": {"a": {"minLength": -1}}}),
+            "at `/properties/a`: `minLength` must be a non-negative integer",
+        ),
+        (
+            json!({"required": "a"}),
+            "`required` must be an array of strings",
+        ),
+        (json!({"anyOf": []}), "`anyOf` must not be empty"),
+        (
+            json!({"items": [{"type": "string"}]}),
+            "`prefixItems` in 2020-12",
+        ),
+        (json!({"$ref": "#/$defs/missing"}), "points at nothing"),
+        (json!({"$ref": "#nowhere"}), "names no `$anchor`"),
+        (
+            json!({"properties": {"a": 5}}),
+            "a schema is an object or a boolean",
+        ),
+        (
+            json!({"multipleOf": 0}),
+            "`multipleOf` must be a number above zero",
+        ),
+    ] {
+        match Compiled::new(&schema) {
+            Err(Problem::Invalid(reason)) => {
+                assert!(reason.contains(expected), "{schema}: {reason}");
+            }
+            other => panic!("{schema}: {other:?}"),
+        }
+    }
+    for (schema, expected) in [
+        (
+            json!({"unevaluatedProperties": false}),
+            "`unevaluatedProperties` at the root",
+        ),
+        (
+            json!({"properties": {"a": {"$ref": "other.json#/x"}}}),
+            "another document",
+        ),
+        (
+            json!({"$defs": {"x": {"$id": "x.json"}}}),
+            "an embedded schema resource",
+        ),
+        (json!({"pattern": "(?<=a)b"}), "the pattern `(?<=a)b`"),
+    ] {
+        match Compiled::new(&schema) {
+            Err(Problem::Unsupported(what)) => {
+                assert!(what.contains(expected), "{schema}: {what}");
+            }
+            other => panic!("{schema}: {other:?}"),
+        }
+        // With the `jsonschema` feature such a schema is checked by that crate; without it,
+        // the registry refuses it naming the feature.
+        #[cfg(not(feature = "jsonschema"))]
+        assert!(
+            Validator::new(&schema).is_err_and(|e| e.contains("`jsonschema` feature")),
+            "{schema}"
+        );
+    }
+}
+
+#[cfg(feature = "jsonschema")]
+#[test]
+fn the_jsonschema_feature_checks_what_the_built_in_validator_does_not() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"a": {"type": "integer"}},
+        "unevaluatedProperties": false
+    });
+    let validator = Validator::new(&schema).expect("compiles");
+    assert!(matches!(validator, Validator::Full(_)));
+    assert!(check(&validator, &json!({"a": 1}), &[]).is_ok());
+    let error = check(&validator, &json!({"a": "1", "b": 2}), &[]).expect_err("invalid");
+    assert_eq!(error.code().as_str(), "VALIDATION_INVALID_TYPE");
+    let wire = error.details().expect("details");
+    let pointers: Vec<&str> = wire["violations"]
+        .as_array()
+        .expect("violations")
+        .iter()
+        .filter_map(|v| v["pointer"].as_str())
+        .collect();
+    assert!(pointers.contains(&"/a"), "{wire}");
+}

@@ -1,0 +1,590 @@
+//! Checking a value against a [`Compiled`] schema: a yes or no on the fast path (no
+//! allocation, first failure ends it), and every violation with its JSON pointer when the
+//! answer is no.
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
+
+use serde_json::{Number, Value};
+
+use super::schema::{Compiled, JsonType, Keyword, Node, escape};
+
+/// One violation: where (a JSON pointer into the value), and what.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) at: String,
+    pub(crate) kind: FailureKind,
+}
+
+/// What a [`Failure`] broke.
+#[derive(Debug)]
+pub(crate) enum FailureKind {
+    /// A member the object must have is missing (`required`, `dependentRequired`).
+    Required(String),
+    /// The value is of another type than these (joined with "or").
+    Type(String),
+    /// Another keyword's assertion, and what is wrong in words (the value quoted).
+    Keyword {
+        keyword: Cow<'static, str>,
+        message: String,
+    },
+}
+
+/// Where failures go while walking, with the pointer of the value at hand.
+struct Sink {
+    at: String,
+    failures: Vec<Failure>,
+}
+
+/// A child of the value at hand: an array index or an object member.
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Index(usize),
+    Name(&'a str),
+}
+
+/// Values quoted in messages are cut to this many characters.
+const QUOTE: usize = 100;
+
+impl Compiled {
+    /// Whether `value` is valid, stopping at the first failure.
+    pub(crate) fn is_valid(&self, value: &Value) -> bool {
+        self.walk(0, value, &mut None)
+    }
+
+    /// Every failure of `value`, in the order the schema's keywords are checked.
+    pub(crate) fn failures(&self, value: &Value) -> Vec<Failure> {
+        let mut sink = Some(Sink {
+            at: String::new(),
+            failures: Vec::new(),
+        });
+        self.walk(0, value, &mut sink);
+        sink.map(|s| s.failures).unwrap_or_default()
+    }
+
+    fn walk(&self, node: usize, value: &Value, sink: &mut Option<Sink>) -> bool {
+        match &self.nodes[node] {
+            Node::Always(true) => true,
+            Node::Always(false) => fail(sink, "false", || {
+                format!("{} is not allowed here", quote(value))
+            }),
+            Node::Keywords(keywords) => {
+                let mut ok = true;
+                for keyword in keywords {
+                    if !self.keyword(keyword, value, sink) {
+                        ok = false;
+                        if sink.is_none() {
+                            return false;
+                        }
+                    }
+                }
+                ok
+            }
+        }
+    }
+
+    /// Whether `value` is valid against `node`, reporting nothing (the branches of
+    /// `anyOf`, `oneOf`, `not`, `if` and `contains`).
+    fn test(&self, node: usize, value: &Value) -> bool {
+        self.walk(node, value, &mut None)
+    }
+
+    /// Walk a child of the value at hand, its step added to the pointer.
+    fn child(&self, node: usize, value: &Value, step: Step<'_>, sink: &mut Option<Sink>) -> bool {
+        let Some(s) = sink.as_mut() else {
+            return self.walk(node, value, sink);
+        };
+        let len = s.at.len();
+        s.at.push('/');
+        match step {
+            Step::Index(i) => s.at.push_str(&i.to_string()),
+            Step::Name(name) => s.at.push_str(&escape(name)),
+        }
+        let ok = self.walk(node, value, sink);
+        if let Some(s) = sink.as_mut() {
+            s.at.truncate(len);
+        }
+        ok
+    }
+
+    fn keyword(&self, keyword: &Keyword, value: &Value, sink: &mut Option<Sink>) -> bool {
+        match (keyword, value) {
+            (Keyword::Ref(node), _) => self.walk(*node, value, sink),
+            (Keyword::Type(types), _) => {
+                types.iter().any(|t| is(*t, value))
+                    || push(sink, || {
+                        FailureKind::Type(
+                            types
+                                .iter()
+                                .map(|t| t.name())
+                                .collect::<Vec<_>>()
+                                .join(" or "),
+                        )
+                    })
+            }
+            (Keyword::Const(expected), _) => {
+                equal(value, expected)
+                    || fail(sink, "const", || {
+                        format!("{} is not {}", quote(value), quote(expected))
+                    })
+            }
+            (Keyword::Enum(options), _) => {
+                options.iter().any(|o| equal(value, o))
+                    || fail(sink, "enum", || {
+                        format!(
+                            "{} is not one of {}",
+                            quote(value),
+                            quote(&Value::Array(options.clone()))
+                        )
+                    })
+            }
+            (Keyword::Minimum(limit), Value::Number(n)) => {
+                compare(n, limit) != Ordering::Less
+                    || fail(sink, "minimum", || {
+                        format!("{n} is less than the minimum of {limit}")
+                    })
+            }
+            (Keyword::Maximum(limit), Value::Number(n)) => {
+                compare(n, limit) != Ordering::Greater
+                    || fail(sink, "maximum", || {
+                        format!("{n} is greater than the maximum of {limit}")
+                    })
+            }
+            (Keyword::ExclusiveMinimum(limit), Value::Number(n)) => {
+                compare(n, limit) == Ordering::Greater
+                    || fail(sink, "exclusiveMinimum", || {
+                        format!("{n} is not greater than {limit}")
+                    })
+            }
+            (Keyword::ExclusiveMaximum(limit), Value::Number(n)) => {
+                compare(n, limit) == Ordering::Less
+                    || fail(sink, "exclusiveMaximum", || {
+                        format!("{n} is not less than {limit}")
+                    })
+            }
+            (Keyword::MultipleOf(of), Value::Number(n)) => {
+                multiple(n, of)
+                    || fail(sink, "multipleOf", || {
+                        format!("{n} is not a multiple of {of}")
+                    })
+            }
+            (Keyword::MinLength(min), Value::String(s)) => {
+                (s.len() as u64 >= *min && s.chars().count() as u64 >= *min)
+                    || fail(sink, "minLength", || {
+                        format!("{} is shorter than {min} characters", quote(value))
+                    })
+            }
+            (Keyword::MaxLength(max), Value::String(s)) => {
+                (s.len() as u64 <= *max || s.chars().count() as u64 <= *max)
+                    || fail(sink, "maxLength", || {
+                        format!("{} is longer than {max} characters", quote(value))
+                    })
+            }
+            (Keyword::Pattern(pattern), Value::String(s)) => {
+                pattern.regex.is_match(s)
+                    || fail(sink, "pattern", || {
+                        format!(
+                            "{} does not match the pattern {}",
+                            quote(value),
+                            quote(&Value::String(pattern.source.clone()))
+                        )
+                    })
+            }
+            (Keyword::PrefixItems(nodes), Value::Array(items)) => {
+                let mut ok = true;
+                for (i, (node, item)) in nodes.iter().zip(items).enumerate() {
+                    if !self.child(*node, item, Step::Index(i), sink) {
+                        ok = false;
+                        if sink.is_none() {
+                            return false;
+                        }
+                    }
+                }
+                ok
+            }
+            (Keyword::Items { node, from }, Value::Array(items)) => {
+                let mut ok = true;
+                for (i, item) in items.iter().enumerate().skip(*from) {
+                    if !self.child(*node, item, Step::Index(i), sink) {
+                        ok = false;
+                        if sink.is_none() {
+                            return false;
+                        }
+                    }
+                }
+                ok
+            }
+            (Keyword::MinItems(min), Value::Array(items)) => {
+                items.len() as u64 >= *min
+                    || fail(sink, "minItems", || {
+                        format!("{} has fewer than {min} items", quote(value))
+                    })
+            }
+            (Keyword::MaxItems(max), Value::Array(items)) => {
+                items.len() as u64 <= *max
+                    || fail(sink, "maxItems", || {
+                        format!("{} has more than {max} items", quote(value))
+                    })
+            }
+            (Keyword::UniqueItems, Value::Array(items)) => {
+                let unique = items
+                    .iter()
+                    .enumerate()
+                    .all(|(i, a)| items[i + 1..].iter().all(|b| !equal(a, b)));
+                unique
+                    || fail(sink, "uniqueItems", || {
+                        format!("{} has repeated items", quote(value))
+                    })
+            }
+            (Keyword::Contains { node, min, max }, Value::Array(items)) => {
+                let matching = items.iter().filter(|item| self.test(*node, item)).count() as u64;
+                if matching < *min {
+                    let keyword = if *min == 1 { "contains" } else { "minContains" };
+                    return fail(sink, keyword, || {
+                        format!(
+                            "{} has {matching} items matching `contains`, fewer than {min}",
+                            quote(value)
+                        )
+                    });
+                }
+                max.is_none_or(|max| matching <= max)
+                    || fail(sink, "maxContains", || {
+                        format!(
+                            "{} has {matching} items matching `contains`, more than {}",
+                            quote(value),
+                            max.unwrap_or_default()
+                        )
+                    })
+            }
+            (Keyword::Required(names), Value::Object(members)) => {
+                let mut ok = true;
+                for name in names {
+                    if !members.contains_key(name) {
+                        ok = false;
+                        push(sink, || FailureKind::Required(name.clone()));
+                        if sink.is_none() {
+                            return false;
+                        }
+                    }
+                }
+                ok
+            }
+            (Keyword::Properties(properties), Value::Object(members)) => {
+                let mut ok = true;
+                for (name, node) in properties {
+                    if let Some(member) = members.get(name)
+                        && !self.child(*node, member, Step::Name(name), sink)
+                    {
+                        ok = false;
+                        if sink.is_none() {
+                            return false;
+                        }
+                    }
+                }
+                ok
+            }
+            (Keyword::PatternProperties(patterns), Value::Object(members)) => {
+                let mut ok = true;
+                for (name, member) in members {
+                    for (pattern, node) in patterns {
+                        if pattern.regex.is_match(name)
+                            && !self.child(*node, member, Step::Name(name), sink)
+                        {
+                            ok = false;
+                            if sink.is_none() {
+                                return false;
+                            }
+                        }
+                    }
+                }
+                ok
+            }
+            (
+                Keyword::AdditionalProperties {
+                    node,
+                    named,
+                    patterns,
+                },
+                Value::Object(members),
+            ) => {
+                let mut extra = members.iter().filter(|(name, _)| {
+                    !named.iter().any(|n| n == *name)
+                        && !patterns.iter().any(|p| p.regex.is_match(name))
+                });
+                if let Node::Always(false) = self.nodes[*node] {
+                    if sink.is_none() {
+                        return extra.next().is_none();
+                    }
+                    let names: Vec<String> = extra.map(|(name, _)| format!("'{name}'")).collect();
+                    return names.is_empty()
+                        || fail(sink, "additionalProperties", || match names.len() {
+                            1 => format!("unexpected property {}", names[0]),
+                            _ => format!("unexpected properties {}", names.join(", ")),
+                        });
+                }
+                let mut ok = true;
+                for (name, member) in extra {
+                    if !self.child(*node, member, Step::Name(name), sink) {
+                        ok = false;
+                        if sink.is_none() {
+                            return false;
+                        }
+                    }
+                }
+                ok
+            }
+            (Keyword::PropertyNames(node), Value::Object(members)) => {
+                let bad: Vec<&String> = members
+                    .keys()
+                    .filter(|name| !self.test(*node, &Value::String((*name).clone())))
+                    .collect();
+                bad.is_empty()
+                    || fail(sink, "propertyNames", || {
+                        format!("the property name '{}' is not allowed", bad[0])
+                    })
+            }
+            (Keyword::MinProperties(min), Value::Object(members)) => {
+                members.len() as u64 >= *min
+                    || fail(sink, "minProperties", || {
+                        format!("{} has fewer than {min} properties", quote(value))
+                    })
+            }
+            (Keyword::MaxProperties(max), Value::Object(members)) => {
+                members.len() as u64 <= *max
+                    || fail(sink, "maxProperties", || {
+                        format!("{} has more than {max} properties", quote(value))
+                    })
+            }
+            (Keyword::DependentRequired(dependencies), Value::Object(members)) => {
+                let mut ok = true;
+                for (name, needs) in dependencies {
+                    if !members.contains_key(name) {
+                        continue;
+                    }
+                    for need in needs {
+                        if !members.contains_key(need) {
+                            ok = false;
+                            push(sink, || FailureKind::Required(need.clone()));
+                            if sink.is_none() {
+                                return false;
+                            }
+                        }
+                    }
+                }
+                ok
+            }
+            (Keyword::DependentSchemas(dependencies), Value::Object(members)) => {
+                let mut ok = true;
+                for (name, node) in dependencies {
+                    if members.contains_key(name) && !self.walk(*node, value, sink) {
+                        ok = false;
+                        if sink.is_none() {
+                            return false;
+                        }
+                    }
+                }
+                ok
+            }
+            (Keyword::AllOf(nodes), _) => {
+                let mut ok = true;
+                for node in nodes {
+                    if !self.walk(*node, value, sink) {
+                        ok = false;
+                        if sink.is_none() {
+                            return false;
+                        }
+                    }
+                }
+                ok
+            }
+            (Keyword::AnyOf(nodes), _) => {
+                nodes.iter().any(|node| self.test(*node, value))
+                    || fail(sink, "anyOf", || {
+                        format!(
+                            "{} matches none of the allowed alternatives{}",
+                            quote(value),
+                            self.alternatives(nodes)
+                        )
+                    })
+            }
+            (Keyword::OneOf(nodes), _) => {
+                match nodes.iter().filter(|node| self.test(**node, value)).count() {
+                    1 => true,
+                    0 => fail(sink, "oneOf", || {
+                        format!(
+                            "{} matches none of the allowed alternatives{}",
+                            quote(value),
+                            self.alternatives(nodes)
+                        )
+                    }),
+                    _ => fail(sink, "oneOf", || {
+                        format!(
+                            "{} matches more than one of the `oneOf` alternatives",
+                            quote(value)
+                        )
+                    }),
+                }
+            }
+            (Keyword::Not(node), _) => {
+                !self.test(*node, value)
+                    || fail(sink, "not", || {
+                        format!("{} matches the schema under `not`", quote(value))
+                    })
+            }
+            (
+                Keyword::If {
+                    test,
+                    then,
+                    otherwise,
+                },
+                _,
+            ) => match if self.test(*test, value) {
+                then
+            } else {
+                otherwise
+            } {
+                Some(node) => self.walk(*node, value, sink),
+                None => true,
+            },
+            // An assertion about another type of value holds.
+            _ => true,
+        }
+    }
+
+    /// " (string, null)" when every alternative names its types, else nothing.
+    fn alternatives(&self, nodes: &[usize]) -> String {
+        let names: Option<Vec<String>> = nodes
+            .iter()
+            .map(|node| match &self.nodes[*node] {
+                Node::Keywords(keywords) => keywords.iter().find_map(|k| match k {
+                    Keyword::Type(types) => Some(
+                        types
+                            .iter()
+                            .map(|t| t.name())
+                            .collect::<Vec<_>>()
+                            .join(" or "),
+                    ),
+                    _ => None,
+                }),
+                Node::Always(_) => None,
+            })
+            .collect();
+        names.map_or_else(String::new, |names| format!(" ({})", names.join(", ")))
+    }
+}
+
+/// Record a keyword's failure; `false`, so a check reads `holds || fail(..)`.
+fn fail(sink: &mut Option<Sink>, keyword: &'static str, message: impl FnOnce() -> String) -> bool {
+    push(sink, || FailureKind::Keyword {
+        keyword: Cow::Borrowed(keyword),
+        message: message(),
+    })
+}
+
+fn push(sink: &mut Option<Sink>, kind: impl FnOnce() -> FailureKind) -> bool {
+    if let Some(s) = sink.as_mut() {
+        s.failures.push(Failure {
+            at: s.at.clone(),
+            kind: kind(),
+        });
+    }
+    false
+}
+
+/// A value as JSON, cut to [`QUOTE`] characters.
+fn quote(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(QUOTE) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text,
+    }
+}
+
+fn is(t: JsonType, value: &Value) -> bool {
+    match (t, value) {
+        (JsonType::Null, Value::Null)
+        | (JsonType::Boolean, Value::Bool(_))
+        | (JsonType::Object, Value::Object(_))
+        | (JsonType::Array, Value::Array(_))
+        | (JsonType::Number, Value::Number(_))
+        | (JsonType::String, Value::String(_)) => true,
+        // 2020-12: a number with a zero fractional part is an integer.
+        (JsonType::Integer, Value::Number(n)) => {
+            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        _ => false,
+    }
+}
+
+/// JSON equality: numbers by value (`1` equals `1.0`), objects whatever their order.
+pub(super) fn equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => compare(x, y) == Ordering::Equal,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| equal(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(name, a)| y.get(name).is_some_and(|b| equal(a, b)))
+        }
+        _ => a == b,
+    }
+}
+
+fn integer(n: &Number) -> Option<i128> {
+    n.as_i64()
+        .map(i128::from)
+        .or_else(|| n.as_u64().map(i128::from))
+}
+
+/// Numbers by value: exactly between integers, as `f64` otherwise.
+fn compare(a: &Number, b: &Number) -> Ordering {
+    if let (Some(x), Some(y)) = (integer(a), integer(b)) {
+        return x.cmp(&y);
+    }
+    let (x, y) = (
+        a.as_f64().unwrap_or(f64::NAN),
+        b.as_f64().unwrap_or(f64::NAN),
+    );
+    x.partial_cmp(&y).unwrap_or(Ordering::Equal)
+}
+
+/// Whether `n` divided by `of` is an integer, reading both as the decimals they are
+/// written as (`0.3` is a multiple of `0.1`).
+fn multiple(n: &Number, of: &Number) -> bool {
+    if let (Some(x), Some(y)) = (integer(n), integer(of)) {
+        return y != 0 && x % y == 0;
+    }
+    if let (Some((xm, xe)), Some((ym, ye))) = (decimal(n), decimal(of)) {
+        if ym == 0 {
+            return false;
+        }
+        let e = xe.min(ye);
+        let scale = |m: i128, by: i32| {
+            u32::try_from(by)
+                .ok()
+                .and_then(|by| 10i128.checked_pow(by))
+                .and_then(|p| m.checked_mul(p))
+        };
+        if let (Some(x), Some(y)) = (scale(xm, xe - e), scale(ym, ye - e)) {
+            return x % y == 0;
+        }
+    }
+    let (x, y) = (n.as_f64().unwrap_or(0.0), of.as_f64().unwrap_or(1.0));
+    let q = x / y;
+    q.is_finite() && (q - q.round()).abs() <= q.abs().max(1.0) * f64::EPSILON
+}
+
+/// A number as `mantissa * 10^exponent`, from its shortest decimal form.
+fn decimal(n: &Number) -> Option<(i128, i32)> {
+    let text = n.to_string();
+    let (digits, exponent) = match text.split_once(['e', 'E']) {
+        Some((digits, exponent)) => (digits, exponent.parse::<i32>().ok()?),
+        None => (text.as_str(), 0),
+    };
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    let mantissa: i128 = format!("{whole}{fraction}").parse().ok()?;
+    let places = i32::try_from(fraction.len()).ok()?;
+    Some((mantissa, exponent.checked_sub(places)?))
+}
