@@ -12,12 +12,15 @@ python3 "$root/scripts/readme_crate.py" "$root/README.md" "$work/hello-mcp"
 cp "$root/Cargo.lock" "$work/hello-mcp/Cargo.lock"
 cd "$work/hello-mcp"
 CARGO_TARGET_DIR="$root/target/quickstart" cargo build --quiet
-# What it compiles: no SQLite (C) unless the crate asks for the `sqlite` feature.
-if cargo tree --edges normal,build --prefix none | grep -q '^libsqlite3-sys '; then
-  echo "the quick start compiles SQLite, which it did not ask for:" >&2
-  cargo tree --edges normal,build --invert libsqlite3-sys >&2
-  exit 1
-fi
+# What it compiles: no SQLite (C), no `jsonschema` crate and no URL parser unless the crate
+# asks for the features that need them.
+for heavy in libsqlite3-sys jsonschema url; do
+  if cargo tree --edges normal,build --prefix none | grep -q "^$heavy "; then
+    echo "the quick start compiles $heavy, which it did not ask for:" >&2
+    cargo tree --edges normal,build --invert "$heavy" >&2
+    exit 1
+  fi
+done
 bin="$root/target/quickstart/debug/hello-mcp"
 python3 - "$bin" <<'PY'
 import json, subprocess, sys
@@ -51,5 +54,5 @@ result = answer(4)["result"]
 assert result["isError"] is True and "zero" in result["content"][0]["text"], result
 server.stdin.close()
 server.wait(timeout=10)
-print("quick start: built from README.md (no SQLite), listed divide and greet, answered both")
+print("quick start: built from README.md (no SQLite, jsonschema or url), listed divide and greet, answered both")
 PY

@@ -1,4 +1,5 @@
-//! MCP-AQL: the query language surface ([`Surface::Aql`](crate::Surface)).
+//! MCP-AQL: the query language surface ([`Surface::Aql`](crate::Surface)), with the feature
+//! `aql`.
 //!
 //! Reach for this module when you serve MCP-AQL and want to tune it ([`Aql`], [`AqlLimits`],
 //! [`AqlMode`]) or when an ability reads a collection query: filters, sorting, windows and

@@ -42,7 +42,7 @@
 //! | [`client`] | an ability asks the client (elicitation, sampling, roots, logging) |
 //! | [`extract`] | a parameter filled from the request instead of the arguments |
 //! | [`resource`], [`prompt`] | abilities served as resources or prompts |
-//! | [`aql`] | MCP-AQL settings and collection queries |
+//! | `aql` | MCP-AQL settings and collection queries (feature `aql`) |
 //! | [`store`] | tasks and tokens that outlive a restart, or replicas that share them |
 //! | [`handler`] | abilities built at run time, custom handlers, rmcp integration |
 //! | [`registry`] | a running server's abilities, added and removed live |
@@ -68,6 +68,7 @@ mod guide {
     mod tasks {}
     #[doc = include_str!("../docs/src/surfaces.md")]
     mod surfaces {}
+    #[cfg(feature = "aql")]
     #[doc = include_str!("../docs/src/mcp-aql.md")]
     mod mcp_aql {}
     #[doc = include_str!("../docs/src/wire-contract.md")]
@@ -126,6 +127,7 @@ pub use abilities_runtime::{
     Server, ServerBuilder, ServerError, Site, State, Surface, TaskSupport,
 };
 
+#[cfg(feature = "aql")]
 pub mod aql;
 pub mod auth;
 pub mod client;

@@ -126,6 +126,10 @@ fn args_digest(ability: &crate::Ability, args: &Value) -> String {
 }
 
 /// Record a confirmation token issued or redeemed (`kind`) for `operation`, and how it went.
+#[cfg_attr(
+    not(feature = "aql"),
+    allow(dead_code, reason = "used by the MCP-AQL surface")
+)]
 pub(crate) fn confirmation(
     audit: &Audit,
     kind: &str,

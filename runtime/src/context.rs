@@ -52,6 +52,10 @@ pub struct Context {
     client: Option<Client>,
     /// What a surface hands its handlers beyond the core context (MCP-AQL's collection
     /// query), typed by the surface that set it.
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "used by the MCP-AQL surface")
+    )]
     surface: Option<Arc<dyn Any + Send + Sync>>,
     /// The surface the call came through, as the audit trail names it.
     via: Option<&'static str>,
@@ -99,6 +103,10 @@ impl Context {
     }
 
     /// What the surface serving the call set for its handlers, if it is a `T`.
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "used by the MCP-AQL surface")
+    )]
     pub(crate) fn surface_data<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.surface
             .clone()
@@ -106,6 +114,10 @@ impl Context {
     }
 
     /// Hand the call's handler surface data (see [`surface_data`](Self::surface_data)).
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "used by the MCP-AQL surface")
+    )]
     pub(crate) fn with_surface_data<T: Send + Sync + 'static>(mut self, data: Arc<T>) -> Self {
         self.surface = Some(data);
         self
@@ -265,6 +277,10 @@ impl Context {
     /// Whether asking the user ([`elicit`](Self::elicit)) can be answered: the client declared
     /// elicitation. A handler with another way forward checks this first, so the call is not
     /// taken for one that needed the capability.
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "used by the MCP-AQL surface")
+    )]
     pub(crate) fn can_elicit(&self) -> bool {
         self.client.as_ref().is_some_and(|c| c.0.can_elicit())
     }
@@ -356,6 +372,10 @@ impl Context {
 
     /// What names the answer last handed to the handler, if it came sealed (see
     /// [`ClientChannel::sealed_answer`]).
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "used by the MCP-AQL surface")
+    )]
     pub(crate) fn sealed_answer(&self) -> Option<String> {
         self.client.as_ref().and_then(|c| c.0.sealed_answer())
     }

@@ -35,6 +35,10 @@ pub(crate) fn keyed(key: &[u8], parts: &[&[u8]]) -> Option<[u8; 32]> {
 }
 
 /// Whether `a` and `b` are equal, in time that does not depend on where they differ.
+#[cfg_attr(
+    not(feature = "aql"),
+    allow(dead_code, reason = "used by the MCP-AQL surface")
+)]
 pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }

@@ -77,6 +77,7 @@ pub use store::{
     Claim, Claimed, MemoryStore, RateTaken, Spend, Store, StoreError, StoreFuture, TaskEvent,
     TaskEvents, TaskInsert, TaskLimits, TaskRecord, TaskSignal, TaskStatus, TokenRecord, Updates,
 };
+#[cfg(feature = "aql")]
 pub use surface::aql::{
     Aql, AqlLimits, AqlMode, CollectionQuery, ComputedField, Condition, FilterOp, SortKey, Window,
     merge_input, operation_name,

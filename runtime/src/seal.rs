@@ -13,6 +13,10 @@ pub(crate) struct StateSeal {
     lifetime: Duration,
     /// The key confirmation tokens are signed with: derived from the same key, for another
     /// purpose, so replicas sharing the key verify each other's tokens.
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "used by the MCP-AQL surface")
+    )]
     pub(crate) token_key: [u8; 32],
 }
 

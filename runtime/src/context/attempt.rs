@@ -28,6 +28,10 @@ pub(crate) struct Attempt {
     /// The call's answer is about its rounds of input (a question for the client, a
     /// capability it must declare, answers too large to carry): it runs again from the start.
     asked: AtomicBool,
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "used by the MCP-AQL surface")
+    )]
     key: Option<HeldKey>,
     /// Why the surface refused a [handed](HeldKey::Handed) key (reused, in use, malformed):
     /// the protocol layer answers that as it answers for keys it claims itself.
@@ -50,6 +54,10 @@ impl Attempt {
     }
 
     /// A part of `within` (one operation of a call), with its own record of starting.
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "used by the MCP-AQL surface")
+    )]
     pub(crate) fn part_of(within: Option<&Arc<Self>>) -> Arc<Self> {
         Arc::new(Self {
             started: AtomicBool::new(false),
@@ -85,6 +93,10 @@ impl Attempt {
     }
 
     /// The surface refused the key it was handed.
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "used by the MCP-AQL surface")
+    )]
     pub(crate) fn refuse_key(&self, error: AbilityError) {
         let _ = self.refused.set(error);
     }
@@ -95,6 +107,10 @@ impl Attempt {
     }
 
     /// The idempotency key the call came with, and who answers for it.
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "used by the MCP-AQL surface")
+    )]
     pub(crate) fn key(&self) -> Option<&HeldKey> {
         self.key.as_ref()
     }

@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+#[cfg(feature = "aql")]
 pub(crate) use crate::warning::{Severity, Warning};
 pub use output::CallOutput;
 pub(crate) use report::{Reporter, report};
@@ -65,6 +66,10 @@ type Finishes<'a> = Option<Box<Vec<Finish<'a>>>>;
 
 impl<'a> Call<'a> {
     /// Have `finish` change the output once the handler has returned it.
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "used by the MCP-AQL surface")
+    )]
     pub(crate) fn then(&mut self, finish: impl FnOnce(&mut CallOutput) + Send + 'a) {
         self.finish.get_or_insert_default().push(Box::new(finish));
     }

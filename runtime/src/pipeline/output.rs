@@ -72,23 +72,39 @@ impl CallOutput {
     }
 
     /// Take the bare value out (a finishing stage replaces it).
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "used by the MCP-AQL surface")
+    )]
     pub(crate) fn take_bare(&mut self) -> Option<Value> {
         self.wire = OnceLock::new();
         self.value.take()
     }
 
     /// Replace the bare value (a surface's finishing stage: a collection query's page).
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "used by the MCP-AQL surface")
+    )]
     pub(crate) fn set_bare(&mut self, value: Value) {
         self.value = Some(value);
         self.wire = OnceLock::new();
     }
 
     /// Add what a stage noted beside the result.
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "used by the MCP-AQL surface")
+    )]
     pub(crate) fn warn(&mut self, warnings: impl IntoIterator<Item = Warning>) {
         self.warnings.get_or_insert_default().extend(warnings);
     }
 
     /// What stages noted beside the result, taken out.
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "used by the MCP-AQL surface")
+    )]
     pub(crate) fn take_warnings(&mut self) -> Vec<Warning> {
         self.warnings.take().map(|w| *w).unwrap_or_default()
     }

@@ -41,6 +41,7 @@ pub enum ServerError {
         at: String,
     },
     /// Two abilities (or an ability and `introspect`) share an MCP-AQL operation name.
+    #[cfg(feature = "aql")]
     #[error("MCP-AQL operation `{operation}` would be served by {first} and by {second}")]
     AqlOperationCollision {
         /// The operation name.
@@ -51,6 +52,7 @@ pub enum ServerError {
         second: String,
     },
     /// An MCP-AQL relation ([`Aql::relation`](crate::Aql::relation)) names what is not there.
+    #[cfg(feature = "aql")]
     #[error("MCP-AQL relation `{relation}` of operation `{operation}`: {problem}")]
     AqlRelation {
         /// The operation the relation is declared on.
@@ -117,6 +119,7 @@ pub enum ServerError {
 impl From<SurfaceError> for ServerError {
     fn from(error: SurfaceError) -> Self {
         match error {
+            #[cfg(feature = "aql")]
             SurfaceError::AqlOperationCollision {
                 operation,
                 first,
@@ -126,6 +129,7 @@ impl From<SurfaceError> for ServerError {
                 first,
                 second,
             },
+            #[cfg(feature = "aql")]
             SurfaceError::AqlRelation {
                 operation,
                 relation,

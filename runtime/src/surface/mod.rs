@@ -18,12 +18,17 @@ use crate::{AbilityError, CallOutput, Context, Registry};
 /// Who a call is served for and what the server puts around it: the request's holder (of
 /// confirmation tokens and idempotency keys) and the server's rate limits and audit trail.
 pub(crate) struct Served<'a> {
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "used by the MCP-AQL surface")
+    )]
     pub(crate) holder: Holder<'a>,
     pub(crate) guards: &'a Arc<Guards>,
     /// Where a native tool's call reports what it learned, for the HTTP gate.
     pub(crate) report: Option<Reporter>,
 }
 
+#[cfg(feature = "aql")]
 pub(crate) mod aql;
 pub(crate) mod catalog;
 pub(crate) mod meta;
@@ -53,17 +58,21 @@ pub enum Surface {
     /// execute the public abilities.
     Meta(MetaNames),
     /// MCP-AQL: a few endpoint tools taking `{operation, params}`, with introspection,
-    /// batches, collection queries and a confirmation gate (see [`Aql`](aql::Aql)).
+    /// batches, collection queries and a confirmation gate (see [`Aql`](aql::Aql); feature
+    /// `aql`).
+    #[cfg(feature = "aql")]
     Aql(aql::Aql),
 }
 
 impl Surface {
     /// MCP-AQL with one `mcp_aql` tool.
+    #[cfg(feature = "aql")]
     pub fn aql_single() -> Self {
         Self::Aql(aql::Aql::new(aql::AqlMode::Single))
     }
 
     /// MCP-AQL with one tool per family (`mcp_aql_create`, `mcp_aql_read`...).
+    #[cfg(feature = "aql")]
     pub fn aql_semantic() -> Self {
         Self::Aql(aql::Aql::new(aql::AqlMode::Semantic))
     }
@@ -80,19 +89,23 @@ impl Surface {
             Self::Native => "native",
             Self::Standard => "standard",
             Self::Meta(_) => "meta",
+            #[cfg(feature = "aql")]
             Self::Aql(_) => "aql",
         }
     }
 
     /// The surface named by `--mode`-style text: `native`, `standard`, `meta`,
-    /// `aql-single`, `aql-semantic` or `aql-all`.
+    /// `aql-single`, `aql-semantic` or `aql-all` (the last three with the feature `aql`).
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "native" => Some(Self::Native),
             "standard" => Some(Self::Standard),
             "meta" => Some(Self::meta()),
+            #[cfg(feature = "aql")]
             "aql-single" => Some(Self::aql_single()),
+            #[cfg(feature = "aql")]
             "aql-semantic" => Some(Self::aql_semantic()),
+            #[cfg(feature = "aql")]
             "aql-all" => Some(Self::Aql(aql::Aql::new(aql::AqlMode::All))),
             _ => None,
         }
@@ -124,12 +137,14 @@ impl Default for MetaNames {
 #[derive(Debug)]
 pub(crate) enum SurfaceError {
     /// Two abilities (or an ability and `introspect`) share an MCP-AQL operation name.
+    #[cfg(feature = "aql")]
     AqlOperationCollision {
         operation: String,
         first: String,
         second: String,
     },
     /// A relation names an operation or field that is not there.
+    #[cfg(feature = "aql")]
     AqlRelation {
         operation: String,
         relation: String,
@@ -145,6 +160,7 @@ pub(crate) enum Entry {
     Discover,
     GetInfo,
     Execute,
+    #[cfg(feature = "aql")]
     Aql(aql::Endpoint),
 }
 
@@ -163,6 +179,7 @@ pub(crate) struct View {
     /// The sort key of each tool, ascending: where a page cursor resumes.
     pub(crate) ranks: Vec<String>,
     index: HashMap<String, (Entry, usize)>,
+    #[cfg(feature = "aql")]
     aql: Option<aql::Table>,
     /// Some native tool may run as a background task (calls look no further when none can).
     tasks: bool,
@@ -184,6 +201,7 @@ impl View {
         // Native tools rank by ability name, which stays put as abilities come and go; the
         // few tools of the other surfaces rank by position.
         let mut ranks: Vec<String> = Vec::new();
+        #[cfg(feature = "aql")]
         let mut aql_table = None;
         match &surface {
             Surface::Native | Surface::Standard => {
@@ -210,6 +228,7 @@ impl View {
                 entries.push((meta::get_info_tool(&names.get_info), Entry::GetInfo));
                 entries.push((meta::execute_tool(&names.execute), Entry::Execute));
             }
+            #[cfg(feature = "aql")]
             Surface::Aql(config) => {
                 let table = aql::Table::new(config.clone(), registry, site)?;
                 for (tool, endpoint) in table.tools() {
@@ -235,6 +254,7 @@ impl View {
             tools: entries.into_iter().map(|(tool, _)| tool).collect(),
             ranks,
             index,
+            #[cfg(feature = "aql")]
             aql: aql_table,
             tasks,
             strict: profile == crate::SchemaProfile::OpenAiStrict,
@@ -268,8 +288,15 @@ impl View {
     /// Whether a call of the tool `name` with `args` answers for an idempotency key itself:
     /// a single MCP-AQL operation, which takes a key sent beside it (`_meta`) as its own
     /// `params._idempotency_key`, so one key means one thing wherever it was sent.
+    #[cfg(feature = "aql")]
     pub(crate) fn claims_own_keys(&self, name: &str, args: &Value) -> bool {
         matches!(self.index.get(name), Some((Entry::Aql(_), _))) && args.get("operations").is_none()
+    }
+
+    /// Without MCP-AQL no tool answers for its keys itself.
+    #[cfg(not(feature = "aql"))]
+    pub(crate) fn claims_own_keys(&self, _name: &str, _args: &Value) -> bool {
+        false
     }
 
     /// Call the tool named `name` through this surface.
@@ -318,6 +345,7 @@ impl View {
             Entry::Discover => Ok(meta::discover(registry)),
             Entry::GetInfo => Ok(meta::get_info(registry, &args, ctx.site().is_some())),
             Entry::Execute => Ok(Box::pin(meta::execute(registry, ctx, served.guards, args)).await),
+            #[cfg(feature = "aql")]
             Entry::Aql(endpoint) => match &self.aql {
                 Some(table) => {
                     Ok(Box::pin(aql::call(table, registry, endpoint, ctx, served, args)).await)
