@@ -91,7 +91,11 @@ pub(crate) fn check(
         .map(|failure| Violation::from_failure(failure, args, sensitive))
         .collect();
     if violations.is_empty() {
-        return Ok(());
+        // The schema said no without saying why: refuse rather than let it through.
+        return Err(AbilityError::new(
+            ErrorCode::ValidationInvalidValue,
+            "the arguments do not match the input schema",
+        ));
     }
     violations.sort_by_key(|v| v.rank);
     let first = &violations[0];

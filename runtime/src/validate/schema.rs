@@ -24,11 +24,15 @@ pub(crate) enum Problem {
 }
 
 /// Keywords of JSON Schema 2020-12 with assertions the built-in validator does not make.
-const UNSUPPORTED: [&str; 4] = [
+const UNSUPPORTED: [&str; 6] = [
     "unevaluatedProperties",
     "unevaluatedItems",
     "$dynamicRef",
     "$recursiveRef",
+    // Draft 7's, which 2020-12 replaced (`dependentRequired`/`dependentSchemas`, `prefixItems`):
+    // a schema written for draft 7 expects them checked.
+    "dependencies",
+    "additionalItems",
 ];
 
 /// A compiled schema: nodes referring to each other by index (a `$ref` may loop).
@@ -98,7 +102,11 @@ pub(super) enum Keyword {
     Ref(usize),
     Type(Vec<JsonType>),
     Const(Value),
-    Enum(Vec<Value>),
+    /// The options, and their JSON for messages (written once).
+    Enum {
+        options: Vec<Value>,
+        quoted: String,
+    },
     Minimum(Number),
     Maximum(Number),
     ExclusiveMinimum(Number),
@@ -158,9 +166,75 @@ impl Compiled {
         };
         compiler.scan(schema, String::new(), true)?;
         compiler.compile(schema, String::new())?;
-        Ok(Self {
+        let compiled = Self {
             nodes: compiler.nodes,
-        })
+        };
+        compiled.refuse_loops()?;
+        Ok(compiled)
+    }
+
+    /// Refuse a schema whose references loop back to themselves on one value (`{"$ref":
+    /// "#"}`, `{"allOf": [{"$ref": "#"}]}`): checking a value would never end. A loop through
+    /// `properties` or `items` is a recursive type and ends with the value.
+    fn refuse_loops(&self) -> Result<(), Problem> {
+        // 0: not visited, 1: on the current path, 2: done.
+        let mut state = vec![0u8; self.nodes.len()];
+        for start in 0..self.nodes.len() {
+            if state[start] != 0 {
+                continue;
+            }
+            state[start] = 1;
+            let mut stack = vec![(start, 0)];
+            while let Some((node, next)) = stack.pop() {
+                let Some(&child) = self.same_value(node).get(next) else {
+                    state[node] = 2;
+                    continue;
+                };
+                stack.push((node, next + 1));
+                match state[child] {
+                    0 => {
+                        state[child] = 1;
+                        stack.push((child, 0));
+                    }
+                    1 => {
+                        return Err(Problem::Invalid(
+                            "a `$ref` loops back to a schema that applies to the same value, \
+                             without ever reaching a value inside it"
+                                .to_owned(),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The subschemas a node applies to the value it is given (not to a value inside it).
+    fn same_value(&self, node: usize) -> Vec<usize> {
+        let Node::Keywords(keywords) = &self.nodes[node] else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for keyword in keywords {
+            match keyword {
+                Keyword::Ref(n) | Keyword::Not(n) => out.push(*n),
+                Keyword::AllOf(ns) | Keyword::AnyOf(ns) | Keyword::OneOf(ns) => {
+                    out.extend(ns.iter().copied());
+                }
+                Keyword::DependentSchemas(members) => out.extend(members.iter().map(|(_, n)| *n)),
+                Keyword::If {
+                    test,
+                    then,
+                    otherwise,
+                } => {
+                    out.push(*test);
+                    out.extend(then.iter().chain(otherwise).copied());
+                }
+                _ => {}
+            }
+        }
+        out
     }
 }
 
@@ -353,7 +427,10 @@ impl Compiler<'_> {
             let Value::Array(values) = values else {
                 return Err(invalid(at, "`enum` must be an array".to_owned()));
             };
-            out.push(Keyword::Enum(values.clone()));
+            out.push(Keyword::Enum {
+                options: values.clone(),
+                quoted: super::walk::quote(&Value::Array(values.clone())),
+            });
         }
         for (key, make) in [
             ("minimum", Keyword::Minimum as fn(Number) -> Keyword),
@@ -582,8 +659,85 @@ fn strings(value: &Value) -> Option<Vec<String>> {
         .collect()
 }
 
+/// ECMA-262's white space and line terminators, the `\s` of a JSON Schema pattern.
+const ECMA_SPACE: &str =
+    "\\t\\n\\x0B\\x0C\\r \\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000\\uFEFF";
+
+/// A JSON Schema pattern (ECMA-262) in `regex-lite`'s syntax, where the two differ in what a
+/// pattern matches: `.` stops at every ECMA line terminator (`\r`, U+2028, U+2029 too) and
+/// `\s`/`\S` take ECMA's white space, which is wider than ASCII. `None` for what this does not
+/// translate (`\S` inside a class, the empty classes `[]` and `[^]`), nor regex-lite's own
+/// syntax (inline flags, `\A`, `\z`, `\<`, `\>`, `\b{..}`).
+fn ecma(source: &str) -> Option<String> {
+    let mut out = String::with_capacity(source.len());
+    let mut chars = source.chars().peekable();
+    let mut class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next()? {
+                's' if class => out.push_str(ECMA_SPACE),
+                's' => {
+                    out.push('[');
+                    out.push_str(ECMA_SPACE);
+                    out.push(']');
+                }
+                'S' if class => return None,
+                // regex-lite's own: anchors and word boundaries ECMA does not have.
+                'A' | 'z' | '<' | '>' => return None,
+                'b' | 'B' if chars.peek() == Some(&'{') => return None,
+                'S' => {
+                    out.push_str("[^");
+                    out.push_str(ECMA_SPACE);
+                    out.push(']');
+                }
+                other => {
+                    out.push('\\');
+                    out.push(other);
+                }
+            },
+            '[' if !class => {
+                class = true;
+                out.push('[');
+                if chars.peek() == Some(&'^') {
+                    chars.next();
+                    out.push('^');
+                }
+                if chars.peek() == Some(&']') {
+                    return None;
+                }
+            }
+            ']' if class => {
+                class = false;
+                out.push(']');
+            }
+            // A literal in an ECMA class; a nested class in regex-lite's.
+            '[' => out.push_str("\\["),
+            // Inline flags (`(?i)`, `(?-u)`) are regex-lite's, not ECMA's.
+            '(' if !class
+                && chars.peek() == Some(&'?')
+                && chars
+                    .clone()
+                    .nth(1)
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '-') =>
+            {
+                return None;
+            }
+            '.' if !class => out.push_str("[^\\n\\r\\u2028\\u2029]"),
+            other => out.push(other),
+        }
+    }
+    Some(out)
+}
+
 fn pattern(source: &str, at: &str) -> Result<Pattern, Problem> {
-    regex_lite::Regex::new(source)
+    let translated = ecma(source).ok_or_else(|| {
+        Problem::Unsupported(format!(
+            "the pattern `{source}` at {} (`\\S` inside a class, an empty class, or syntax \
+             ECMA-262 does not have)",
+            place(at)
+        ))
+    })?;
+    regex_lite::Regex::new(&translated)
         .map(|regex| Pattern {
             source: source.to_owned(),
             regex,

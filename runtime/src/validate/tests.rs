@@ -18,8 +18,13 @@ fn value() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         (-4i64..12).prop_map(Value::from),
-        prop::sample::select(vec![0.5, 1.0, 2.5, -1.5, 3.0, 1e20]).prop_map(Value::from),
-        prop::sample::select(vec!["", "a", "ab", "abc", "b1", "é", "xyz12", "aé"])
+        prop::sample::select(vec![0.5, 1.0, 2.5, -1.5, 3.0, 1e20, 1e16]).prop_map(Value::from),
+        prop::sample::select(vec![
+            json!(10000000000000001u64),
+            json!(u64::MAX),
+            json!(i64::MIN)
+        ]),
+        prop::sample::select(vec!["", "a", "ab", "abc", "b1", "é", "xyz12", "aé", "a b"])
             .prop_map(Value::from),
     ];
     leaf.prop_recursive(3, 24, 4, |inner| {
@@ -40,6 +45,8 @@ fn small() -> impl Strategy<Value = Value> {
         json!(3),
         json!(2.5),
         json!(-1),
+        json!(1e16),
+        json!(10000000000000000u64),
     ])
 }
 
@@ -256,6 +263,66 @@ fn every_failure_is_reported_at_its_pointer() {
     assert!(failures(tenths.clone(), json!(0.3)).is_empty());
     assert!(failures(tenths.clone(), json!(12)).is_empty());
     assert_eq!(failures(tenths, json!(0.35)).len(), 1);
+    // Patterns read as ECMA-262: `.` stops at every line terminator, `\s` is Unicode's
+    // white space; anywhere in the string unless anchored.
+    let pattern = |p: &str, s: &str| failures(json!({"pattern": p}), json!(s)).is_empty();
+    assert!(!pattern("^.*$", "a\rb"));
+    assert!(!pattern("^.*$", "a\u{2028}b"));
+    assert!(pattern("^.*$", "aé😀"));
+    assert!(!pattern("^\\S+$", "a\u{a0}b"));
+    assert!(pattern("^[\\s\\d]+$", "1\u{3000}2"));
+    assert!(pattern("^a\\.b$", "a.b"));
+    assert!(!pattern("^a\\.b$", "axb"));
+    assert!(pattern("[.]", "."));
+    assert!(!pattern("[.]", "x"));
+    assert!(pattern("b", "abc"));
+    assert!(!pattern("^\\d+$", "١٢"));
+    // `[` inside a class is a literal, as in ECMA-262 (not a nested class).
+    assert!(!pattern("^[[:digit:]]+$", "5"));
+    assert!(pattern("^[[:digit:]]+$", ":]]"));
+    // Numbers compare exactly, an integer beside a float too.
+    let holds = |schema: Value, value: Value| failures(schema, value).is_empty();
+    assert!(!holds(
+        json!({"maximum": 1e16}),
+        json!(10000000000000001u64)
+    ));
+    assert!(holds(json!({"maximum": 1e16}), json!(10000000000000000u64)));
+    assert!(!holds(
+        json!({"const": 9007199254740993u64}),
+        json!(9007199254740992.0)
+    ));
+    assert!(!holds(
+        json!({"maximum": 18446744073709551615u64}),
+        json!(1.8446744073709552e19)
+    ));
+    assert!(holds(json!({"exclusiveMinimum": 2.5}), json!(3)));
+    assert!(!holds(json!({"exclusiveMinimum": 2.5}), json!(2)));
+    assert!(holds(json!({"minimum": -2.5}), json!(-2)));
+    assert!(!holds(json!({"minimum": -2.5}), json!(-3)));
+    assert!(!holds(json!({"multipleOf": 7}), json!(1e300)));
+    assert!(holds(json!({"multipleOf": 2}), json!(1e300)));
+    // A huge invalid value costs one bounded report.
+    let many: Vec<Value> = (0..10_000).map(|_| json!("x")).collect();
+    let report = failures(json!({"items": {"type": "integer"}}), Value::Array(many));
+    assert_eq!(report.len(), super::walk::MAX_FAILURES);
+    // Long arrays are compared by a canonical text: numbers by value, members in any order.
+    let unique =
+        |items: Vec<Value>| failures(json!({"uniqueItems": true}), Value::Array(items)).is_empty();
+    let mut long: Vec<Value> = (0..40).map(Value::from).collect();
+    assert!(unique(long.clone()));
+    long.push(json!(7.0));
+    assert!(!unique(long.clone()));
+    let mut objects: Vec<Value> = (0..40)
+        .map(|i| json!({"a": i, "b": [i, {"c": 1}]}))
+        .collect();
+    assert!(unique(objects.clone()));
+    objects.push(json!({"b": [3.0, {"c": 1.0}], "a": 3}));
+    assert!(!unique(objects));
+    let strings: Vec<Value> = (0..40)
+        .map(|i| json!(format!("{i}")))
+        .chain([json!(5)])
+        .collect();
+    assert!(unique(strings));
     // A union says what it allows.
     assert_eq!(
         failures(
@@ -299,6 +366,16 @@ fn malformed_and_unchecked_schemas_are_refused() {
             json!({"multipleOf": 0}),
             "`multipleOf` must be a number above zero",
         ),
+        (json!({"$ref": "#"}), "loops back"),
+        (
+            json!({"$defs": {"a": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/a"}]}},
+                "properties": {"x": {"$ref": "#/$defs/a"}}}),
+            "loops back",
+        ),
+        (
+            json!({"$defs": {"a": {"not": {"$ref": "#"}}}, "allOf": [{"$ref": "#/$defs/a"}]}),
+            "loops back",
+        ),
     ] {
         match Compiled::new(&schema) {
             Err(Problem::Invalid(reason)) => {
@@ -321,6 +398,20 @@ fn malformed_and_unchecked_schemas_are_refused() {
             "an embedded schema resource",
         ),
         (json!({"pattern": "(?<=a)b"}), "the pattern `(?<=a)b`"),
+        (json!({"pattern": "[^]"}), "an empty class"),
+        (
+            json!({"pattern": "(?i)abc"}),
+            "syntax ECMA-262 does not have",
+        ),
+        (
+            json!({"pattern": "\\Aabc"}),
+            "syntax ECMA-262 does not have",
+        ),
+        (
+            json!({"dependencies": {"a": ["b"]}}),
+            "`dependencies` at the root",
+        ),
+        (json!({"pattern": "[\\S]"}), "inside a class"),
     ] {
         match Compiled::new(&schema) {
             Err(Problem::Unsupported(what)) => {

@@ -46,6 +46,10 @@ enum Step<'a> {
 /// Values quoted in messages are cut to this many characters.
 const QUOTE: usize = 100;
 
+/// A value's failures reported at most: past them, the walk stops (a client's huge invalid
+/// array costs one pass, not a report per item).
+pub(crate) const MAX_FAILURES: usize = 50;
+
 impl Compiled {
     /// Whether `value` is valid, stopping at the first failure.
     pub(crate) fn is_valid(&self, value: &Value) -> bool {
@@ -73,7 +77,10 @@ impl Compiled {
                 for keyword in keywords {
                     if !self.keyword(keyword, value, sink) {
                         ok = false;
-                        if sink.is_none() {
+                        if sink
+                            .as_ref()
+                            .is_none_or(|s| s.failures.len() >= MAX_FAILURES)
+                        {
                             return false;
                         }
                     }
@@ -128,36 +135,32 @@ impl Compiled {
                         format!("{} is not {}", quote(value), quote(expected))
                     })
             }
-            (Keyword::Enum(options), _) => {
+            (Keyword::Enum { options, quoted }, _) => {
                 options.iter().any(|o| equal(value, o))
                     || fail(sink, "enum", || {
-                        format!(
-                            "{} is not one of {}",
-                            quote(value),
-                            quote(&Value::Array(options.clone()))
-                        )
+                        format!("{} is not one of {quoted}", quote(value))
                     })
             }
             (Keyword::Minimum(limit), Value::Number(n)) => {
-                compare(n, limit) != Ordering::Less
+                matches!(compare(n, limit), Some(Ordering::Greater | Ordering::Equal))
                     || fail(sink, "minimum", || {
                         format!("{n} is less than the minimum of {limit}")
                     })
             }
             (Keyword::Maximum(limit), Value::Number(n)) => {
-                compare(n, limit) != Ordering::Greater
+                matches!(compare(n, limit), Some(Ordering::Less | Ordering::Equal))
                     || fail(sink, "maximum", || {
                         format!("{n} is greater than the maximum of {limit}")
                     })
             }
             (Keyword::ExclusiveMinimum(limit), Value::Number(n)) => {
-                compare(n, limit) == Ordering::Greater
+                compare(n, limit) == Some(Ordering::Greater)
                     || fail(sink, "exclusiveMinimum", || {
                         format!("{n} is not greater than {limit}")
                     })
             }
             (Keyword::ExclusiveMaximum(limit), Value::Number(n)) => {
-                compare(n, limit) == Ordering::Less
+                compare(n, limit) == Some(Ordering::Less)
                     || fail(sink, "exclusiveMaximum", || {
                         format!("{n} is not less than {limit}")
                     })
@@ -227,10 +230,7 @@ impl Compiled {
                     })
             }
             (Keyword::UniqueItems, Value::Array(items)) => {
-                let unique = items
-                    .iter()
-                    .enumerate()
-                    .all(|(i, a)| items[i + 1..].iter().all(|b| !equal(a, b)));
+                let unique = unique(items);
                 unique
                     || fail(sink, "uniqueItems", || {
                         format!("{} has repeated items", quote(value))
@@ -482,7 +482,9 @@ fn fail(sink: &mut Option<Sink>, keyword: &'static str, message: impl FnOnce() -
 }
 
 fn push(sink: &mut Option<Sink>, kind: impl FnOnce() -> FailureKind) -> bool {
-    if let Some(s) = sink.as_mut() {
+    if let Some(s) = sink.as_mut()
+        && s.failures.len() < MAX_FAILURES
+    {
         s.failures.push(Failure {
             at: s.at.clone(),
             kind: kind(),
@@ -491,12 +493,30 @@ fn push(sink: &mut Option<Sink>, kind: impl FnOnce() -> FailureKind) -> bool {
     false
 }
 
-/// A value as JSON, cut to [`QUOTE`] characters.
-fn quote(value: &Value) -> String {
-    let text = value.to_string();
+/// A value as JSON, cut to [`QUOTE`] characters (a huge value is not written out whole).
+pub(super) fn quote(value: &Value) -> String {
+    /// Keeps the first bytes written, then refuses more, which ends the serialization.
+    struct Bounded(Vec<u8>);
+    impl std::io::Write for Bounded {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let room = (QUOTE * 4 + 4).saturating_sub(self.0.len());
+            if room == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            let n = buf.len().min(room);
+            self.0.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut out = Bounded(Vec::new());
+    let _ = serde_json::to_writer(&mut out, value);
+    let text = String::from_utf8_lossy(&out.0);
     match text.char_indices().nth(QUOTE) {
         Some((cut, _)) => format!("{}...", &text[..cut]),
-        None => text,
+        None => text.into_owned(),
     }
 }
 
@@ -519,7 +539,7 @@ fn is(t: JsonType, value: &Value) -> bool {
 /// JSON equality: numbers by value (`1` equals `1.0`), objects whatever their order.
 pub(super) fn equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => compare(x, y) == Ordering::Equal,
+        (Value::Number(x), Value::Number(y)) => compare(x, y) == Some(Ordering::Equal),
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| equal(a, b))
         }
@@ -532,22 +552,102 @@ pub(super) fn equal(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Whether no two items are equal: pairwise for a few, by a canonical text of each for more
+/// (a client's array must not cost the square of its length).
+fn unique(items: &[Value]) -> bool {
+    if items.len() <= 16 {
+        return items
+            .iter()
+            .enumerate()
+            .all(|(i, a)| items[i + 1..].iter().all(|b| !equal(a, b)));
+    }
+    let mut seen = std::collections::HashSet::with_capacity(items.len());
+    items.iter().all(|item| {
+        let mut text = String::new();
+        canonical(item, &mut text);
+        seen.insert(text)
+    })
+}
+
+/// A text equal for values [`equal`] holds equal: numbers by value, members sorted.
+fn canonical(value: &Value, out: &mut String) {
+    use std::fmt::Write;
+    match value {
+        Value::Number(n) => match integer(n) {
+            Some(i) => {
+                let _ = write!(out, "{i}");
+            }
+            None => match n.as_f64() {
+                Some(f) if f.fract() == 0.0 && f.abs() < 1e38 => {
+                    let _ = write!(out, "{}", f as i128);
+                }
+                Some(f) => {
+                    let _ = write!(out, "{f:e}");
+                }
+                None => out.push_str(&n.to_string()),
+            },
+        },
+        Value::Array(items) => {
+            out.push('[');
+            for item in items {
+                canonical(item, out);
+                out.push(',');
+            }
+            out.push(']');
+        }
+        Value::Object(members) => {
+            let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
+            sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (name, member) in sorted {
+                out.push_str(&Value::String(name.clone()).to_string());
+                out.push(':');
+                canonical(member, out);
+                out.push(',');
+            }
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
 fn integer(n: &Number) -> Option<i128> {
     n.as_i64()
         .map(i128::from)
         .or_else(|| n.as_u64().map(i128::from))
 }
 
-/// Numbers by value: exactly between integers, as `f64` otherwise.
-fn compare(a: &Number, b: &Number) -> Ordering {
-    if let (Some(x), Some(y)) = (integer(a), integer(b)) {
-        return x.cmp(&y);
+/// Numbers by value, exactly (an integer beside a float too); `None` for a pair that does not
+/// order, which fails every comparison.
+fn compare(a: &Number, b: &Number) -> Option<Ordering> {
+    match (integer(a), integer(b)) {
+        (Some(x), Some(y)) => Some(x.cmp(&y)),
+        (Some(x), None) => exact(x, b.as_f64()?),
+        (None, Some(y)) => exact(y, a.as_f64()?).map(Ordering::reverse),
+        (None, None) => a.as_f64()?.partial_cmp(&b.as_f64()?),
     }
-    let (x, y) = (
-        a.as_f64().unwrap_or(f64::NAN),
-        b.as_f64().unwrap_or(f64::NAN),
-    );
-    x.partial_cmp(&y).unwrap_or(Ordering::Equal)
+}
+
+/// An integer against a float, without rounding either.
+fn exact(i: i128, f: f64) -> Option<Ordering> {
+    // 2^127: every i128 lies strictly between its negation and it.
+    const LIMIT: f64 = 1.7014118346046923e38;
+    if f.is_nan() {
+        return None;
+    }
+    if f >= LIMIT {
+        return Some(Ordering::Less);
+    }
+    if f < -LIMIT {
+        return Some(Ordering::Greater);
+    }
+    let whole = f.trunc();
+    // `whole` is an integer below 2^127 in magnitude: the cast is exact.
+    match i.cmp(&(whole as i128)) {
+        Ordering::Equal if f > whole => Some(Ordering::Less),
+        Ordering::Equal if f < whole => Some(Ordering::Greater),
+        order => Some(order),
+    }
 }
 
 /// Whether `n` divided by `of` is an integer, reading both as the decimals they are
@@ -571,9 +671,11 @@ fn multiple(n: &Number, of: &Number) -> bool {
             return x % y == 0;
         }
     }
-    let (x, y) = (n.as_f64().unwrap_or(0.0), of.as_f64().unwrap_or(1.0));
-    let q = x / y;
-    q.is_finite() && (q - q.round()).abs() <= q.abs().max(1.0) * f64::EPSILON
+    // Too many digits for the decimals: the floats' exact remainder.
+    match (n.as_f64(), of.as_f64()) {
+        (Some(x), Some(y)) => y != 0.0 && (x % y) == 0.0,
+        _ => false,
+    }
 }
 
 /// A number as `mantissa * 10^exponent`, from its shortest decimal form.
