@@ -113,7 +113,9 @@ impl UriTemplate {
     }
 }
 
-fn percent_decode(raw: &str) -> Option<String> {
+/// `raw` with its `%XX` escapes decoded; `None` for a malformed escape or bytes that are not
+/// UTF-8.
+pub fn percent_decode(raw: &str) -> Option<String> {
     let bytes = raw.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -8,15 +8,19 @@
 
 #[cfg(feature = "jsonschema")]
 mod full;
+mod keyword;
+mod pattern;
 mod schema;
 #[cfg(test)]
 mod tests;
+mod value;
 mod walk;
 
 use serde_json::{Value, json};
 
 use crate::{AbilityError, ErrorCode};
-use schema::{Compiled, Problem};
+use keyword::Compiled;
+use schema::Problem;
 use walk::{Failure, FailureKind};
 
 /// Messages quote the offending value; a huge value is cut to this many characters.

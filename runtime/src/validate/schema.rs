@@ -14,6 +14,10 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Number, Value};
 
+use super::keyword::{Compiled, JsonType, Keyword, Node};
+use super::pattern::Pattern;
+use super::walk::escape;
+
 /// Why a schema was not compiled.
 #[derive(Debug)]
 pub(crate) enum Problem {
@@ -34,126 +38,6 @@ const UNSUPPORTED: [&str; 6] = [
     "dependencies",
     "additionalItems",
 ];
-
-/// A compiled schema: nodes referring to each other by index (a `$ref` may loop).
-#[derive(Debug)]
-pub(crate) struct Compiled {
-    pub(super) nodes: Vec<Node>,
-}
-
-/// One (sub)schema.
-#[derive(Debug)]
-pub(super) enum Node {
-    /// `true` accepts everything, `false` nothing.
-    Always(bool),
-    /// An object schema's assertions, in the order they are checked.
-    Keywords(Vec<Keyword>),
-}
-
-/// A JSON type as `type` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum JsonType {
-    Null,
-    Boolean,
-    Object,
-    Array,
-    Number,
-    String,
-    Integer,
-}
-
-impl JsonType {
-    fn parse(name: &str) -> Option<Self> {
-        Some(match name {
-            "null" => Self::Null,
-            "boolean" => Self::Boolean,
-            "object" => Self::Object,
-            "array" => Self::Array,
-            "number" => Self::Number,
-            "string" => Self::String,
-            "integer" => Self::Integer,
-            _ => return None,
-        })
-    }
-
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Self::Null => "null",
-            Self::Boolean => "boolean",
-            Self::Object => "object",
-            Self::Array => "array",
-            Self::Number => "number",
-            Self::String => "string",
-            Self::Integer => "integer",
-        }
-    }
-}
-
-/// A `pattern` (or a `patternProperties` key): an unanchored search.
-#[derive(Debug, Clone)]
-pub(super) struct Pattern {
-    pub(super) source: String,
-    pub(super) regex: regex_lite::Regex,
-}
-
-/// One assertion, or one applicator of subschemas.
-#[derive(Debug)]
-pub(super) enum Keyword {
-    Ref(usize),
-    Type(Vec<JsonType>),
-    Const(Value),
-    /// The options, and their JSON for messages (written once).
-    Enum {
-        options: Vec<Value>,
-        quoted: String,
-    },
-    Minimum(Number),
-    Maximum(Number),
-    ExclusiveMinimum(Number),
-    ExclusiveMaximum(Number),
-    MultipleOf(Number),
-    MinLength(u64),
-    MaxLength(u64),
-    Pattern(Pattern),
-    PrefixItems(Vec<usize>),
-    /// `items`: every element from `from` on (after `prefixItems`).
-    Items {
-        node: usize,
-        from: usize,
-    },
-    MinItems(u64),
-    MaxItems(u64),
-    UniqueItems,
-    Contains {
-        node: usize,
-        min: u64,
-        max: Option<u64>,
-    },
-    Required(Vec<String>),
-    Properties(Vec<(String, usize)>),
-    PatternProperties(Vec<(Pattern, usize)>),
-    /// `additionalProperties`: every member neither named in `properties` nor matched by a
-    /// `patternProperties` key.
-    AdditionalProperties {
-        node: usize,
-        named: Vec<String>,
-        patterns: Vec<Pattern>,
-    },
-    PropertyNames(usize),
-    MinProperties(u64),
-    MaxProperties(u64),
-    DependentRequired(Vec<(String, Vec<String>)>),
-    DependentSchemas(Vec<(String, usize)>),
-    AllOf(Vec<usize>),
-    AnyOf(Vec<usize>),
-    OneOf(Vec<usize>),
-    Not(usize),
-    If {
-        test: usize,
-        then: Option<usize>,
-        otherwise: Option<usize>,
-    },
-}
 
 impl Compiled {
     /// Compile `schema`, the root of its document.
@@ -596,7 +480,7 @@ impl Compiler<'_> {
             )));
         };
         let pointer = if fragment.is_empty() || fragment.starts_with('/') {
-            percent_decode(fragment).ok_or_else(|| {
+            abilities_core::percent_decode(fragment).ok_or_else(|| {
                 invalid(
                     at,
                     format!("`$ref` `{reference}` is not a valid URI fragment"),
@@ -659,120 +543,9 @@ fn strings(value: &Value) -> Option<Vec<String>> {
         .collect()
 }
 
-/// ECMA-262's white space and line terminators, the `\s` of a JSON Schema pattern.
-const ECMA_SPACE: &str =
-    "\\t\\n\\x0B\\x0C\\r \\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000\\uFEFF";
-
-/// A JSON Schema pattern (ECMA-262) in `regex-lite`'s syntax, where the two differ in what a
-/// pattern matches: `.` stops at every ECMA line terminator (`\r`, U+2028, U+2029 too) and
-/// `\s`/`\S` take ECMA's white space, which is wider than ASCII. `None` for what this does not
-/// translate (`\S` inside a class, the empty classes `[]` and `[^]`), nor regex-lite's own
-/// syntax (inline flags, `\A`, `\z`, `\<`, `\>`, `\b{..}`).
-fn ecma(source: &str) -> Option<String> {
-    let mut out = String::with_capacity(source.len());
-    let mut chars = source.chars().peekable();
-    let mut class = false;
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next()? {
-                's' if class => out.push_str(ECMA_SPACE),
-                's' => {
-                    out.push('[');
-                    out.push_str(ECMA_SPACE);
-                    out.push(']');
-                }
-                'S' if class => return None,
-                // regex-lite's own: anchors and word boundaries ECMA does not have.
-                'A' | 'z' | '<' | '>' => return None,
-                'b' | 'B' if chars.peek() == Some(&'{') => return None,
-                'S' => {
-                    out.push_str("[^");
-                    out.push_str(ECMA_SPACE);
-                    out.push(']');
-                }
-                other => {
-                    out.push('\\');
-                    out.push(other);
-                }
-            },
-            '[' if !class => {
-                class = true;
-                out.push('[');
-                if chars.peek() == Some(&'^') {
-                    chars.next();
-                    out.push('^');
-                }
-                if chars.peek() == Some(&']') {
-                    return None;
-                }
-            }
-            ']' if class => {
-                class = false;
-                out.push(']');
-            }
-            // A literal in an ECMA class; a nested class in regex-lite's.
-            '[' => out.push_str("\\["),
-            // Inline flags (`(?i)`, `(?-u)`) are regex-lite's, not ECMA's.
-            '(' if !class
-                && chars.peek() == Some(&'?')
-                && chars
-                    .clone()
-                    .nth(1)
-                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '-') =>
-            {
-                return None;
-            }
-            '.' if !class => out.push_str("[^\\n\\r\\u2028\\u2029]"),
-            other => out.push(other),
-        }
-    }
-    Some(out)
-}
-
+/// Compile a `pattern` (or a `patternProperties` key) found at `at`.
 fn pattern(source: &str, at: &str) -> Result<Pattern, Problem> {
-    let translated = ecma(source).ok_or_else(|| {
-        Problem::Unsupported(format!(
-            "the pattern `{source}` at {} (`\\S` inside a class, an empty class, or syntax \
-             ECMA-262 does not have)",
-            place(at)
-        ))
-    })?;
-    regex_lite::Regex::new(&translated)
-        .map(|regex| Pattern {
-            source: source.to_owned(),
-            regex,
-        })
-        .map_err(|e| {
-            Problem::Unsupported(format!(
-                "the pattern `{source}` at {} (the built-in regular expressions read: {e})",
-                place(at)
-            ))
-        })
-}
-
-/// A JSON pointer segment: `~` as `~0`, `/` as `~1`.
-pub(super) fn escape(segment: &str) -> std::borrow::Cow<'_, str> {
-    if segment.contains(['~', '/']) {
-        segment.replace('~', "~0").replace('/', "~1").into()
-    } else {
-        segment.into()
-    }
-}
-
-/// A URI fragment's `%XX` escapes decoded.
-fn percent_decode(fragment: &str) -> Option<String> {
-    let bytes = fragment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = fragment.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    super::pattern::pattern(source).map_err(|why| {
+        Problem::Unsupported(format!("the pattern `{source}` at {} ({why})", place(at)))
+    })
 }

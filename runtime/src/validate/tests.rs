@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 use super::Validator;
 #[cfg(feature = "jsonschema")]
 use super::check;
-use super::schema::{Compiled, Problem};
+use super::keyword::Compiled;
+use super::schema::Problem;
 use super::walk::FailureKind;
 
 const KEYS: [&str; 4] = ["a", "b", "ab", "c"];
