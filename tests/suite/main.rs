@@ -28,6 +28,7 @@ mod guide;
 mod headers;
 mod http_limits;
 mod idempotency;
+mod in_place;
 mod jsonrpc;
 mod jwt;
 mod listen_streams;

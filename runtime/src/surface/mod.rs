@@ -179,6 +179,8 @@ pub(crate) struct View {
     /// The sort key of each tool, ascending: where a page cursor resumes.
     pub(crate) ranks: Vec<String>,
     index: HashMap<String, (Entry, usize)>,
+    /// Whether each tool's input schema asks for `Mcp-Param-*` headers (`x-mcp-header`).
+    param_headers: Vec<bool>,
     #[cfg(feature = "aql")]
     aql: Option<aql::Table>,
     /// Some native tool may run as a background task (calls look no further when none can).
@@ -249,11 +251,16 @@ impl View {
             && registry
                 .iter()
                 .any(|a| a.task_support() != crate::TaskSupport::Forbidden);
+        let param_headers = entries
+            .iter()
+            .map(|(tool, _)| names_header(&tool.input_schema))
+            .collect();
         Ok(Self {
             surface,
             tools: entries.into_iter().map(|(tool, _)| tool).collect(),
             ranks,
             index,
+            param_headers,
             #[cfg(feature = "aql")]
             aql: aql_table,
             tasks,
@@ -262,6 +269,13 @@ impl View {
     }
 
     /// The tool named `name`.
+    /// Whether the tool `name`'s input schema asks for `Mcp-Param-*` headers.
+    pub(crate) fn has_param_headers(&self, name: &str) -> bool {
+        self.index
+            .get(name)
+            .is_some_and(|&(_, position)| self.param_headers.get(position) == Some(&true))
+    }
+
     pub(crate) fn tool(&self, name: &str) -> Option<&Tool> {
         self.index
             .get(name)
@@ -370,4 +384,16 @@ impl View {
             _ => Ok(native::result(outcome)),
         }
     }
+}
+
+/// Whether `schema`, at any depth, names an `x-mcp-header`.
+fn names_header(schema: &serde_json::Map<String, serde_json::Value>) -> bool {
+    fn within(value: &serde_json::Value) -> bool {
+        match value {
+            serde_json::Value::Object(map) => names_header(map),
+            serde_json::Value::Array(items) => items.iter().any(within),
+            _ => false,
+        }
+    }
+    schema.contains_key("x-mcp-header") || schema.values().any(within)
 }

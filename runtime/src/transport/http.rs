@@ -28,6 +28,7 @@ use crate::auth::AuthError;
 use crate::pipeline;
 use crate::server::Inner;
 use crate::transport::batch;
+use crate::transport::direct::Direct;
 use crate::transport::sessions::Sessions;
 use crate::transport::summary::Summary;
 use crate::transport::{answer_id, check_message, rpc_error};
@@ -47,7 +48,7 @@ impl Server {
         let http = &self.inner.http;
         let mut config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(http.stateful)
-            .with_json_response(!http.stateful)
+            .with_json_response(true)
             .with_max_request_body_bytes(http.max_body_bytes)
             .with_allowed_origins(http.allowed_origins.clone());
         config = if http.allowed_hosts.is_empty() {
@@ -56,11 +57,17 @@ impl Server {
             config.with_allowed_hosts(http.allowed_hosts.clone())
         };
         let sessions = Sessions::new(http);
-        let mcp = StreamableHttpService::new(
-            move || Ok(handler.for_session()),
-            sessions.manager(),
-            config,
-        );
+        let direct = Direct::new(http);
+        let factory = handler.clone();
+        let mcp = Mcp {
+            service: StreamableHttpService::new(
+                move || Ok(factory.for_session()),
+                sessions.manager(),
+                config,
+            ),
+            direct,
+            handler,
+        };
         Endpoint(Arc::new((
             Arc::clone(&self.inner),
             mcp,
@@ -206,7 +213,12 @@ async fn serve_on(
 #[derive(Clone)]
 struct Endpoint(Arc<(Arc<Inner>, Mcp, Sessions, usize)>);
 
-pub(super) type Mcp = StreamableHttpService<McpHandler, LocalSessionManager>;
+/// rmcp's service, and the path that answers a plain 2026-07-28 request in place.
+pub(super) struct Mcp {
+    service: StreamableHttpService<McpHandler, LocalSessionManager>,
+    direct: Direct,
+    handler: McpHandler,
+}
 
 impl Service<Request> for Endpoint {
     type Response = Response;
@@ -228,7 +240,7 @@ impl Service<Request> for Endpoint {
 
 /// rmcp's answer to `request`.
 async fn serve(mcp: &Mcp, request: Request) -> Response {
-    mcp.handle(request).await.map(Body::new)
+    mcp.service.handle(request).await.map(Body::new)
 }
 
 async fn gate(
@@ -395,7 +407,11 @@ pub(super) async fn serve_one(
         parts.extensions.insert(reporter);
         reading = Some(read);
     }
-    let mut response = serve(mcp, Request::from_parts(parts, Body::from(bytes.clone()))).await;
+    let has_headers = |name: &str| inner.snapshot().view(slot).has_param_headers(name);
+    let mut response = match mcp.direct.eligible(&parts, &bytes, has_headers) {
+        Some(eligible) => mcp.direct.answer(&mcp.handler, eligible, parts).await,
+        None => serve(mcp, Request::from_parts(parts, Body::from(bytes.clone()))).await,
+    };
     if opens {
         sessions.opened(&response, Some(caller));
     }

@@ -3,6 +3,7 @@
 
 mod batch;
 pub(crate) mod client;
+mod direct;
 pub(crate) mod http;
 mod sessions;
 pub(crate) mod stdio;

@@ -1,0 +1,315 @@
+//! A protocol 2026-07-28 request answered in place. Such a request needs no session and, when
+//! it asks for no progress and no log messages, gets exactly one message back, so the HTTP
+//! gate hands it to the adapter itself and writes the answer as plain JSON: no service loop,
+//! task or channel per request, and the body parsed once.
+//!
+//! Only a request whose every wire rule is known to hold here is answered in place: one
+//! `Mcp-Method` naming its method, one `Mcp-Name` naming its tool, a protocol version header
+//! equal to the one in its `_meta`, an allowed `Host`, no `Origin`, both media types accepted.
+//! Anything else (a wrong or missing header, a tool with `Mcp-Param-*` headers, a method that
+//! streams) goes to rmcp's service, which answers it with the error or the stream it calls for.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::OnceLock;
+
+use axum::body::{Body, Bytes};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use futures_util::FutureExt as _;
+use rmcp::model::{
+    ClientCapabilities, ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData,
+    GetExtensions as _, GetMeta as _, Implementation, InitializeRequestParams, ProtocolVersion,
+    RequestId, ServerJsonRpcMessage,
+};
+use rmcp::service::{
+    Peer, RequestContext, RunningService, RxJsonRpcMessage, TxJsonRpcMessage, serve_directly,
+};
+use rmcp::transport::Transport;
+use rmcp::{RoleServer, Service as _};
+use tokio_util::sync::CancellationToken;
+
+use crate::adapter::McpHandler;
+use crate::server::HttpConfig;
+
+/// The only protocol version answered in place.
+const VERSION: &str = "2026-07-28";
+
+/// The methods answered in place: one request, one result, no stream.
+const METHODS: [&str; 5] = [
+    "tools/call",
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+];
+
+/// What the in-place path needs, made once per endpoint.
+pub(super) struct Direct {
+    /// The allowed `Host` authorities (host, port), or `None` when any host is allowed.
+    hosts: Option<Vec<(String, Option<u16>)>>,
+    /// The peer every in-place request's context names; made on first use, inside the
+    /// runtime. Nothing is sent through it: a request that could talk back is not served here.
+    peer: OnceLock<(Peer<RoleServer>, RunningService<RoleServer, McpHandler>)>,
+}
+
+/// A request for the in-place path: its typed message, read from the body once.
+pub(super) struct Eligible {
+    id: RequestId,
+    request: ClientRequest,
+}
+
+impl Direct {
+    pub(super) fn new(http: &HttpConfig) -> Self {
+        let hosts = (!http.allowed_hosts.is_empty()).then(|| {
+            http.allowed_hosts
+                .iter()
+                .filter_map(|allowed| authority(allowed.trim()))
+                .collect()
+        });
+        Self {
+            hosts,
+            peer: OnceLock::new(),
+        }
+    }
+
+    /// The request in `parts` and `body`, when it is one to answer in place.
+    /// `tool_has_headers` says whether a tool's input schema asks for `Mcp-Param-*` headers.
+    pub(super) fn eligible(
+        &self,
+        parts: &Parts,
+        body: &[u8],
+        tool_has_headers: impl Fn(&str) -> bool,
+    ) -> Option<Eligible> {
+        let headers = &parts.headers;
+        if headers.contains_key("mcp-session-id")
+            || headers.contains_key(header::ORIGIN)
+            || one(headers, "mcp-protocol-version")? != VERSION
+            || !self.host_allowed(headers)
+            || !accepts_both(headers)
+            || !json_content(headers)
+        {
+            return None;
+        }
+        let method = one(headers, "mcp-method")?;
+        if !METHODS.contains(&method) {
+            return None;
+        }
+        let ClientJsonRpcMessage::Request(message) = serde_json::from_slice(body).ok()? else {
+            return None;
+        };
+        let request = message.request;
+        let named = match &request {
+            ClientRequest::CallToolRequest(call) => {
+                let name = one(headers, "mcp-name")?;
+                if method != "tools/call"
+                    || name != call.params.name
+                    || name.starts_with("=?")
+                    || tool_has_headers(name)
+                {
+                    return None;
+                }
+                true
+            }
+            ClientRequest::ListToolsRequest(_) => method == "tools/list",
+            ClientRequest::ListResourcesRequest(_) => method == "resources/list",
+            ClientRequest::ListResourceTemplatesRequest(_) => method == "resources/templates/list",
+            ClientRequest::ListPromptsRequest(_) => method == "prompts/list",
+            _ => false,
+        };
+        let meta = request.get_meta();
+        let plain = named
+            && meta
+                .protocol_version()
+                .as_ref()
+                .map(ProtocolVersion::as_str)
+                == Some(VERSION)
+            && meta
+                .missing_required_keys(&ProtocolVersion::V_2026_07_28)
+                .is_empty()
+            && meta.get_progress_token().is_none()
+            && !meta.0.contains_key("io.modelcontextprotocol/logLevel");
+        plain.then_some(Eligible {
+            id: message.id,
+            request,
+        })
+    }
+
+    /// `handler`'s answer to `eligible`, as one JSON message. A handler that panics is an
+    /// internal error; a client that goes away cancels the request's token.
+    pub(super) async fn answer(
+        &self,
+        handler: &McpHandler,
+        eligible: Eligible,
+        parts: Parts,
+    ) -> Response {
+        let Eligible { id, mut request } = eligible;
+        let ct = CancellationToken::new();
+        let mut context = RequestContext::new(id.clone(), self.peer(handler));
+        context.ct = ct.clone();
+        // The meta first: it is kept in the request's extensions.
+        context.meta = std::mem::take(request.get_meta_mut());
+        context.extensions = std::mem::take(request.extensions_mut());
+        context.extensions.insert(parts);
+        // Dropped before the answer (the client went away): the handler's work stops.
+        let cancel_on_drop = ct.drop_guard();
+        let handled = AssertUnwindSafe(handler.handle_request(request, context))
+            .catch_unwind()
+            .await;
+        cancel_on_drop.disarm();
+        let message = match handled {
+            Ok(Ok(result)) => ServerJsonRpcMessage::response(result, id),
+            Ok(Err(error)) => ServerJsonRpcMessage::error(error, Some(id)),
+            Err(_) => {
+                tracing::error!("a request's handler panicked");
+                ServerJsonRpcMessage::error(
+                    ErrorData::internal_error("the request's handler panicked", None),
+                    Some(id),
+                )
+            }
+        };
+        json(&message)
+    }
+
+    fn peer(&self, handler: &McpHandler) -> Peer<RoleServer> {
+        self.peer
+            .get_or_init(|| {
+                let info = InitializeRequestParams::new(
+                    ClientCapabilities::default(),
+                    Implementation::default(),
+                )
+                .with_protocol_version(ProtocolVersion::V_2026_07_28);
+                let running = serve_directly(handler.clone(), Silent, Some(info));
+                (running.peer().clone(), running)
+            })
+            .0
+            .clone()
+    }
+
+    fn host_allowed(&self, headers: &HeaderMap) -> bool {
+        let Some(allowed) = &self.hosts else {
+            return true;
+        };
+        let Some((host, port)) = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .and_then(authority)
+        else {
+            return false;
+        };
+        allowed
+            .iter()
+            .any(|(h, p)| *h == host && p.is_none_or(|p| port == Some(p)))
+    }
+}
+
+/// The answer's status, as streamable HTTP maps a 2026-07-28 error; the body, plain JSON.
+fn json(message: &ServerJsonRpcMessage) -> Response {
+    let status = match message {
+        ServerJsonRpcMessage::Error(error) => match error.error.code {
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+            | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+            | ErrorCode::HEADER_MISMATCH => StatusCode::BAD_REQUEST,
+            ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+            _ => StatusCode::OK,
+        },
+        _ => StatusCode::OK,
+    };
+    match serde_json::to_vec(message) {
+        Ok(body) => {
+            let mut response = Response::new(Body::from(Bytes::from(body)));
+            *response.status_mut() = status;
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            response
+        }
+        Err(error) => super::rpc_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &serde_json::Value::Null,
+            -32603,
+            format!("Internal error: the answer could not be written: {error}"),
+        ),
+    }
+}
+
+/// The header's one value as text; `None` when it is absent, repeated or not text.
+fn one<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    let mut values = headers.get_all(name).iter();
+    let value = values.next()?;
+    if values.next().is_some() {
+        return None;
+    }
+    value.to_str().ok()
+}
+
+/// A host (lower case, without brackets) and its port, from `Host` or an allowed entry.
+fn authority(text: &str) -> Option<(String, Option<u16>)> {
+    if text.is_empty() {
+        return None;
+    }
+    let (host, port) = match axum::http::uri::Authority::try_from(text) {
+        Ok(authority) => (authority.host().to_owned(), authority.port_u16()),
+        Err(_) => (text.to_owned(), None),
+    };
+    let host = host
+        .trim_matches('[')
+        .trim_matches(']')
+        .to_ascii_lowercase();
+    Some((host, port))
+}
+
+/// Whether `Accept` names both JSON and an event stream, without weights (a weighted list
+/// goes to rmcp, which reads weights).
+fn accepts_both(headers: &HeaderMap) -> bool {
+    let (mut json, mut sse) = (false, false);
+    for value in headers.get_all(header::ACCEPT) {
+        let Ok(value) = value.to_str() else {
+            return false;
+        };
+        for range in value.split(',') {
+            let range = range.trim();
+            if range.contains(';') {
+                return false;
+            }
+            json |= range.eq_ignore_ascii_case("application/json");
+            sse |= range.eq_ignore_ascii_case("text/event-stream");
+        }
+    }
+    json && sse
+}
+
+/// Whether `Content-Type` is JSON (parameters such as `charset` allowed).
+fn json_content(headers: &HeaderMap) -> bool {
+    one(headers, header::CONTENT_TYPE.as_str()).is_some_and(|value| {
+        value
+            .split(';')
+            .next()
+            .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+    })
+}
+
+/// The transport behind the shared peer: it receives nothing and drops what is sent.
+struct Silent;
+
+impl Transport<RoleServer> for Silent {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        message: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        tracing::debug!(?message, "a message with no request to answer was dropped");
+        std::future::ready(Ok(()))
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleServer>>> + Send {
+        std::future::pending()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
