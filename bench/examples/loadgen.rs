@@ -8,8 +8,9 @@
 //!
 //! `--url URL` loads a server that is already running instead (one replica, or a cluster
 //! behind a load balancer: `scripts/cluster.sh`), with protocol 2026-07-28 requests that need
-//! no session: `--tool` with `--arguments` from every client, or with `--confirm` the
-//! `todo` example's MCP-AQL confirmed deletions, timed one by one.
+//! no session (or `--protocol 2025`, a 2025-11-25 session per client): `--tool` with
+//! `--arguments` from every client, or with `--confirm` the `todo` example's MCP-AQL
+//! confirmed deletions, timed one by one.
 
 #[path = "../shared/load_url.rs"]
 mod load_url;
@@ -58,6 +59,13 @@ struct Args {
     /// With --url: its arguments (JSON).
     #[arg(long, default_value = r#"{"id": 1}"#)]
     arguments: String,
+    /// With --url: each client calls for this many seconds instead of `--calls` times.
+    #[arg(long)]
+    seconds: Option<f64>,
+    /// With --url: the protocol (`2026`: 2026-07-28 requests that need no session; `2025`:
+    /// 2025-11-25 in a session per client, where the server keeps sessions).
+    #[arg(long, value_enum, default_value = "2026")]
+    protocol: load_url::Protocol,
     /// With --url: time this many confirmed deletions of the `todo` example instead.
     #[arg(long)]
     confirm: Option<usize>,
@@ -499,23 +507,42 @@ async fn against(url: &str, args: &Args) -> Result<(), Box<dyn std::error::Error
         return Ok(());
     }
     let arguments: Value = serde_json::from_str(&args.arguments)?;
+    let window = match args.seconds {
+        Some(seconds) => load_url::Window::Time(Duration::try_from_secs_f64(seconds)?),
+        None => load_url::Window::Calls(args.calls),
+    };
     let mut rates = Vec::new();
     for _ in 0..args.rounds.max(1) {
         rates.push(
-            load_url::calls(url, &args.tool, &arguments, args.clients, args.calls)
-                .await
-                .map_err(|e| e.to_string())?,
+            load_url::calls(
+                url,
+                args.protocol,
+                &args.tool,
+                &arguments,
+                args.clients,
+                window,
+            )
+            .await
+            .map_err(|e| e.to_string())?,
         );
     }
-    rates.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (rate, p50, p99) = rates[rates.len() / 2];
+    rates.sort_by(|a, b| a.rate.total_cmp(&b.rate));
+    let load_url::Measured {
+        calls,
+        rate,
+        latency: [p50, p95, p99],
+    } = rates[rates.len() / 2];
+    let each = match window {
+        load_url::Window::Calls(calls) => format!("{calls} calls"),
+        load_url::Window::Time(time) => format!("{:.1} s", time.as_secs_f64()),
+    };
     println!(
-        "{} clients x {} calls of {} at {url}, median of {} rounds: {rate:.0} calls/s, p50 {:.2} ms, p99 {:.2} ms",
+        "{} clients x {each} of {} at {url}, median of {} rounds: {rate:.0} calls/s, p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms ({calls} calls)",
         args.clients,
-        args.calls,
         args.tool,
         rates.len(),
         ms(p50),
+        ms(p95),
         ms(p99)
     );
     Ok(())

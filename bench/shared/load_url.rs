@@ -1,6 +1,7 @@
 //! `loadgen --url`: load on a server that is already running (one replica, or several behind
 //! a load balancer), with protocol 2026-07-28 requests that need no session, so any replica
-//! may answer each. Either one tool called by many clients, or MCP-AQL confirmed deletions
+//! may answer each, or with protocol 2025-11-25 in a session per client (where the server
+//! keeps sessions). Either one tool called by many clients, or MCP-AQL confirmed deletions
 //! of the `todo` example timed one by one.
 
 use std::time::{Duration, Instant};
@@ -9,17 +10,36 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use serde_json::{Value, json};
 
-/// A keep-alive HTTP/1.1 connection sending 2026-07-28 requests.
+/// Which protocol a connection speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Protocol {
+    /// 2026-07-28: each request carries its own `_meta`, no session.
+    #[value(name = "2026")]
+    Stateless,
+    /// 2025-11-25: `initialize` first, then the session the server names (if it names one).
+    #[value(name = "2025")]
+    Session,
+}
+
+/// A keep-alive HTTP/1.1 connection sending requests of one protocol.
 pub(crate) struct Connection {
     sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
     host: String,
     id: u64,
+    protocol: Protocol,
+    session: Option<String>,
 }
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 impl Connection {
+    /// A connection sending 2026-07-28 requests.
     pub(crate) async fn open(url: &str) -> Result<Self, Error> {
+        Self::open_as(url, Protocol::Stateless).await
+    }
+
+    /// A connection speaking `protocol`; on 2025-11-25, initialized.
+    pub(crate) async fn open_as(url: &str, protocol: Protocol) -> Result<Self, Error> {
         let rest = url.strip_prefix("http://").ok_or("not an http:// URL")?;
         let host = rest.split('/').next().unwrap_or(rest).to_owned();
         let stream = tokio::net::TcpStream::connect(&host).await?;
@@ -27,11 +47,92 @@ impl Connection {
         let (sender, connection) =
             hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await?;
         tokio::spawn(connection);
-        Ok(Self {
+        let mut connection = Self {
             sender,
             host,
             id: 0,
-        })
+            protocol,
+            session: None,
+        };
+        if protocol == Protocol::Session {
+            connection.initialize(url).await?;
+        }
+        Ok(connection)
+    }
+
+    fn path(url: &str) -> &str {
+        url.strip_prefix("http://")
+            .and_then(|r| r.find('/').map(|i| &r[i..]))
+            .unwrap_or("/mcp")
+    }
+
+    /// `initialize` and `notifications/initialized`, keeping the session the server names.
+    async fn initialize(&mut self, url: &str) -> Result<(), Error> {
+        self.id += 1;
+        let body = json!({"jsonrpc": "2.0", "id": self.id, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "loadgen", "version": "1"}}});
+        let (headers, message) = self.post(url, "initialize", None, &body).await?;
+        if message.get("result").is_none() {
+            return Err(format!("initialize failed: {message}").into());
+        }
+        self.session = headers
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        self.post(url, "notifications/initialized", None, &initialized)
+            .await?;
+        Ok(())
+    }
+
+    /// POST one message; the response's headers and its JSON-RPC message (from a JSON body or
+    /// the first SSE event that holds one; `null` for an empty body).
+    async fn post(
+        &mut self,
+        url: &str,
+        method: &str,
+        name: Option<&str>,
+        body: &Value,
+    ) -> Result<(hyper::HeaderMap, Value), Error> {
+        let version = match self.protocol {
+            Protocol::Stateless => "2026-07-28",
+            Protocol::Session => "2025-11-25",
+        };
+        let mut request = hyper::Request::post(Self::path(url))
+            .header("host", &self.host)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if method != "initialize" {
+            request = request.header("mcp-protocol-version", version);
+        }
+        if let Some(session) = &self.session {
+            request = request.header("mcp-session-id", session);
+        }
+        if self.protocol == Protocol::Stateless {
+            request = request.header("mcp-method", method);
+            if let Some(name) = name {
+                request = request.header("mcp-name", name);
+            }
+        }
+        let request = request.body(Full::new(Bytes::from(body.to_string())))?;
+        self.sender.ready().await?;
+        let response = self.sender.send_request(request).await?;
+        let (parts, body) = response.into_parts();
+        let bytes = body.collect().await?.to_bytes();
+        if bytes.is_empty() {
+            return Ok((parts.headers, Value::Null));
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let message = serde_json::from_str::<Value>(&text).ok().or_else(|| {
+            text.lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+                .find(|m| m.get("id").is_some())
+        });
+        let message =
+            message.ok_or_else(|| format!("HTTP {}: no JSON-RPC answer: {text}", parts.status))?;
+        Ok((parts.headers, message))
     }
 
     /// Call `tool` with `arguments` at `url` (a path of this connection's host); the result.
@@ -42,34 +143,16 @@ impl Connection {
         arguments: &Value,
     ) -> Result<Value, Error> {
         self.id += 1;
-        let path = url
-            .strip_prefix("http://")
-            .and_then(|r| r.find('/').map(|i| &r[i..]))
-            .unwrap_or("/mcp");
-        let body = json!({"jsonrpc": "2.0", "id": self.id, "method": "tools/call", "params": {
-            "name": tool, "arguments": arguments, "_meta": {
+        let mut params = json!({"name": tool, "arguments": arguments});
+        if self.protocol == Protocol::Stateless {
+            params["_meta"] = json!({
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientCapabilities": {},
-                "io.modelcontextprotocol/clientInfo": {"name": "loadgen", "version": "1"}}}});
-        let request = hyper::Request::post(path)
-            .header("host", &self.host)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", tool)
-            .body(Full::new(Bytes::from(body.to_string())))?;
-        self.sender.ready().await?;
-        let response = self.sender.send_request(request).await?;
-        let status = response.status();
-        let bytes = response.into_body().collect().await?.to_bytes();
-        let text = String::from_utf8_lossy(&bytes);
-        let json = text
-            .lines()
-            .find_map(|l| l.strip_prefix("data:"))
-            .unwrap_or(&text);
-        let message: Value = serde_json::from_str(json.trim())
-            .map_err(|e| format!("HTTP {status}: not JSON ({e}): {text}"))?;
+                "io.modelcontextprotocol/clientInfo": {"name": "loadgen", "version": "1"}});
+        }
+        let body =
+            json!({"jsonrpc": "2.0", "id": self.id, "method": "tools/call", "params": params});
+        let (_, message) = self.post(url, "tools/call", Some(tool), &body).await?;
         match message.get("result") {
             Some(result) if result["isError"] != true => Ok(result.clone()),
             _ => Err(format!("the call failed: {message}").into()),
@@ -78,7 +161,13 @@ impl Connection {
 }
 
 /// Latencies' p50 and p99.
-pub(crate) fn quantiles(mut latencies: Vec<Duration>) -> (Duration, Duration) {
+pub(crate) fn quantiles(latencies: Vec<Duration>) -> (Duration, Duration) {
+    let [p50, _, p99] = percentiles(latencies);
+    (p50, p99)
+}
+
+/// Latencies' p50, p95 and p99.
+pub(crate) fn percentiles(mut latencies: Vec<Duration>) -> [Duration; 3] {
     latencies.sort_unstable();
     let at = |q: f64| {
         latencies
@@ -86,29 +175,53 @@ pub(crate) fn quantiles(mut latencies: Vec<Duration>) -> (Duration, Duration) {
             .copied()
             .unwrap_or_default()
     };
-    (at(0.5), at(0.99))
+    [at(0.5), at(0.95), at(0.99)]
 }
 
-/// `clients` connections each calling `tool` `calls` times: calls/s, p50, p99.
+/// How long each client calls: so many calls, or for so long.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Window {
+    Calls(usize),
+    Time(Duration),
+}
+
+/// What a load run measured.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Measured {
+    pub(crate) calls: usize,
+    pub(crate) rate: f64,
+    /// p50, p95 and p99.
+    pub(crate) latency: [Duration; 3],
+}
+
+/// `clients` connections of `protocol` each calling `tool` for the `window`.
 pub(crate) async fn calls(
     url: &str,
+    protocol: Protocol,
     tool: &str,
     arguments: &Value,
     clients: usize,
-    calls: usize,
-) -> Result<(f64, Duration, Duration), Error> {
+    window: Window,
+) -> Result<Measured, Error> {
     let mut connections = Vec::new();
     for _ in 0..clients {
-        connections.push(Connection::open(url).await?);
+        connections.push(Connection::open_as(url, protocol).await?);
     }
     let start = Instant::now();
+    let (calls, deadline) = match window {
+        Window::Calls(calls) => (calls, None),
+        Window::Time(time) => (usize::MAX, Some(start + time)),
+    };
     let tasks: Vec<_> = connections
         .into_iter()
         .map(|mut connection| {
             let (url, tool, arguments) = (url.to_owned(), tool.to_owned(), arguments.clone());
             tokio::spawn(async move {
-                let mut latencies = Vec::with_capacity(calls);
+                let mut latencies = Vec::with_capacity(calls.min(100_000));
                 for _ in 0..calls {
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        break;
+                    }
                     let sent = Instant::now();
                     connection.call(&url, &tool, &arguments).await?;
                     latencies.push(sent.elapsed());
@@ -122,9 +235,11 @@ pub(crate) async fn calls(
         all.extend(task.await??);
     }
     let elapsed = start.elapsed();
-    let rate = all.len() as f64 / elapsed.as_secs_f64();
-    let (p50, p99) = quantiles(all);
-    Ok((rate, p50, p99))
+    Ok(Measured {
+        calls: all.len(),
+        rate: all.len() as f64 / elapsed.as_secs_f64(),
+        latency: percentiles(all),
+    })
 }
 
 /// `count` confirmed deletions through the `todo` example at `url` (native tools there, the
