@@ -449,8 +449,10 @@ async fn postgres_fans_resource_updates_out_to_the_other_replicas() {
     let heard = tokio::time::timeout(Duration::from_secs(10), async {
         loop {
             a.publish(&uri).await.unwrap();
+            // Other tests share the database: only this URI counts.
             if let Ok(Ok(got)) =
                 tokio::time::timeout(Duration::from_millis(200), heard_b.recv()).await
+                && got == uri
             {
                 break got;
             }
@@ -480,12 +482,19 @@ async fn postgres_fans_task_events_out_to_the_other_replicas() {
     let b = PostgresStore::connect(&url).await.unwrap();
     let mut heard = b.task_events().unwrap();
     let id = unique("task");
+    // Other tests share the database and publish task events of their own: only this id's
+    // count.
+    let ours = |event: &TaskEvent| match event {
+        TaskEvent::Changed(of) | TaskEvent::Signalled(of) => *of == id,
+        _ => false,
+    };
     // The listeners connect in the background: publish until B hears.
     let changed = tokio::time::timeout(Duration::from_secs(10), async {
         loop {
             a.publish_task(&id).await.unwrap();
             if let Ok(Ok(got)) =
                 tokio::time::timeout(Duration::from_millis(200), heard.recv()).await
+                && ours(&got)
             {
                 break got;
             }
@@ -502,7 +511,7 @@ async fn postgres_fans_task_events_out_to_the_other_replicas() {
             .await
             .unwrap()
             .unwrap();
-        if got != TaskEvent::Changed(id.clone()) {
+        if ours(&got) && got != TaskEvent::Changed(id.clone()) {
             break got;
         }
     };
