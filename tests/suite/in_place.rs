@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::support::{post, serve_http};
+use crate::support::{Lines, post, serve_http};
 use abilities::{Context, ability, client::LogLevel};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -36,10 +36,14 @@ fn explode() -> i64 {
 }
 
 static CANCELLED: AtomicBool = AtomicBool::new(false);
+static WAITED: AtomicBool = AtomicBool::new(false);
 
-/// Wait until cancelled, noting the cancellation.
+/// The first time: wait until cancelled, noting the cancellation. Then answer at once.
 #[ability(semantic = "READ")]
 async fn wait_long(ctx: &Context) -> &'static str {
+    if WAITED.swap(true, Ordering::SeqCst) {
+        return "at once";
+    }
     let token = ctx.cancellation().clone();
     tokio::spawn(async move {
         token.cancelled().await;
@@ -47,6 +51,28 @@ async fn wait_long(ctx: &Context) -> &'static str {
     });
     tokio::time::sleep(Duration::from_secs(60)).await;
     "woke"
+}
+
+/// Sleep `ms` milliseconds, or until cancelled.
+#[ability(semantic = "READ")]
+async fn pause(ctx: &Context, ms: u64) -> &'static str {
+    tokio::select! {
+        () = tokio::time::sleep(Duration::from_millis(ms)) => "slept",
+        () = ctx.cancellation().cancelled() => "cancelled",
+    }
+}
+
+static ANSWERED: AtomicBool = AtomicBool::new(false);
+
+/// Answer at once, noting when the request's token fires afterwards.
+#[ability(semantic = "READ")]
+async fn quick(ctx: &Context) -> &'static str {
+    let token = ctx.cancellation().clone();
+    tokio::spawn(async move {
+        token.cancelled().await;
+        ANSWERED.store(true, Ordering::SeqCst);
+    });
+    "quick"
 }
 
 const META: &str = r#"{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -304,9 +330,115 @@ async fn a_panicking_handler_is_one_error_answer_and_the_server_serves_on() {
 }
 
 #[tokio::test]
-async fn a_client_that_goes_away_cancels_the_call() {
+async fn in_place_and_through_rmcp_the_answers_are_the_same() {
     let addr = serve_http(&builder!().build().expect("valid")).await;
-    let body = call("wait_long", json!({}), meta());
+    let list = |method: &str| {
+        json!({"jsonrpc": "2.0", "id": 3, "method": method, "params": {"_meta": meta()}})
+            .to_string()
+    };
+    let requests = [
+        (
+            headers("tools/call", Some("add")),
+            call("add", json!({"a": 2, "b": 3}), meta()),
+        ),
+        (
+            headers("tools/call", Some("add")),
+            call("add", json!({"a": "x"}), meta()),
+        ),
+        (
+            headers("tools/call", Some("nope")),
+            call("nope", json!({}), meta()),
+        ),
+        (
+            headers("tools/call", Some("explode")),
+            call("explode", json!({}), meta()),
+        ),
+        (headers("tools/list", None), list("tools/list")),
+        (headers("resources/list", None), list("resources/list")),
+        (
+            headers("resources/templates/list", None),
+            list("resources/templates/list"),
+        ),
+        (headers("prompts/list", None), list("prompts/list")),
+    ];
+    for (headers, body) in requests {
+        let in_place = post(addr, "/mcp", &headers, body.clone()).await;
+        // A weighted `Accept` is rmcp's to read: the same request, answered by rmcp's service.
+        let weighted = [headers.clone(), vec![("accept", "application/json;q=1")]].concat();
+        let by_rmcp = post(addr, "/mcp", &weighted, body).await;
+        assert_eq!(in_place.status, by_rmcp.status, "{headers:?}");
+        assert_eq!(
+            in_place.header("content-type"),
+            by_rmcp.header("content-type"),
+            "{headers:?}"
+        );
+        assert_eq!(in_place.message(), by_rmcp.message(), "{headers:?}");
+    }
+}
+
+#[tokio::test]
+async fn near_misses_get_the_answer_rmcp_gives() {
+    let addr = serve_http(&builder!().build().expect("valid")).await;
+    let body = call("add", json!({"a": 1, "b": 2}), meta());
+    // The tool's name in Base64: served.
+    let encoded = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "=?base64?YWRk?="),
+    ];
+    let response = post(addr, "/mcp", &encoded, body.clone()).await;
+    assert_eq!(
+        response.message()["result"]["structuredContent"]["result"],
+        3
+    );
+    // The name twice, even the same name: -32020.
+    let twice = [
+        headers("tools/call", Some("add")),
+        vec![("mcp-name", "add")],
+    ]
+    .concat();
+    let response = post(addr, "/mcp", &twice, body.clone()).await;
+    assert_eq!(response.status, 400, "{response:?}");
+    assert_eq!(response.message()["error"]["code"], -32020);
+    // A Host that is not an authority: 400.
+    let host = [
+        headers("tools/call", Some("add")),
+        vec![("host", "localhost]")],
+    ]
+    .concat();
+    let response = post(addr, "/mcp", &host, body).await;
+    assert_eq!(response.status, 400, "{response:?}");
+}
+
+#[tokio::test]
+async fn the_request_token_fires_once_the_answer_is_made() {
+    let addr = serve_http(&builder!().build().expect("valid")).await;
+    let response = post(
+        addr,
+        "/mcp",
+        &headers("tools/call", Some("quick")),
+        call("quick", json!({}), meta()),
+    )
+    .await;
+    assert_eq!(
+        response.message()["result"]["structuredContent"]["result"],
+        "quick"
+    );
+    for _ in 0..100 {
+        if ANSWERED.load(Ordering::SeqCst) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the request's token did not fire within 5 s of its answer");
+}
+
+#[tokio::test]
+async fn a_client_that_goes_away_cancels_the_call_and_its_key_is_settled() {
+    let addr = serve_http(&builder!().build().expect("valid")).await;
+    let mut keyed = meta();
+    keyed["io.github.abilities-rs/idempotencyKey"] = json!("k-gone");
+    let body = call("wait_long", json!({}), keyed);
     let mut stream = tokio::net::TcpStream::connect(addr)
         .await
         .expect("the server listens");
@@ -323,11 +455,97 @@ async fn a_client_that_goes_away_cancels_the_call() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!CANCELLED.load(Ordering::SeqCst), "not yet cancelled");
     drop(stream);
+    let mut cancelled = false;
     for _ in 0..100 {
         if CANCELLED.load(Ordering::SeqCst) {
-            return;
+            cancelled = true;
+            break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("the call was not cancelled within 5 s of its client going away");
+    assert!(
+        cancelled,
+        "the call was not cancelled within 5 s of its client going away"
+    );
+    // The call ran on to its end and settled its key: a retry is not told it is still running.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let retry = post(
+        addr,
+        "/mcp",
+        &headers("tools/call", Some("wait_long")),
+        body,
+    )
+    .await;
+    let message = retry.message();
+    assert!(
+        !message.to_string().contains("IN_PROGRESS"),
+        "the key is still held: {message}"
+    );
+}
+
+fn line(id: u64, name: &str, arguments: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": name, "arguments": arguments}})
+    .to_string()
+}
+
+#[tokio::test]
+async fn over_stdio_a_repeated_id_is_refused_while_its_call_runs() {
+    let server = builder!().build().expect("valid");
+    let mut lines = Lines::initialized(&server).await;
+    lines.send(&line(9, "pause", json!({"ms": 300}))).await;
+    lines.send(&line(9, "add", json!({"a": 1, "b": 1}))).await;
+    let refused = lines.next().await;
+    assert_eq!(refused["id"], 9);
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let answered = lines.next().await;
+    assert_eq!(answered["id"], 9);
+    assert_eq!(answered["result"]["structuredContent"]["result"], "slept");
+    // Answered: the id is free again.
+    let again = lines.call(9, "add", json!({"a": 1, "b": 1})).await;
+    assert_eq!(again["structuredContent"]["result"], 2);
+}
+
+#[tokio::test]
+async fn over_stdio_a_cancelled_call_gets_no_answer_and_its_id_is_free_again() {
+    let server = builder!().build().expect("valid");
+    let mut lines = Lines::initialized(&server).await;
+    lines.send(&line(7, "pause", json!({"ms": 10_000}))).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    lines
+        .send(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 7}})
+            .to_string(),
+        )
+        .await;
+    lines.send(&line(7, "add", json!({"a": 1, "b": 2}))).await;
+    lines.send(&line(8, "add", json!({"a": 2, "b": 2}))).await;
+    let (before, last) = lines.until(8).await;
+    assert_eq!(last["result"]["structuredContent"]["result"], 4);
+    let sevens: Vec<&Value> = before.iter().filter(|m| m["id"] == 7).collect();
+    assert_eq!(
+        sevens.len(),
+        1,
+        "one answer for id 7, the second call's: {before:?}"
+    );
+    assert_eq!(sevens[0]["result"]["structuredContent"]["result"], 3);
+}
+
+#[tokio::test]
+async fn over_stdio_answers_being_made_when_the_input_closes_are_written() {
+    let server = builder!().build().expect("valid");
+    let mut lines = Lines::initialized(&server).await;
+    lines.send(&line(11, "pause", json!({"ms": 200}))).await;
+    lines.send(&line(12, "add", json!({"a": 3, "b": 4}))).await;
+    let rest = lines.close_and_read_the_rest().await;
+    let answer = |id: u64| {
+        rest.iter()
+            .find(|m| m["id"] == id)
+            .unwrap_or_else(|| panic!("no answer to {id}: {rest:?}"))["result"]["structuredContent"]
+            ["result"]
+            .clone()
+    };
+    assert_eq!(answer(11), "slept");
+    assert_eq!(answer(12), 7);
 }

@@ -81,6 +81,24 @@ impl Lines {
     }
 
     /// Read until the response with `id` arrives.
+    /// Close the input, then read every line until the server closes the output.
+    pub async fn close_and_read_the_rest(&mut self) -> Vec<Value> {
+        self.write.shutdown().await.expect("the input closes");
+        let mut rest = Vec::new();
+        loop {
+            let mut line = String::new();
+            let read =
+                tokio::time::timeout(Duration::from_secs(20), self.read.read_line(&mut line))
+                    .await
+                    .expect("the output closes within 20 s")
+                    .expect("the server writes");
+            if read == 0 {
+                return rest;
+            }
+            rest.push(serde_json::from_str(&line).expect("JSON"));
+        }
+    }
+
     pub async fn response(&mut self, id: &Value) -> Value {
         if let Some(found) = self.pending.remove(&id.to_string()) {
             return found;

@@ -268,7 +268,6 @@ impl View {
         })
     }
 
-    /// The tool named `name`.
     /// Whether the tool `name`'s input schema asks for `Mcp-Param-*` headers.
     pub(crate) fn has_param_headers(&self, name: &str) -> bool {
         self.index
@@ -276,6 +275,7 @@ impl View {
             .is_some_and(|&(_, position)| self.param_headers.get(position) == Some(&true))
     }
 
+    /// The tool named `name`.
     pub(crate) fn tool(&self, name: &str) -> Option<&Tool> {
         self.index
             .get(name)

@@ -28,7 +28,7 @@ use crate::auth::AuthError;
 use crate::pipeline;
 use crate::server::Inner;
 use crate::transport::batch;
-use crate::transport::direct::Direct;
+use crate::transport::http_direct::Direct;
 use crate::transport::sessions::Sessions;
 use crate::transport::summary::Summary;
 use crate::transport::{answer_id, check_message, rpc_error};

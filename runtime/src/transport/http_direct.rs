@@ -11,7 +11,9 @@
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::OnceLock;
+use std::task::{Context as TaskContext, Poll};
 
 use axum::body::{Body, Bytes};
 use axum::http::request::Parts;
@@ -21,7 +23,7 @@ use futures_util::FutureExt as _;
 use rmcp::model::{
     ClientCapabilities, ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData,
     GetExtensions as _, GetMeta as _, Implementation, InitializeRequestParams, ProtocolVersion,
-    RequestId, ServerJsonRpcMessage,
+    RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{
     Peer, RequestContext, RunningService, RxJsonRpcMessage, TxJsonRpcMessage, serve_directly,
@@ -137,7 +139,9 @@ impl Direct {
     }
 
     /// `handler`'s answer to `eligible`, as one JSON message. A handler that panics is an
-    /// internal error; a client that goes away cancels the request's token.
+    /// internal error. The request's token is cancelled once the answer is made, as rmcp
+    /// cancels a request's token when it answers; a client that goes away first cancels it
+    /// too, and the rest of the call runs on as a task of its own (see [`Detaching`]).
     pub(super) async fn answer(
         &self,
         handler: &McpHandler,
@@ -152,12 +156,18 @@ impl Direct {
         context.meta = std::mem::take(request.get_meta_mut());
         context.extensions = std::mem::take(request.extensions_mut());
         context.extensions.insert(parts);
-        // Dropped before the answer (the client went away): the handler's work stops.
-        let cancel_on_drop = ct.drop_guard();
-        let handled = AssertUnwindSafe(handler.handle_request(request, context))
-            .catch_unwind()
-            .await;
-        cancel_on_drop.disarm();
+        let handler = handler.clone();
+        let work = async move {
+            AssertUnwindSafe(handler.handle_request(request, context))
+                .catch_unwind()
+                .await
+        };
+        let handled = Detaching {
+            work: Some(Box::pin(work)),
+            ct: ct.clone(),
+        }
+        .await;
+        ct.cancel();
         let message = match handled {
             Ok(Ok(result)) => ServerJsonRpcMessage::response(result, id),
             Ok(Err(error)) => ServerJsonRpcMessage::error(error, Some(id)),
@@ -187,17 +197,19 @@ impl Direct {
             .clone()
     }
 
+    /// Whether `Host` is one well-formed authority that is allowed. (rmcp refuses a missing
+    /// or malformed one even when every host is allowed.)
     fn host_allowed(&self, headers: &HeaderMap) -> bool {
+        let Some(host) = one(headers, header::HOST.as_str()) else {
+            return false;
+        };
+        let Ok(authority) = axum::http::uri::Authority::try_from(host) else {
+            return false;
+        };
         let Some(allowed) = &self.hosts else {
             return true;
         };
-        let Some((host, port)) = headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .and_then(authority)
-        else {
-            return false;
-        };
+        let (host, port) = (normalize(authority.host()), authority.port_u16());
         allowed
             .iter()
             .any(|(h, p)| *h == host && p.is_none_or(|p| port == Some(p)))
@@ -235,6 +247,44 @@ fn json(message: &ServerJsonRpcMessage) -> Response {
     }
 }
 
+/// What the handler's future gives: its result, or the panic it raised.
+type Handled = std::thread::Result<Result<ServerResult, ErrorData>>;
+
+/// A request's handling, polled in place by the connection that asked. Dropped unfinished
+/// (the client went away), it cancels the request's token and lets the rest run as a task of
+/// its own, as a handler on rmcp's path runs on in its task: the call still settles what it
+/// holds (an idempotency key, its audit event, a background task's slot).
+struct Detaching {
+    work: Option<Pin<Box<dyn Future<Output = Handled> + Send>>>,
+    ct: CancellationToken,
+}
+
+impl Future for Detaching {
+    type Output = Handled;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Handled> {
+        let Some(work) = self.work.as_mut() else {
+            return Poll::Pending;
+        };
+        let handled = std::task::ready!(work.as_mut().poll(cx));
+        self.work = None;
+        Poll::Ready(handled)
+    }
+}
+
+impl Drop for Detaching {
+    fn drop(&mut self) {
+        let Some(work) = self.work.take() else {
+            return;
+        };
+        self.ct.cancel();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn(work)),
+            Err(_) => tracing::debug!("a call cut short outside a runtime was not finished"),
+        }
+    }
+}
+
 /// The header's one value as text; `None` when it is absent, repeated or not text.
 fn one<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     let mut values = headers.get_all(name).iter();
@@ -245,30 +295,35 @@ fn one<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     value.to_str().ok()
 }
 
-/// A host (lower case, without brackets) and its port, from `Host` or an allowed entry.
+/// An allowed entry's host and port: an authority, or else the text as a host of any port.
 fn authority(text: &str) -> Option<(String, Option<u16>)> {
     if text.is_empty() {
         return None;
     }
-    let (host, port) = match axum::http::uri::Authority::try_from(text) {
-        Ok(authority) => (authority.host().to_owned(), authority.port_u16()),
-        Err(_) => (text.to_owned(), None),
-    };
-    let host = host
-        .trim_matches('[')
-        .trim_matches(']')
-        .to_ascii_lowercase();
-    Some((host, port))
+    Some(match axum::http::uri::Authority::try_from(text) {
+        Ok(authority) => (normalize(authority.host()), authority.port_u16()),
+        Err(_) => (normalize(text), None),
+    })
 }
 
-/// Whether `Accept` names both JSON and an event stream, without weights (a weighted list
-/// goes to rmcp, which reads weights).
+/// A host as compared: lower case, without an IPv6 literal's brackets.
+fn normalize(host: &str) -> String {
+    host.trim_matches('[')
+        .trim_matches(']')
+        .to_ascii_lowercase()
+}
+
+/// Whether `Accept` names both JSON and an event stream, without weights or quotes (such a
+/// list goes to rmcp, which reads weights and quoted parameters).
 fn accepts_both(headers: &HeaderMap) -> bool {
     let (mut json, mut sse) = (false, false);
     for value in headers.get_all(header::ACCEPT) {
         let Ok(value) = value.to_str() else {
             return false;
         };
+        if value.contains('"') {
+            return false;
+        }
         for range in value.split(',') {
             let range = range.trim();
             if range.contains(';') {
@@ -291,7 +346,9 @@ fn json_content(headers: &HeaderMap) -> bool {
     })
 }
 
-/// The transport behind the shared peer: it receives nothing and drops what is sent.
+/// The transport behind the shared peer: it receives nothing and drops what is sent. Nothing
+/// eligible sends through the peer (no progress token, no `logLevel`), and a request to the
+/// client is refused before it is sent: the peer's protocol, 2026-07-28, has none.
 struct Silent;
 
 impl Transport<RoleServer> for Silent {

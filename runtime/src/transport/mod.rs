@@ -3,10 +3,11 @@
 
 mod batch;
 pub(crate) mod client;
-mod direct;
 pub(crate) mod http;
+mod http_direct;
 mod sessions;
 pub(crate) mod stdio;
+mod stdio_direct;
 mod summary;
 
 use serde_json::{Value, json};

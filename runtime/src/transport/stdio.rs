@@ -19,6 +19,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{Mutex, mpsc};
 
+use super::stdio_direct::{StdioDirect, write_line};
 use super::{answer_id, batch, check_cursor, check_message, error_line, listened_tasks};
 use crate::{Server, ServerError};
 
@@ -54,7 +55,12 @@ impl Server {
                 }
             }
         });
+        let handler = self.local_handler();
+        // Plain requests are answered in place once the session has started (the handler is
+        // the session's: one log level).
+        let direct = StdioDirect::new(handler.clone());
         let transport = LineTransport {
+            direct: Arc::clone(&direct),
             reader: BufReader::new(input),
             writer: Arc::clone(&writer),
             rejections: Some(rejections),
@@ -66,12 +72,15 @@ impl Server {
             started: false,
             in_flight: std::collections::HashSet::new(),
         };
-        let served = match self.local_handler().serve(transport).await {
-            Ok(running) => running
-                .waiting()
-                .await
-                .map(drop)
-                .map_err(|e| ServerError::Session(e.to_string())),
+        let served = match handler.serve(transport).await {
+            Ok(running) => {
+                direct.started(running.peer().clone());
+                running
+                    .waiting()
+                    .await
+                    .map(drop)
+                    .map_err(|e| ServerError::Session(e.to_string()))
+            }
             // The stream closed before the client initialized: nothing to serve.
             Err(e) => {
                 tracing::debug!(error = %e, "session ended before initialization");
@@ -79,7 +88,9 @@ impl Server {
             }
         };
         // The transport (and with it the queue's sender) is gone: every answer to a bad line
-        // is written before the output closes.
+        // is written before the output closes, and so is every answer still being made in
+        // place (for up to 5 s, as rmcp waits for its own).
+        direct.drain().await;
         let _ = rejecting.await;
         let _ = writer.lock().await.shutdown().await;
         served
@@ -87,6 +98,8 @@ impl Server {
 }
 
 struct LineTransport<R, W> {
+    /// Where plain requests are answered once the session has started.
+    direct: Arc<StdioDirect>,
     reader: BufReader<R>,
     writer: Arc<Mutex<W>>,
     /// Answers to lines that are not messages, for the task that writes them (gone once the
@@ -168,6 +181,9 @@ impl<R, W> LineTransport<R, W> {
         let key = id_key(id);
         // rmcp answers a cancelled request with nothing: its id is free again.
         self.in_flight.remove(&key);
+        if self.direct.cancel(&key) {
+            return;
+        }
         let Some(at) = self.batches.iter().position(|b| b.waiting.contains(&key)) else {
             return;
         };
@@ -254,7 +270,8 @@ impl<R, W> LineTransport<R, W> {
         let JsonRpcMessage::Request(request) = message else {
             return None;
         };
-        if self.in_flight.insert(id_key(&request.id)) {
+        let key = id_key(&request.id);
+        if !self.direct.holds(&key) && self.in_flight.insert(key) {
             return None;
         }
         let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
@@ -263,6 +280,28 @@ impl<R, W> LineTransport<R, W> {
             -32600,
             "Invalid Request: a request with this id is still being answered".to_owned(),
         ))
+    }
+
+    /// `message`, unless it is a request answered in place (whose id is then held there
+    /// instead, until its answer is written).
+    fn in_place(
+        &mut self,
+        message: RxJsonRpcMessage<RoleServer>,
+    ) -> Option<RxJsonRpcMessage<RoleServer>>
+    where
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let JsonRpcMessage::Request(request) = &message else {
+            return Some(message);
+        };
+        let key = id_key(&request.id);
+        match self.direct.take(message, key.clone(), &self.writer) {
+            Some(message) => Some(message),
+            None => {
+                self.in_flight.remove(&key);
+                None
+            }
+        }
     }
 
     /// Keep `item` for its batch if it answers a batch's request: the batch's whole answer
@@ -293,16 +332,6 @@ impl<R, W> LineTransport<R, W> {
         let done = self.batches.swap_remove(at);
         Ok(batch::answer(done.answers))
     }
-}
-
-async fn write_line<W: AsyncWrite + Unpin>(
-    writer: &Mutex<W>,
-    mut line: Vec<u8>,
-) -> std::io::Result<()> {
-    line.push(b'\n');
-    let mut writer = writer.lock().await;
-    writer.write_all(&line).await?;
-    writer.flush().await
 }
 
 impl<R, W> Transport<RoleServer> for LineTransport<R, W>
@@ -405,7 +434,10 @@ where
                                     Some(refusal)
                                 } else {
                                     match self.starting(message) {
-                                        Some(message) => return Some(message),
+                                        Some(message) => match self.in_place(message) {
+                                            Some(message) => return Some(message),
+                                            None => continue,
+                                        },
                                         None => continue,
                                     }
                                 }

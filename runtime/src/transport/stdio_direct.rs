@@ -1,0 +1,231 @@
+//! A plain request on stdio answered in place. Once the session has started, a `tools/call`
+//! or a list request goes from the line transport straight to the adapter, in a task of its
+//! own, and its answer is written to the output by that task: not through rmcp's service
+//! loop and its channels. Everything else (`initialize`, responses to the server's own
+//! requests, notifications, batches, every other method) still goes to rmcp.
+//!
+//! What rmcp's loop does for a request, this does too: the request's token is cancelled by
+//! `notifications/cancelled` (and the answer then dropped, its id free again) and once the
+//! answer is made; a panic is an internal error; when the input closes, answers still being
+//! made are written for up to 5 s, then the rest are cancelled. Progress and log messages a
+//! handler sends go through the session's peer and are written before the handler goes on,
+//! so they reach the client before the answer.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use futures_util::FutureExt as _;
+use rmcp::model::{
+    ClientRequest, ErrorData, GetExtensions as _, GetMeta as _, JsonRpcMessage, JsonRpcRequest,
+    RequestId, ServerJsonRpcMessage,
+};
+use rmcp::service::{Peer, RequestContext, RxJsonRpcMessage};
+use rmcp::{RoleServer, Service as _};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::{Mutex, Notify};
+use tokio_util::sync::CancellationToken;
+
+use crate::adapter::McpHandler;
+
+/// How long answers still being made are waited for once the input closes, as rmcp waits.
+const DRAIN: Duration = Duration::from_secs(5);
+
+/// The in-place path of one stdio session.
+pub(super) struct StdioDirect {
+    handler: McpHandler,
+    /// The session's peer, once rmcp has started the session.
+    peer: OnceLock<Peer<RoleServer>>,
+    /// The requests being answered in place, by id (as `id_key` writes it): each one's
+    /// ticket (an id may be used again once free, so a late task must not take the next
+    /// request's entry) and token.
+    running: std::sync::Mutex<HashMap<String, (u64, CancellationToken)>>,
+    /// The next ticket.
+    tickets: AtomicU64,
+    /// How many answering tasks have not ended, and a wake-up when one ends.
+    pending: AtomicUsize,
+    ended: Notify,
+}
+
+impl StdioDirect {
+    pub(super) fn new(handler: McpHandler) -> Arc<Self> {
+        Arc::new(Self {
+            handler,
+            peer: OnceLock::new(),
+            running: std::sync::Mutex::new(HashMap::new()),
+            tickets: AtomicU64::new(0),
+            pending: AtomicUsize::new(0),
+            ended: Notify::new(),
+        })
+    }
+
+    /// The session has started: requests may be answered in place from now on.
+    pub(super) fn started(&self, peer: Peer<RoleServer>) {
+        let _ = self.peer.set(peer);
+    }
+
+    /// Whether a request with this id is being answered in place.
+    pub(super) fn holds(&self, key: &str) -> bool {
+        self.running().contains_key(key)
+    }
+
+    /// `notifications/cancelled` for `key`: its token fires, its answer will not be written,
+    /// and its id is free again. Whether the request was one answered here.
+    pub(super) fn cancel(&self, key: &str) -> bool {
+        match self.running().remove(key) {
+            Some((_, ct)) => {
+                ct.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u64, CancellationToken)>> {
+        // A panic while the map was held leaves it whole (every change is one call).
+        self.running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Take `message` to answer in place (its id under `key`), writing the answer to
+    /// `writer`; or hand it back for rmcp.
+    pub(super) fn take<W>(
+        self: &Arc<Self>,
+        message: RxJsonRpcMessage<RoleServer>,
+        key: String,
+        writer: &Arc<Mutex<W>>,
+    ) -> Option<RxJsonRpcMessage<RoleServer>>
+    where
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let Some(peer) = self.peer.get() else {
+            return Some(message);
+        };
+        let JsonRpcMessage::Request(request) = &message else {
+            return Some(message);
+        };
+        if !matches!(
+            request.request,
+            ClientRequest::CallToolRequest(_)
+                | ClientRequest::ListToolsRequest(_)
+                | ClientRequest::ListResourcesRequest(_)
+                | ClientRequest::ListResourceTemplatesRequest(_)
+                | ClientRequest::ListPromptsRequest(_)
+        ) {
+            return Some(message);
+        }
+        let JsonRpcMessage::Request(request) = message else {
+            return None;
+        };
+        let ct = CancellationToken::new();
+        let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
+        self.running().insert(key.clone(), (ticket, ct.clone()));
+        self.pending.fetch_add(1, Ordering::AcqRel);
+        let this = Arc::clone(self);
+        let peer = peer.clone();
+        let writer = Arc::clone(writer);
+        tokio::spawn(async move {
+            this.answer(request, (key, ticket), ct, peer, &writer).await;
+            this.pending.fetch_sub(1, Ordering::AcqRel);
+            this.ended.notify_waiters();
+        });
+        None
+    }
+
+    async fn answer<W>(
+        &self,
+        request: JsonRpcRequest<ClientRequest>,
+        (key, ticket): (String, u64),
+        ct: CancellationToken,
+        peer: Peer<RoleServer>,
+        writer: &Mutex<W>,
+    ) where
+        W: AsyncWrite + Unpin,
+    {
+        let JsonRpcRequest {
+            id, mut request, ..
+        } = request;
+        let mut context = RequestContext::new(id.clone(), peer);
+        context.ct = ct.clone();
+        // The meta first: it is kept in the request's extensions.
+        context.meta = std::mem::take(request.get_meta_mut());
+        context.extensions = std::mem::take(request.extensions_mut());
+        let handled = AssertUnwindSafe(self.handler.handle_request(request, context))
+            .catch_unwind()
+            .await;
+        ct.cancel();
+        // Cancelled meanwhile (the entry gone, or another request's since): rmcp answers a
+        // cancelled request with nothing.
+        {
+            let mut running = self.running();
+            if running.get(&key).is_none_or(|(held, _)| *held != ticket) {
+                return;
+            }
+            running.remove(&key);
+        }
+        let message = answer_message(id, handled);
+        match serde_json::to_vec(&message) {
+            Ok(line) => {
+                if let Err(error) = write_line(writer, line).await {
+                    tracing::debug!(%error, "an answer was not written");
+                }
+            }
+            Err(error) => tracing::error!(%error, "an answer did not serialize"),
+        }
+    }
+
+    /// The input has closed: wait up to 5 s for the answers still being made, then cancel
+    /// the rest and wait for them to end.
+    pub(super) async fn drain(&self) {
+        if tokio::time::timeout(DRAIN, self.idle()).await.is_err() {
+            tracing::warn!("answers still being made 5 s after the input closed are cancelled");
+            for (_, (_, ct)) in self.running().drain() {
+                ct.cancel();
+            }
+            let _ = tokio::time::timeout(DRAIN, self.idle()).await;
+        }
+    }
+
+    async fn idle(&self) {
+        loop {
+            let ended = self.ended.notified();
+            if self.pending.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            ended.await;
+        }
+    }
+}
+
+/// The JSON-RPC answer to request `id`: its result, its error, or for a panic an internal
+/// error.
+fn answer_message(
+    id: RequestId,
+    handled: std::thread::Result<Result<rmcp::model::ServerResult, ErrorData>>,
+) -> ServerJsonRpcMessage {
+    match handled {
+        Ok(Ok(result)) => ServerJsonRpcMessage::response(result, id),
+        Ok(Err(error)) => ServerJsonRpcMessage::error(error, Some(id)),
+        Err(_) => {
+            tracing::error!("a request's handler panicked");
+            ServerJsonRpcMessage::error(
+                ErrorData::internal_error("the request's handler panicked", None),
+                Some(id),
+            )
+        }
+    }
+}
+
+/// Write `line` and a newline, and flush: one message of the output.
+pub(super) async fn write_line<W: AsyncWrite + Unpin>(
+    writer: &Mutex<W>,
+    mut line: Vec<u8>,
+) -> std::io::Result<()> {
+    line.push(b'\n');
+    let mut writer = writer.lock().await;
+    writer.write_all(&line).await?;
+    writer.flush().await
+}
