@@ -549,3 +549,62 @@ async fn over_stdio_answers_being_made_when_the_input_closes_are_written() {
     assert_eq!(answer(11), "slept");
     assert_eq!(answer(12), 7);
 }
+
+#[tokio::test]
+async fn over_stdio_a_batch_may_not_reuse_the_id_of_a_call_being_answered() {
+    let server = builder!().build().expect("valid");
+    let mut lines = Lines::start(&server);
+    // 2025-03-26, whose sessions take batches.
+    let init = lines
+        .request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-03-26", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}}),
+        )
+        .await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-03-26", "{init}");
+    lines
+        .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())
+        .await;
+    // Answered by the session first, so the next call is served in place.
+    lines.call(2, "add", json!({"a": 0, "b": 0})).await;
+    lines.send(&line(5, "pause", json!({"ms": 300}))).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+            "params": {"name": "add", "arguments": {"a": 1, "b": 1}}},
+        {"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+            "params": {"name": "add", "arguments": {"a": 2, "b": 2}}}
+    ]);
+    lines.send(&batch.to_string()).await;
+    // Cancelling the call does not strand the batch.
+    lines
+        .send(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 5}})
+            .to_string(),
+        )
+        .await;
+    let answer = lines.next().await;
+    let answers = answer
+        .as_array()
+        .unwrap_or_else(|| panic!("a batch answer: {answer}"));
+    let of = |id: u64| {
+        answers
+            .iter()
+            .find(|a| a["id"] == id)
+            .unwrap_or_else(|| panic!("no answer to {id}: {answer}"))
+    };
+    assert_eq!(of(5)["error"]["code"], -32600, "{answer}");
+    assert_eq!(
+        of(6)["result"]["structuredContent"]["result"],
+        4,
+        "{answer}"
+    );
+    // And nothing more for id 5: the cancelled call is not answered.
+    lines.send(&line(8, "add", json!({"a": 4, "b": 4}))).await;
+    let (before, last) = lines.until(8).await;
+    assert_eq!(last["result"]["structuredContent"]["result"], 8);
+    assert!(before.is_empty(), "{before:?}");
+}

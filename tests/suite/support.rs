@@ -80,7 +80,6 @@ impl Lines {
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
     }
 
-    /// Read until the response with `id` arrives.
     /// Close the input, then read every line until the server closes the output.
     pub async fn close_and_read_the_rest(&mut self) -> Vec<Value> {
         self.write.shutdown().await.expect("the input closes");
@@ -99,6 +98,7 @@ impl Lines {
         }
     }
 
+    /// Read until the response with `id` arrives.
     pub async fn response(&mut self, id: &Value) -> Value {
         if let Some(found) = self.pending.remove(&id.to_string()) {
             return found;

@@ -75,9 +75,15 @@ impl Server {
         let served = match handler.serve(transport).await {
             Ok(running) => {
                 direct.started(running.peer().clone());
-                running
-                    .waiting()
-                    .await
+                // Answers being made in place when the input closes are waited for from then,
+                // beside rmcp's own (5 s each), not after them.
+                let serving = async {
+                    let served = running.waiting().await;
+                    direct.close();
+                    served
+                };
+                tokio::join!(serving, direct.drain_once_closed())
+                    .0
                     .map(drop)
                     .map_err(|e| ServerError::Session(e.to_string()))
             }
@@ -88,9 +94,7 @@ impl Server {
             }
         };
         // The transport (and with it the queue's sender) is gone: every answer to a bad line
-        // is written before the output closes, and so is every answer still being made in
-        // place (for up to 5 s, as rmcp waits for its own).
-        direct.drain().await;
+        // is written before the output closes.
         let _ = rejecting.await;
         let _ = writer.lock().await.shutdown().await;
         served
@@ -181,9 +185,7 @@ impl<R, W> LineTransport<R, W> {
         let key = id_key(id);
         // rmcp answers a cancelled request with nothing: its id is free again.
         self.in_flight.remove(&key);
-        if self.direct.cancel(&key) {
-            return;
-        }
+        self.direct.cancel(&key);
         let Some(at) = self.batches.iter().position(|b| b.waiting.contains(&key)) else {
             return;
         };
@@ -234,7 +236,9 @@ impl<R, W> LineTransport<R, W> {
                 Ok(message) => {
                     if let JsonRpcMessage::Request(request) = &message {
                         let key = id_key(&request.id);
-                        let taken = waiting.contains(&key) || self.in_flight.contains(&key);
+                        let taken = waiting.contains(&key)
+                            || self.in_flight.contains(&key)
+                            || self.direct.holds(&key);
                         if taken {
                             answer(error_line(
                                 &answer_id(&member),
@@ -377,11 +381,15 @@ where
                 .read_until(b'\n', &mut self.line)
                 .await;
             let at_eof = match read {
-                Ok(0) if self.line.is_empty() => return None,
+                Ok(0) if self.line.is_empty() => {
+                    self.direct.close();
+                    return None;
+                }
                 Ok(0) => true,
                 Ok(_) => false,
                 Err(e) => {
                     tracing::error!(error = %e, "reading the input failed");
+                    self.direct.close();
                     return None;
                 }
             };

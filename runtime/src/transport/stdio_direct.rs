@@ -6,14 +6,19 @@
 //!
 //! What rmcp's loop does for a request, this does too: the request's token is cancelled by
 //! `notifications/cancelled` (and the answer then dropped, its id free again) and once the
-//! answer is made; a panic is an internal error; when the input closes, answers still being
-//! made are written for up to 5 s, then the rest are cancelled. Progress and log messages a
-//! handler sends go through the session's peer and are written before the handler goes on,
-//! so they reach the client before the answer.
+//! answer is made; when the input closes, answers still being made are written for up to
+//! 5 s, then the rest are cancelled. Progress and log messages a handler sends go through the
+//! session's peer and are written before the handler goes on, so they reach the client before
+//! the answer. (A handler that panics gets an internal error as its answer, where rmcp's loop
+//! would give none.)
+//!
+//! Only sessions opened with `initialize` are served here: in one opened inline (a complete
+//! 2026-07-28 request first), whether the server may send requests to the client depends on
+//! each request's version, which rmcp's loop tracks around its handlers.
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -47,6 +52,9 @@ pub(super) struct StdioDirect {
     /// How many answering tasks have not ended, and a wake-up when one ends.
     pending: AtomicUsize,
     ended: Notify,
+    /// The input has closed (or the session ended), and a wake-up when it does.
+    closed: AtomicBool,
+    closing: Notify,
 }
 
 impl StdioDirect {
@@ -58,6 +66,8 @@ impl StdioDirect {
             tickets: AtomicU64::new(0),
             pending: AtomicUsize::new(0),
             ended: Notify::new(),
+            closed: AtomicBool::new(false),
+            closing: Notify::new(),
         })
     }
 
@@ -101,24 +111,23 @@ impl StdioDirect {
     where
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let Some(peer) = self.peer.get() else {
+        let Some(peer) = self.peer.get().filter(|peer| peer.peer_info().is_some()) else {
             return Some(message);
         };
-        let JsonRpcMessage::Request(request) = &message else {
-            return Some(message);
-        };
-        if !matches!(
-            request.request,
-            ClientRequest::CallToolRequest(_)
-                | ClientRequest::ListToolsRequest(_)
-                | ClientRequest::ListResourcesRequest(_)
-                | ClientRequest::ListResourceTemplatesRequest(_)
-                | ClientRequest::ListPromptsRequest(_)
-        ) {
-            return Some(message);
-        }
-        let JsonRpcMessage::Request(request) = message else {
-            return None;
+        let request = match message {
+            JsonRpcMessage::Request(request)
+                if matches!(
+                    request.request,
+                    ClientRequest::CallToolRequest(_)
+                        | ClientRequest::ListToolsRequest(_)
+                        | ClientRequest::ListResourcesRequest(_)
+                        | ClientRequest::ListResourceTemplatesRequest(_)
+                        | ClientRequest::ListPromptsRequest(_)
+                ) =>
+            {
+                request
+            }
+            other => return Some(other),
         };
         let ct = CancellationToken::new();
         let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
@@ -128,9 +137,8 @@ impl StdioDirect {
         let peer = peer.clone();
         let writer = Arc::clone(writer);
         tokio::spawn(async move {
+            let _ended = Ended(&this);
             this.answer(request, (key, ticket), ct, peer, &writer).await;
-            this.pending.fetch_sub(1, Ordering::AcqRel);
-            this.ended.notify_waiters();
         });
         None
     }
@@ -177,9 +185,26 @@ impl StdioDirect {
         }
     }
 
-    /// The input has closed: wait up to 5 s for the answers still being made, then cancel
-    /// the rest and wait for them to end.
-    pub(super) async fn drain(&self) {
+    /// The input has closed, or the session has ended.
+    pub(super) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.closing.notify_waiters();
+    }
+
+    /// Once [closed](Self::close): wait up to 5 s for the answers still being made, then
+    /// cancel the rest and wait for them to end.
+    pub(super) async fn drain_once_closed(&self) {
+        loop {
+            let closing = self.closing.notified();
+            if self.closed.load(Ordering::Acquire) {
+                break;
+            }
+            closing.await;
+        }
+        self.drain().await;
+    }
+
+    async fn drain(&self) {
         if tokio::time::timeout(DRAIN, self.idle()).await.is_err() {
             tracing::warn!("answers still being made 5 s after the input closed are cancelled");
             for (_, (_, ct)) in self.running().drain() {
@@ -197,6 +222,16 @@ impl StdioDirect {
             }
             ended.await;
         }
+    }
+}
+
+/// Counts an answering task as ended when it is dropped, however it ends.
+struct Ended<'a>(&'a StdioDirect);
+
+impl Drop for Ended<'_> {
+    fn drop(&mut self) {
+        self.0.pending.fetch_sub(1, Ordering::AcqRel);
+        self.0.ended.notify_waiters();
     }
 }
 
