@@ -21,13 +21,11 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use futures_util::FutureExt as _;
 use rmcp::model::{
-    ClientCapabilities, ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData,
-    GetExtensions as _, GetMeta as _, Implementation, InitializeRequestParams, ProtocolVersion,
-    RequestId, ServerJsonRpcMessage, ServerResult,
+    ClientCapabilities, ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, GetMeta as _,
+    Implementation, InitializeRequestParams, ProtocolVersion, RequestId, ServerJsonRpcMessage,
+    ServerResult,
 };
-use rmcp::service::{
-    Peer, RequestContext, RunningService, RxJsonRpcMessage, TxJsonRpcMessage, serve_directly,
-};
+use rmcp::service::{Peer, RunningService, RxJsonRpcMessage, TxJsonRpcMessage, serve_directly};
 use rmcp::transport::Transport;
 use rmcp::{RoleServer, Service as _};
 use tokio_util::sync::CancellationToken;
@@ -150,11 +148,8 @@ impl Direct {
     ) -> Response {
         let Eligible { id, mut request } = eligible;
         let ct = CancellationToken::new();
-        let mut context = RequestContext::new(id.clone(), self.peer(handler));
-        context.ct = ct.clone();
-        // The meta first: it is kept in the request's extensions.
-        context.meta = std::mem::take(request.get_meta_mut());
-        context.extensions = std::mem::take(request.extensions_mut());
+        let mut context =
+            super::request_context(&mut request, id.clone(), self.peer(handler), ct.clone());
         context.extensions.insert(parts);
         let handler = handler.clone();
         let work = async move {
@@ -168,18 +163,7 @@ impl Direct {
         }
         .await;
         ct.cancel();
-        let message = match handled {
-            Ok(Ok(result)) => ServerJsonRpcMessage::response(result, id),
-            Ok(Err(error)) => ServerJsonRpcMessage::error(error, Some(id)),
-            Err(_) => {
-                tracing::error!("a request's handler panicked");
-                ServerJsonRpcMessage::error(
-                    ErrorData::internal_error("the request's handler panicked", None),
-                    Some(id),
-                )
-            }
-        };
-        json(&message)
+        json(&super::answer_message(id, handled))
     }
 
     fn peer(&self, handler: &McpHandler) -> Peer<RoleServer> {

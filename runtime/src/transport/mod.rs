@@ -106,3 +106,40 @@ pub(crate) fn rpc_error(
     )
         .into_response()
 }
+
+/// The context of a request answered in place (HTTP or stdio): its id, the peer, the token,
+/// and the request's own meta and extensions, taken out of it.
+fn request_context(
+    request: &mut rmcp::model::ClientRequest,
+    id: rmcp::model::RequestId,
+    peer: rmcp::Peer<rmcp::RoleServer>,
+    ct: tokio_util::sync::CancellationToken,
+) -> rmcp::service::RequestContext<rmcp::RoleServer> {
+    use rmcp::model::{GetExtensions as _, GetMeta as _};
+    let mut context = rmcp::service::RequestContext::new(id, peer);
+    context.ct = ct;
+    // The meta first: it is kept in the request's extensions.
+    context.meta = std::mem::take(request.get_meta_mut());
+    context.extensions = std::mem::take(request.extensions_mut());
+    context
+}
+
+/// The JSON-RPC answer to request `id`: its result, its error, or for a panic an internal
+/// error.
+fn answer_message(
+    id: rmcp::model::RequestId,
+    handled: std::thread::Result<Result<rmcp::model::ServerResult, rmcp::model::ErrorData>>,
+) -> rmcp::model::ServerJsonRpcMessage {
+    use rmcp::model::{ErrorData, ServerJsonRpcMessage};
+    match handled {
+        Ok(Ok(result)) => ServerJsonRpcMessage::response(result, id),
+        Ok(Err(error)) => ServerJsonRpcMessage::error(error, Some(id)),
+        Err(_) => {
+            tracing::error!("a request's handler panicked");
+            ServerJsonRpcMessage::error(
+                ErrorData::internal_error("the request's handler panicked", None),
+                Some(id),
+            )
+        }
+    }
+}

@@ -23,11 +23,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
-use rmcp::model::{
-    ClientRequest, ErrorData, GetExtensions as _, GetMeta as _, JsonRpcMessage, JsonRpcRequest,
-    RequestId, ServerJsonRpcMessage,
-};
-use rmcp::service::{Peer, RequestContext, RxJsonRpcMessage};
+use rmcp::model::{ClientRequest, JsonRpcMessage, JsonRpcRequest};
+use rmcp::service::{Peer, RxJsonRpcMessage};
 use rmcp::{RoleServer, Service as _};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Mutex, Notify};
@@ -156,11 +153,7 @@ impl StdioDirect {
         let JsonRpcRequest {
             id, mut request, ..
         } = request;
-        let mut context = RequestContext::new(id.clone(), peer);
-        context.ct = ct.clone();
-        // The meta first: it is kept in the request's extensions.
-        context.meta = std::mem::take(request.get_meta_mut());
-        context.extensions = std::mem::take(request.extensions_mut());
+        let context = super::request_context(&mut request, id.clone(), peer, ct.clone());
         let handled = AssertUnwindSafe(self.handler.handle_request(request, context))
             .catch_unwind()
             .await;
@@ -174,7 +167,7 @@ impl StdioDirect {
             }
             running.remove(&key);
         }
-        let message = answer_message(id, handled);
+        let message = super::answer_message(id, handled);
         match serde_json::to_vec(&message) {
             Ok(line) => {
                 if let Err(error) = write_line(writer, line).await {
@@ -232,25 +225,6 @@ impl Drop for Ended<'_> {
     fn drop(&mut self) {
         self.0.pending.fetch_sub(1, Ordering::AcqRel);
         self.0.ended.notify_waiters();
-    }
-}
-
-/// The JSON-RPC answer to request `id`: its result, its error, or for a panic an internal
-/// error.
-fn answer_message(
-    id: RequestId,
-    handled: std::thread::Result<Result<rmcp::model::ServerResult, ErrorData>>,
-) -> ServerJsonRpcMessage {
-    match handled {
-        Ok(Ok(result)) => ServerJsonRpcMessage::response(result, id),
-        Ok(Err(error)) => ServerJsonRpcMessage::error(error, Some(id)),
-        Err(_) => {
-            tracing::error!("a request's handler panicked");
-            ServerJsonRpcMessage::error(
-                ErrorData::internal_error("the request's handler panicked", None),
-                Some(id),
-            )
-        }
     }
 }
 
