@@ -2,6 +2,8 @@
 //! The `site` example's `my-plugin-count-posts`, written by hand with rmcp's own macros over
 //! the same SQLite database: the baseline `loadgen` measures abilities against.
 
+#[path = "../shared/rmcp_serve.rs"]
+mod rmcp_serve;
 #[path = "../shared/rmcp_site.rs"]
 mod rmcp_site;
 use abilities_examples::site;
@@ -12,9 +14,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use rmcp::ServiceExt;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp_site::RmcpSite;
 use site::Db;
 
@@ -32,36 +31,11 @@ struct Args {
 #[tokio::main]
 async fn main() -> ExitCode {
     // The same logging set-up as the `site` example, so both pay the same for it.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "warn,rmcp=error".into()),
-        )
-        .init();
+    rmcp_serve::logging();
     let args = Args::parse();
     let run = async {
         let site = RmcpSite::new(Arc::new(Db::open(&args.db)?));
-        match args.http {
-            Some(addr) => {
-                let service = StreamableHttpService::new(
-                    move || Ok(site.clone()),
-                    Arc::new(LocalSessionManager::default()),
-                    StreamableHttpServerConfig::default(),
-                );
-                let router = abilities::http::axum::Router::new().nest_service("/mcp", service);
-                let listener = tokio::net::TcpListener::bind(addr).await?;
-                println!("http://{}/mcp", listener.local_addr()?);
-                abilities::http::serve_router(listener, router).await?;
-            }
-            None => {
-                site.serve((tokio::io::stdin(), tokio::io::stdout()))
-                    .await?
-                    .waiting()
-                    .await?;
-            }
-        }
-        Ok::<_, Box<dyn std::error::Error>>(())
+        rmcp_serve::serve(site, args.http).await
     };
     match run.await {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,21 +2,20 @@
 //! The shop workload's three tools (`bench/shared/shop.rs`) written by hand with rmcp's own
 //! macros, as a user of rmcp would: the baseline `shop_site` (abilities) is measured against.
 
+#[path = "../shared/rmcp_serve.rs"]
+mod rmcp_serve;
 #[path = "../shared/shop.rs"]
 #[allow(dead_code, reason = "the seed and the catalog are the API's")]
 mod shop;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::Parser;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ServerCapabilities, ServerConfig};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
 use shop::{CartArgs, CheckoutArgs, SearchArgs, Shop, ShopError};
 
 /// Serve the hand-written shop.
@@ -95,40 +94,14 @@ impl ServerHandler for RmcpShop {
 #[tokio::main]
 async fn main() -> ExitCode {
     // The same logging set-up as `shop_site`, so both pay the same for it.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "warn,rmcp=error".into()),
-        )
-        .init();
+    rmcp_serve::logging();
     let args = Args::parse();
     let run = async {
         let server = RmcpShop {
             shop: Shop::connect(&args.redis, &args.api, "rmcp").await?,
             tool_router: RmcpShop::tool_router(),
         };
-        match args.http {
-            Some(addr) => {
-                let service = StreamableHttpService::new(
-                    move || Ok(server.clone()),
-                    Arc::new(LocalSessionManager::default()),
-                    StreamableHttpServerConfig::default(),
-                );
-                let router = abilities::http::axum::Router::new().nest_service("/mcp", service);
-                let listener = tokio::net::TcpListener::bind(addr).await?;
-                println!("http://{}/mcp", listener.local_addr()?);
-                abilities::http::serve_router(listener, router).await?;
-            }
-            None => {
-                server
-                    .serve((tokio::io::stdin(), tokio::io::stdout()))
-                    .await?
-                    .waiting()
-                    .await?;
-            }
-        }
-        Ok::<_, Box<dyn std::error::Error>>(())
+        rmcp_serve::serve(server, args.http).await
     };
     match run.await {
         Ok(()) => ExitCode::SUCCESS,
