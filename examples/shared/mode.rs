@@ -17,7 +17,9 @@ pub enum Mode {
     Meta,
     /// MCP-AQL with one `mcp_aql` tool.
     AqlSingle,
-    /// MCP-AQL with one tool per family (`mcp_aql_read`, ...).
+    /// MCP-AQL with one tool per family (`mcp_aql_read`, ...): the CRUDE endpoints (also
+    /// `aql-crude`).
+    #[value(alias = "aql-crude")]
     AqlSemantic,
     /// Every surface over HTTP: the three WordPress-style ones at `/mcp`, `/mcp/standard` and
     /// `/mcp/meta`, and the MCP-AQL semantic endpoints at `/mcp/aql`.

@@ -363,6 +363,11 @@ impl Record for Todo {
 #[serde(transparent)]
 pub struct PageSize(#[schemars(range(min = 1, max = 100))] pub u32);
 
+/// What a todo says: at least one character that is not a space.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Title(#[schemars(length(min = 1), regex(pattern = r"\S"))] pub String);
+
 /// List todos in creation order.
 #[ability(semantic = "READ", category = "todos")]
 async fn list_todos(
@@ -390,10 +395,10 @@ async fn get_todo(
 async fn create_todo(
     db: State<TodoDb>,
     notifier: State<ResourceNotifier>,
-    #[param(description = "What to do.")] title: String,
+    #[param(description = "What to do.")] title: Title,
     #[param(default = Priority::Medium)] priority: Priority,
 ) -> Result<Todo, AbilityError> {
-    let todo = db.create(&title, priority).await?;
+    let todo = db.create(&title.0, priority).await?;
     notifier.updated(LIST_URI).await;
     Ok(todo)
 }
@@ -404,12 +409,14 @@ async fn update_todo(
     db: State<TodoDb>,
     notifier: State<ResourceNotifier>,
     #[param(description = "The todo id.")] id: i64,
-    title: Option<String>,
+    title: Option<Title>,
     completed: Option<bool>,
     priority: Option<Priority>,
 ) -> Result<Todo, AbilityError> {
     let current = db.get(id).await?;
-    let title = title.map(|t| t.trim().to_owned()).unwrap_or(current.title);
+    let title = title
+        .map(|t| t.0.trim().to_owned())
+        .unwrap_or(current.title);
     if title.is_empty() {
         return Err(AbilityError::invalid("the title cannot be empty"));
     }

@@ -550,7 +550,11 @@ async fn requests_are_checked_before_anything_runs() {
         )
         .await;
     assert_eq!(unknown["details"]["unknown_params"], json!(["colour"]));
-    assert_eq!(unknown["details"]["valid_params"], json!(["id", "site_id"]));
+    // `fields` on every READ operation (field selection §5.1).
+    assert_eq!(
+        unknown["details"]["valid_params"],
+        json!(["id", "site_id", "fields"])
+    );
     let too_large = aq
         .fail(
             "mcp_aql_create",

@@ -365,17 +365,32 @@ pub async fn client_2026(
 
 /// Panic unless `envelope` is an MCP-AQL answer as `schemas/aql-envelope.schema.json` says.
 pub fn assert_aql_envelope(envelope: &Value) {
-    static ENVELOPE: std::sync::LazyLock<jsonschema::Validator> = std::sync::LazyLock::new(|| {
-        let schema: Value =
-            serde_json::from_str(include_str!("../schemas/aql-envelope.schema.json"))
-                .expect("the schema is JSON");
-        jsonschema::validator_for(&schema).expect("the schema compiles")
-    });
-    let errors: Vec<String> = ENVELOPE
-        .iter_errors(envelope)
+    static ENVELOPE: std::sync::LazyLock<jsonschema::Validator> =
+        std::sync::LazyLock::new(|| compile(include_str!("../schemas/aql-envelope.schema.json")));
+    assert_valid(&ENVELOPE, envelope);
+}
+
+/// Panic unless `envelope` is an `introspect` answer as `schemas/aql-introspection.schema.json`
+/// says.
+pub fn assert_aql_introspection(envelope: &Value) {
+    static INTROSPECTION: std::sync::LazyLock<jsonschema::Validator> =
+        std::sync::LazyLock::new(|| {
+            compile(include_str!("../schemas/aql-introspection.schema.json"))
+        });
+    assert_valid(&INTROSPECTION, envelope);
+}
+
+fn compile(schema: &str) -> jsonschema::Validator {
+    let schema: Value = serde_json::from_str(schema).expect("the schema is JSON");
+    jsonschema::validator_for(&schema).expect("the schema compiles")
+}
+
+fn assert_valid(validator: &jsonschema::Validator, value: &Value) {
+    let errors: Vec<String> = validator
+        .iter_errors(value)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect();
-    assert!(errors.is_empty(), "{errors:?}\n{envelope:#}");
+    assert!(errors.is_empty(), "{errors:?}\n{value:#}");
 }
 
 /// An HTTP response whose body is still arriving (an SSE stream): its status, and the body

@@ -175,6 +175,23 @@ async fn meta_serves_exactly_three_tools() {
     assert_eq!(tools[1]["inputSchema"]["required"], json!(["ability_name"]));
     assert_eq!(tools[2]["inputSchema"]["required"], json!(["ability_name"]));
     assert_eq!(tools[2]["annotations"]["destructiveHint"], true);
+    // The output schemas the adapter declares: get-info requires what it always sends (its
+    // `meta` is optional), execute has `error` as a string beside `data`.
+    assert_eq!(
+        tools[1]["outputSchema"]["required"],
+        json!(["name", "label", "description", "input_schema"])
+    );
+    assert_eq!(
+        tools[2]["outputSchema"]["properties"]["error"]["type"],
+        "string"
+    );
+    assert_eq!(tools[2]["outputSchema"]["required"], json!(["success"]));
+    // `data` stays untyped where the adapter lists every JSON type (see wordpress-compat.md).
+    assert!(
+        tools[2]["outputSchema"]["properties"]["data"]
+            .get("type")
+            .is_none()
+    );
     // The abilities themselves are not tools here.
     let call = lines
         .request(

@@ -86,7 +86,7 @@ pub(crate) fn get_info_tool(name: &str) -> Tool {
             "output_schema": {"type": "object"},
             "meta": {"type": "object"}
         },
-        "required": ["name", "label", "description", "input_schema", "meta"]
+        "required": ["name", "label", "description", "input_schema"]
     })))
     .with_annotations(reading())
 }
@@ -110,7 +110,8 @@ pub(crate) fn execute_tool(name: &str) -> Tool {
         "type": "object",
         "properties": {
             "success": {"type": "boolean"},
-            "data": {"description": "The ability's output, as its output_schema describes it."}
+            "data": {"description": "The ability's output, as its output_schema describes it."},
+            "error": {"type": "string", "description": "Why the execution failed, when success is false."}
         },
         "required": ["success"]
     })))

@@ -64,7 +64,14 @@ impl Batch {
 pub(super) struct Item {
     pub(super) index: usize,
     pub(super) operation: Value,
+    /// A batch item's envelope is closed: a confirmation offered travels in `error.details`
+    /// only (the official batch schema), not beside `error`.
+    #[serde(serialize_with = "in_batch")]
     pub(super) result: Envelope,
+}
+
+fn in_batch<S: Serializer>(envelope: &Envelope, serializer: S) -> Result<S::Ok, S::Error> {
+    envelope.write(false, serializer)
 }
 
 /// The counts of a batch.
@@ -98,6 +105,14 @@ pub(super) const MAX_WARNINGS: usize = 10;
 
 impl Serialize for Envelope {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.write(true, serializer)
+    }
+}
+
+impl Envelope {
+    /// The envelope, with a confirmation offered also at the top (`offered`) or only in the
+    /// error's details.
+    fn write<S: Serializer>(&self, offered: bool, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Self::Done(done) => {
                 // Deduplicated, at most ten.
@@ -133,7 +148,7 @@ impl Serialize for Envelope {
                                 expires_at: confirmation.map(|c| c.expires_at.as_str()),
                             }),
                     },
-                    confirmation: confirmation.map(|c| Offered {
+                    confirmation: confirmation.filter(|_| offered).map(|c| Offered {
                         token: &c.token,
                         expires_at: &c.expires_at,
                         message: &c.message,

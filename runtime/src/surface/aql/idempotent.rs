@@ -70,7 +70,8 @@ pub(super) async fn operation(
         }
     };
     let mut bound = sent.params.clone();
-    confirmation_token(&mut bound);
+    let takes = table.get(&sent.name).is_some_and(|op| op.confirms);
+    confirmation_token(&mut bound, takes);
     bound.retain(|k, _| !k.starts_with('_'));
     let what = json!(["mcp-aql", sent.name, Value::Object(bound)]);
     let claim = match Idempotent::claim(&served.holder, &key, "mcp-aql", &what).await {

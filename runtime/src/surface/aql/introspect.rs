@@ -82,6 +82,9 @@ fn protocol(table: &Table) -> Value {
 
 const INTROSPECT_DESCRIPTION: &str = "List operations or types, or describe one by name.";
 
+/// The type `introspect` returns, as introspection names it.
+const INTROSPECTION_DATA: &str = "IntrospectionData";
+
 fn operations(table: &Table, registry: &Registry) -> Value {
     let mut list = vec![json!({
         "name": "introspect",
@@ -154,7 +157,7 @@ fn operation_detail(table: &Table, registry: &Registry, name: &str) -> Value {
                 {"name": "query", "type": "string", "required": true, "enum": ["operations", "types"]},
                 {"name": "name", "type": "string", "required": false, "description": "An operation or type name."}
             ],
-            "returns": {"name": "IntrospectionResult", "kind": "object"},
+            "returns": {"name": INTROSPECTION_DATA, "kind": "union", "description": "Describe it with introspect types."},
             "examples": [{"description": "List operations", "request": {"operation": "introspect", "params": {"query": "operations"}}}]
         });
     }
@@ -180,7 +183,7 @@ fn operation_detail(table: &Table, registry: &Registry, name: &str) -> Value {
         input.insert(
             "description".into(),
             json!(format!(
-                "The fields to change: {}. A field left out keeps its value; null clears it.",
+                "The fields to change: {}. A field left out keeps its value; null is refused (these fields cannot be cleared).",
                 fields.join(", ")
             )),
         );
@@ -188,6 +191,41 @@ fn operation_detail(table: &Table, registry: &Registry, name: &str) -> Value {
     }
     if let Some(items) = &op.collection {
         parameters.extend(query_parameters(op, items));
+    }
+    if let Some(schema) = &op.selection {
+        let named: Vec<&String> = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().collect())
+            .unwrap_or_default();
+        let description = if named.is_empty() {
+            "A preset (minimal, standard, full) or a list of field paths to keep.".to_owned()
+        } else {
+            format!(
+                "A preset (minimal, standard, full) or a list of field paths to keep; fields: {}.",
+                named
+                    .iter()
+                    .map(|n| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        parameters.push(json!({
+            "name": "fields", "type": "array", "required": false, "description": description
+        }));
+    }
+    if !op.relations.is_empty() {
+        let names: Vec<&str> = op.relations.iter().map(|r| r.name.as_str()).collect();
+        parameters.push(json!({
+            "name": "include", "type": "array", "required": false,
+            "description": format!("Related items to put beside each item: {}.", names.join(", "))
+        }));
+    }
+    if op.confirms {
+        parameters.push(json!({
+            "name": super::CONFIRMATION_TOKEN, "type": "string", "required": false,
+            "description": "The token a CONFIRMATION_REQUIRED answer offered, to run the operation it was issued for (also accepted as _confirmation)."
+        }));
     }
     let mut detail = Map::new();
     detail.insert("name".into(), json!(op.name));
@@ -342,9 +380,27 @@ fn sample(schema: &Value) -> Value {
     }
 }
 
-/// The JSON type a schema names (the first non-null one of a list), `object` for untyped
-/// schemas that have properties, `string` for enums of strings, else `any`.
+/// The JSON type a schema names (the first non-null one of a list, or the one type of the
+/// non-null alternatives of an `anyOf` / `oneOf`), `object` for untyped schemas that have
+/// properties, `string` for enums of strings, else `any`.
 fn type_of(schema: &Value) -> String {
+    let alternatives = schema
+        .get("anyOf")
+        .or_else(|| schema.get("oneOf"))
+        .and_then(Value::as_array);
+    if let Some(alternatives) = alternatives {
+        let mut types: Vec<String> = alternatives
+            .iter()
+            .map(type_of)
+            .filter(|t| t != "null")
+            .collect();
+        types.dedup();
+        return match types.as_slice() {
+            [one] => one.clone(),
+            [] => "null".into(),
+            _ => "any".into(),
+        };
+    }
     match schema.get("type") {
         Some(Value::String(t)) => t.clone(),
         Some(Value::Array(types)) => types
@@ -494,6 +550,48 @@ fn types(table: &Table, registry: &Registry) -> Vec<TypeDef> {
             "A failure.",
             &json!({"properties": {"success": {"type": "boolean", "const": false}, "error": {"type": "object"}}, "required": ["success", "error"]}),
         ),
+        TypeDef {
+            name: INTROSPECTION_DATA.into(),
+            kind: "union",
+            description: "What introspect answers: a list or one detail.".into(),
+            values: Vec::new(),
+            fields: Vec::new(),
+            members: vec![
+                "OperationsListData".into(),
+                "OperationDetailData".into(),
+                "TypesListData".into(),
+                "TypeDetailData".into(),
+            ],
+        },
+        object_type(
+            "OperationsListData",
+            "query: operations without a name.",
+            &json!({"properties": {
+                "_protocol": {"type": "object", "description": "The version, mode, capabilities and limits served."},
+                "operations": {"type": "array", "items": {"type": "object"}, "description": "{name, semantic_category, endpoint, description} of each operation."}
+            }, "required": ["operations"]}),
+        ),
+        object_type(
+            "OperationDetailData",
+            "query: operations with a name.",
+            &json!({"properties": {
+                "operation": {"type": "object", "description": "The operation's details, or null for an unknown name."}
+            }, "required": ["operation"]}),
+        ),
+        object_type(
+            "TypesListData",
+            "query: types without a name.",
+            &json!({"properties": {
+                "types": {"type": "array", "items": {"type": "object"}, "description": "{name, kind, description} of each type."}
+            }, "required": ["types"]}),
+        ),
+        object_type(
+            "TypeDetailData",
+            "query: types with a name.",
+            &json!({"properties": {
+                "type": {"type": "object", "description": "The type's details, or null for an unknown name."}
+            }, "required": ["type"]}),
+        ),
         object_type(
             "EndpointPermissions",
             "What an endpoint may do.",
@@ -533,7 +631,19 @@ fn result_type(op: &Operation, ability: &crate::Ability) -> TypeDef {
             name,
             kind: "enum",
             description,
-            values: schema["enum"].as_array().cloned().unwrap_or_default(),
+            // Enum values are strings in the draft's type detail: others as their JSON text.
+            values: schema["enum"]
+                .as_array()
+                .map(|values| {
+                    values
+                        .iter()
+                        .map(|v| match v {
+                            Value::String(_) => v.clone(),
+                            other => Value::String(other.to_string()),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
             fields: Vec::new(),
             members: Vec::new(),
         },

@@ -134,16 +134,28 @@ pub(crate) struct Operation {
     /// The list comes as `{items, total?}`, `total` the size of the collection it is from.
     pub(crate) envelope: bool,
     pub(crate) computed: Vec<ComputedField>,
+    /// READ operations that are not collections (and have no `fields` of their own): the
+    /// schema of the object they return, which `fields` selects from (empty when unknown).
+    pub(crate) selection: Option<Map<String, Value>>,
+    /// The operation needs confirmation and takes the token as `confirmation_token` (or
+    /// `_confirmation`).
+    pub(crate) confirms: bool,
     /// Every parameter a request may carry, computed once.
     pub(crate) accepted: Vec<String>,
 }
 
+/// The parameter that carries a confirmation token, beside the exempt `_confirmation`.
+pub(crate) const CONFIRMATION_TOKEN: &str = "confirmation_token";
+
 /// Parameters a request may carry, as introspection lists them: the ability's own (UPDATE
-/// fields replaced by `input`), then the query parameters of a collection.
+/// fields replaced by `input`), then the query parameters of a collection (or `fields` for
+/// another READ operation), then `confirmation_token` where a confirmation is needed.
 fn accepted(
     params: &[Param],
     update_fields: Option<&Vec<String>>,
     collection: bool,
+    selection: bool,
+    confirms: bool,
 ) -> Vec<String> {
     let mut names: Vec<String> = params
         .iter()
@@ -157,6 +169,12 @@ fn accepted(
                 names.push((*q).to_owned());
             }
         }
+    }
+    if selection {
+        names.push("fields".to_owned());
+    }
+    if confirms {
+        names.push(CONFIRMATION_TOKEN.to_owned());
     }
     names
 }
@@ -398,8 +416,20 @@ fn operation(name: String, index: usize, ability: &Ability, config: &Aql, site: 
             ),
         }
     };
+    let own = |key: &str| params.iter().any(|p| p.name == key);
+    let selection =
+        (ability.semantic() == Semantic::Read && collection.is_none() && !own("fields"))
+            .then(|| returned_object(ability))
+            .flatten();
+    let confirms = danger.needs_confirmation() && !own(CONFIRMATION_TOKEN);
     Operation {
-        accepted: accepted(&params, update_fields.as_ref(), collection.is_some()),
+        accepted: accepted(
+            &params,
+            update_fields.as_ref(),
+            collection.is_some(),
+            selection.is_some(),
+            confirms,
+        ),
         name,
         ability: index,
         family,
@@ -413,7 +443,30 @@ fn operation(name: String, index: usize, ability: &Ability, config: &Aql, site: 
         collection,
         envelope,
         computed,
+        selection,
+        confirms,
     }
+}
+
+/// The schema of the object an ability returns (its output, unwrapped), which `fields`
+/// selects from: empty when it does not say what it returns; `None` when it returns no
+/// object (a number, a string...), where there are no fields to select.
+fn returned_object(ability: &Ability) -> Option<Map<String, Value>> {
+    let Some(wire) = ability.output_schema() else {
+        return Some(Map::new());
+    };
+    let own = if ability.output_wrapped() {
+        wire.get("properties")
+            .and_then(|p| p.get("result"))
+            .and_then(Value::as_object)
+    } else {
+        Some(&**wire)
+    };
+    own.filter(|schema| {
+        schema.get("properties").is_some_and(Value::is_object)
+            || schema.get("type").and_then(Value::as_str) == Some("object")
+    })
+    .cloned()
 }
 
 /// The item schema of an ability whose own output is an array of objects, or an object with

@@ -6,8 +6,9 @@ use serde_json::{Value, json};
 use super::envelope::{Done, data_of};
 use super::introspect::introspect;
 use super::params::{Sent, confirmation_token, reject_unknown};
-use super::stages::{Gate, Params, Query};
+use super::stages::{Gate, Params, Query, Select};
 use super::{Endpoint, Severity, Table, relations, warning};
+use crate::ability::SITE_ID;
 use crate::pipeline::{self, Around, Stage};
 use crate::surface::Served;
 use crate::{AbilityError, Context, ErrorCode, Registry, Semantic};
@@ -53,11 +54,18 @@ pub(super) async fn operation_once(
             "the operation table is inconsistent",
         ));
     };
-    let token = confirmation_token(&mut params);
+    let token = confirmation_token(&mut params, op.confirms);
     params.retain(|k, _| !k.starts_with('_'));
     let include = relations::take_include(op, &mut params)?;
+    // A `site_id` the operation does not list (no site is served) would be taken out by the
+    // core stages and ignored: refused as unknown here, like every parameter not listed
+    // (the rest in the `Params` stage, after the site check).
+    if params.contains_key(SITE_ID) && !op.accepted.iter().any(|p| p == SITE_ID) {
+        reject_unknown(&op.name, &params, &op.accepted)?;
+    }
     let checks = Params { op };
     let query = op.collection.as_ref().map(|items| Query { op, items });
+    let select = op.selection.as_ref().map(|schema| Select { schema });
     let gate = op.danger.needs_confirmation().then(|| Gate {
         table,
         op,
@@ -68,6 +76,9 @@ pub(super) async fn operation_once(
     let mut stages: Vec<&dyn Stage> = vec![&checks];
     if let Some(query) = &query {
         stages.push(query);
+    }
+    if let Some(select) = &select {
+        stages.push(select);
     }
     if let Some(gate) = &gate {
         stages.push(gate);

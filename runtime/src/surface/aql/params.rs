@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Operation, Severity, Warning, warning};
+use super::{CONFIRMATION_TOKEN, Operation, Severity, Warning, warning};
 use crate::{AbilityError, ErrorCode};
 
 /// Keys of a request that are not parameters.
@@ -162,14 +162,42 @@ pub(super) fn update_args(
             "operation": op.name, "unknown_fields": listed, "valid_fields": fields
         })));
     }
+    // A handler takes a field left out and a `null` alike (an `Option`), so it cannot
+    // remove a field as the draft's `null` asks: refused, rather than answered as done.
+    let cleared: Vec<&str> = input
+        .iter()
+        .filter(|(_, value)| value.is_null())
+        .map(|(key, _)| key.as_str())
+        .collect();
+    if !cleared.is_empty() {
+        return Err(AbilityError::new(
+            ErrorCode::ValidationInvalidValue,
+            format!(
+                "'{}' cannot clear {}: null would remove a field, which this operation does not do. Leave a field out to keep it, or send a value",
+                op.name,
+                cleared
+                    .iter()
+                    .map(|k| format!("'input.{k}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+        .with_details(json!({
+            "operation": op.name, "param_name": "input", "null_fields": cleared
+        })));
+    }
     params.extend(input);
     Ok(params)
 }
 
-/// `_confirmation` (or `confirmation_token`) from the parameters.
-pub(super) fn confirmation_token(params: &mut Map<String, Value>) -> Option<String> {
-    let token = params
-        .remove("_confirmation")
-        .or_else(|| params.remove("confirmation_token"))?;
-    token.as_str().map(str::to_owned)
+/// The confirmation token from the parameters: `_confirmation`, or `confirmation_token` for
+/// an operation that takes it (elsewhere it stays, and is refused as unknown).
+pub(super) fn confirmation_token(params: &mut Map<String, Value>, takes: bool) -> Option<String> {
+    let own = params.remove("_confirmation");
+    let named = if takes {
+        params.remove(CONFIRMATION_TOKEN)
+    } else {
+        None
+    };
+    own.or(named)?.as_str().map(str::to_owned)
 }

@@ -2,7 +2,8 @@
 //!
 //! Among the arguments: unknown parameters are refused and an UPDATE's `input` is spread into
 //! the ability's arguments ([`Params`]); a collection's query keys are taken out and parsed
-//! ([`Query`], which also applies the query to the handler's items when it finishes). Before
+//! ([`Query`], which also applies the query to the handler's items when it finishes), or
+//! another READ operation's `fields` ([`Select`]). Before
 //! the handler: the confirmation gate ([`Gate`]).
 
 use std::sync::Arc;
@@ -26,6 +27,31 @@ impl Stage for Params<'_> {
         super::params::reject_unknown(&self.op.name, &call.args, &self.op.accepted)?;
         let args = std::mem::take(&mut call.args);
         call.args = super::params::update_args(self.op, args)?;
+        Ok(())
+    }
+}
+
+/// `fields` on a READ operation that is not a collection: taken out of the arguments, and
+/// applied to the object it returns.
+pub(super) struct Select<'t> {
+    pub(super) schema: &'t Map<String, Value>,
+}
+
+impl Stage for Select<'_> {
+    fn check<'s>(&'s self, call: &mut Call<'s>) -> Result<(), AbilityError> {
+        let Some(sent) = call.args.remove("fields") else {
+            return Ok(());
+        };
+        let fields = query::fields(Some(sent), self.schema, &[], query::Fields::Full)?;
+        if fields == query::Fields::Full {
+            return Ok(());
+        }
+        let schema = self.schema;
+        call.then(move |output| {
+            if let Some(data) = output.take_bare() {
+                output.set_bare(query::select_fields(data, &fields, schema));
+            }
+        });
         Ok(())
     }
 }

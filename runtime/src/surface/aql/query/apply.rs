@@ -341,6 +341,19 @@ fn number(value: f64) -> Value {
     }
 }
 
+/// `data` with only the selected fields: an object, or each object of an array.
+pub(crate) fn select_fields(data: Value, fields: &Fields, schema: &Map<String, Value>) -> Value {
+    match data {
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|item| select(item, fields, schema))
+                .collect(),
+        ),
+        other => select(other, fields, schema),
+    }
+}
+
 /// The item with only the selected fields (paths keep their nesting).
 fn select(item: Value, fields: &Fields, schema: &Map<String, Value>) -> Value {
     let Value::Object(mut map) = item else {

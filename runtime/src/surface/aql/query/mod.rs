@@ -19,8 +19,9 @@ mod tests;
 
 pub(crate) use apply::apply;
 pub(crate) use apply::json_eq;
+pub(crate) use apply::select_fields;
 use apply::{compare, lookup};
-pub(crate) use parse::parse;
+pub(crate) use parse::{fields, parse};
 
 use std::cmp::Ordering;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
@@ -143,8 +144,9 @@ pub(super) enum Page {
     Backward { last: u64, before: Option<u64> },
 }
 
+/// Which fields an answer keeps.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) enum Fields {
+pub(crate) enum Fields {
     Minimal,
     Standard,
     Full,

@@ -265,47 +265,7 @@ pub(crate) fn parse(
         sort.push(SortKey { field, descending });
     }
 
-    let fields = match params.remove("fields") {
-        None | Some(Value::Null) => Fields::Standard,
-        Some(Value::String(preset)) => match preset.as_str() {
-            "minimal" => Fields::Minimal,
-            "standard" => Fields::Standard,
-            "full" => Fields::Full,
-            other => {
-                return Err(invalid(
-                    "fields",
-                    format!("Unknown field preset '{other}': use minimal, standard or full"),
-                ));
-            }
-        },
-        Some(Value::Array(paths)) => {
-            let mut out = Vec::new();
-            for path in paths {
-                let Value::String(path) = path else {
-                    return Err(invalid_type("fields", "array of strings"));
-                };
-                if !valid_path(&path) {
-                    return Err(invalid("fields", format!("Invalid field path '{path}'")));
-                }
-                // Where the item schema names its fields, a path must start at one of them.
-                let named = items.get("properties").and_then(Value::as_object).is_some();
-                if named && !known_field(items, computed, &path) {
-                    return Err(AbilityError::new(
-                        ErrorCode::ValidationInvalidValue,
-                        format!("Unknown field '{path}' in 'fields'"),
-                    )
-                    .with_details(json!({
-                        "param_name": "fields",
-                        "field": path,
-                        "valid_fields": available(items, computed)
-                    })));
-                }
-                out.push(path);
-            }
-            Fields::Paths(out)
-        }
-        Some(_) => return Err(invalid_type("fields", "string or array")),
-    };
+    let fields = fields(params.remove("fields"), items, computed, Fields::Standard)?;
 
     let (limit, offset) = (uint(params, "limit")?, uint(params, "offset")?);
     let (first, last) = (uint(params, "first")?, uint(params, "last")?);
@@ -353,15 +313,24 @@ pub(crate) fn parse(
         || (first.is_some() && before.is_some())
         || (last.is_some() && after.is_some());
     if bad {
-        return Err(AbilityError::new(
-            ErrorCode::ValidationInvalidType,
-            format!("Pagination parameters {provided:?} cannot be combined"),
-        )
-        .with_details(json!({
-            "param_name": "pagination",
-            "provided": provided,
-            "hint": "use first/after, last/before, or limit/offset"
-        })));
+        // Say what is missing when one parameter needs another, else what clashes.
+        let message = if after.is_some() && first.is_none() && last.is_none() && !mixed {
+            "Parameter 'after' needs 'first': send first (the page size) with after".to_owned()
+        } else if before.is_some() && last.is_none() && first.is_none() && !mixed {
+            "Parameter 'before' needs 'last': send last (the page size) with before".to_owned()
+        } else {
+            format!(
+                "Pagination parameters {} cannot be combined: use first/after, last/before, or limit/offset",
+                provided.join(", ")
+            )
+        };
+        return Err(
+            AbilityError::new(ErrorCode::ValidationInvalidType, message).with_details(json!({
+                "param_name": "pagination",
+                "provided": provided,
+                "hint": "use first/after, last/before, or limit/offset"
+            })),
+        );
     }
     let page = match (first, last) {
         (Some(first), _) => Page::Forward {
@@ -402,6 +371,57 @@ pub(crate) fn parse(
         aggregate,
         include_items,
         warnings,
+    })
+}
+
+/// `fields`: a preset (`minimal`, `standard`, `full`) or a list of paths, each starting at a
+/// field `items` names (when it names any); `default` when not sent.
+pub(crate) fn fields(
+    value: Option<Value>,
+    items: &Map<String, Value>,
+    computed: &[ComputedField],
+    default: Fields,
+) -> Result<Fields, AbilityError> {
+    Ok(match value {
+        None | Some(Value::Null) => default,
+        Some(Value::String(preset)) => match preset.as_str() {
+            "minimal" => Fields::Minimal,
+            "standard" => Fields::Standard,
+            "full" => Fields::Full,
+            other => {
+                return Err(invalid(
+                    "fields",
+                    format!("Unknown field preset '{other}': use minimal, standard or full"),
+                ));
+            }
+        },
+        Some(Value::Array(paths)) => {
+            let mut out = Vec::new();
+            for path in paths {
+                let Value::String(path) = path else {
+                    return Err(invalid_type("fields", "array of strings"));
+                };
+                if !valid_path(&path) {
+                    return Err(invalid("fields", format!("Invalid field path '{path}'")));
+                }
+                // Where the item schema names its fields, a path must start at one of them.
+                let named = items.get("properties").and_then(Value::as_object).is_some();
+                if named && !known_field(items, computed, &path) {
+                    return Err(AbilityError::new(
+                        ErrorCode::ValidationInvalidValue,
+                        format!("Unknown field '{path}' in 'fields'"),
+                    )
+                    .with_details(json!({
+                        "param_name": "fields",
+                        "field": path,
+                        "valid_fields": available(items, computed)
+                    })));
+                }
+                out.push(path);
+            }
+            Fields::Paths(out)
+        }
+        Some(_) => return Err(invalid_type("fields", "string or array")),
     })
 }
 
