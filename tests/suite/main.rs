@@ -15,6 +15,7 @@ macro_rules! builder {
 mod aql;
 mod aql_collections;
 mod aql_danger;
+mod aql_discovery;
 mod aql_fidelity;
 mod aql_relations;
 mod aql_todo;

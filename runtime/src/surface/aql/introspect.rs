@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{AqlMode, Operation, SPEC_VERSION, Table, query};
+use super::{AqlMode, Operation, SPEC_VERSION, Table, discovery, query};
 use crate::{AbilityError, ErrorCode, Registry, Semantic};
 
 /// Answer `introspect` with `query` (`operations` or `types`) and an optional `name`.
@@ -22,11 +22,23 @@ pub(crate) fn introspect(
             ));
         }
     };
+    let discovering = discovery::asked(params);
     match params.get("query").and_then(Value::as_str) {
         Some("operations") => Ok(match name {
+            None if discovering => search(table, registry, params)?,
             None => operations(table, registry),
+            Some(_) if discovering => {
+                return Err(AbilityError::new(
+                    ErrorCode::ValidationInvalidValue,
+                    "Parameter 'name' describes one operation; search, category, endpoint, first and after list them: send one or the other",
+                ));
+            }
             Some(name) => json!({ "operation": operation_detail(table, registry, name) }),
         }),
+        Some("types") if discovering => Err(AbilityError::new(
+            ErrorCode::ValidationInvalidValue,
+            "search, category, endpoint, first and after list operations: use them with query 'operations'",
+        )),
         Some("types") => {
             let types = types(table, registry);
             Ok(match name {
@@ -68,7 +80,8 @@ fn protocol(table: &Table) -> Value {
             "relationship_queries": true,
             "warnings": true,
             "confirmation": true,
-            "dangerous_operations": true
+            "dangerous_operations": true,
+            "operation_search": true
         },
         "limits": {
             "max_request_size": limits.max_request_size,
@@ -85,6 +98,17 @@ const INTROSPECT_DESCRIPTION: &str = "List operations or types, or describe one 
 /// The type `introspect` returns, as introspection names it.
 const INTROSPECTION_DATA: &str = "IntrospectionData";
 
+/// The parameters `introspect` takes: the draft's two, then the discovery extension's.
+pub(super) const INTROSPECT_PARAMS: [&str; 7] = [
+    "query",
+    "name",
+    discovery::PARAMS[0],
+    discovery::PARAMS[1],
+    discovery::PARAMS[2],
+    discovery::PARAMS[3],
+    discovery::PARAMS[4],
+];
+
 fn operations(table: &Table, registry: &Registry) -> Value {
     let mut list = vec![json!({
         "name": "introspect",
@@ -92,15 +116,38 @@ fn operations(table: &Table, registry: &Registry) -> Value {
         "endpoint": "read",
         "description": INTROSPECT_DESCRIPTION
     })];
-    list.extend(table.operations.iter().map(|op| {
-        json!({
-            "name": op.name,
-            "semantic_category": op.category.as_str(),
-            "endpoint": op.family,
-            "description": description(op, Some(registry)),
-        })
-    }));
+    list.extend(table.operations.iter().map(|op| info(op, registry)));
     json!({ "_protocol": protocol(table), "operations": list })
+}
+
+/// An operation as the list shows it.
+fn info(op: &Operation, registry: &Registry) -> Value {
+    json!({
+        "name": op.name,
+        "semantic_category": op.category.as_str(),
+        "endpoint": op.family,
+        "description": description(op, Some(registry)),
+    })
+}
+
+/// A page of the operations a discovery request matches (`introspect` itself is not among
+/// them: it is always there), with a short `_protocol` that says what the page is.
+fn search(
+    table: &Table,
+    registry: &Registry,
+    params: &Map<String, Value>,
+) -> Result<Value, AbilityError> {
+    let (page, discovery) = discovery::discover(&table.index, &table.operations, params, |op| {
+        info(op, registry)
+    })?;
+    Ok(json!({
+        "_protocol": {
+            "version": SPEC_VERSION,
+            "mode": table.config.mode.as_str(),
+            "discovery": discovery
+        },
+        "operations": page
+    }))
 }
 
 /// The description of an operation, saying when it is deprecated, and its danger when it
@@ -155,10 +202,18 @@ fn operation_detail(table: &Table, registry: &Registry, name: &str) -> Value {
             "permissions": permissions(Semantic::Read),
             "parameters": [
                 {"name": "query", "type": "string", "required": true, "enum": ["operations", "types"]},
-                {"name": "name", "type": "string", "required": false, "description": "An operation or type name."}
+                {"name": "name", "type": "string", "required": false, "description": "An operation or type name."},
+                {"name": "search", "type": "string", "required": false, "description": "Extension, with query operations: keywords; the operations whose names, categories, parameters or descriptions match, best first."},
+                {"name": "category", "type": "string", "required": false, "description": "Extension, with query operations: only operations of this ability category."},
+                {"name": "endpoint", "type": "string", "required": false, "description": "Extension, with query operations: only operations of this endpoint family (read, create...)."},
+                {"name": "first", "type": "integer", "required": false, "minimum": 1, "maximum": 100, "description": "Extension, with query operations: the page size of a search or filter (default 20)."},
+                {"name": "after", "type": "string", "required": false, "description": "Extension: _protocol.discovery.next_cursor of the page before."}
             ],
             "returns": {"name": INTROSPECTION_DATA, "kind": "union", "description": "Describe it with introspect types."},
-            "examples": [{"description": "List operations", "request": {"operation": "introspect", "params": {"query": "operations"}}}]
+            "examples": [
+                {"description": "List operations", "request": {"operation": "introspect", "params": {"query": "operations"}}},
+                {"description": "Find the operations about invoices", "request": {"operation": "introspect", "params": {"query": "operations", "search": "invoice", "first": 5}}}
+            ]
         });
     }
     let Some(op) = table.get(name) else {

@@ -10,6 +10,7 @@
 mod call;
 mod config;
 mod confirm;
+mod discovery;
 mod envelope;
 mod idempotent;
 mod introspect;
@@ -192,6 +193,8 @@ pub(crate) struct Table {
     pub(crate) operations: Vec<Operation>,
     by_name: HashMap<String, usize>,
     pub(crate) families: Vec<String>,
+    /// The words of every operation, for `introspect`'s search.
+    pub(crate) index: discovery::Index,
 }
 
 impl Table {
@@ -249,11 +252,13 @@ impl Table {
         custom.sort();
         custom.dedup();
         families.extend(custom);
+        let index = discovery::Index::new(&operations, registry);
         Ok(Self {
             config,
             operations,
             by_name,
             families,
+            index,
         })
     }
 
@@ -282,7 +287,7 @@ impl Table {
         let mut tools = Vec::new();
         if matches!(self.config.mode, AqlMode::Single | AqlMode::All) {
             let endpoint = Endpoint::Single;
-            let description = "MCP-AQL endpoint: send {operation, params}. List operations: {\"operation\":\"introspect\",\"params\":{\"query\":\"operations\"}}; add \"name\":\"<op>\" for its parameters. Batch: {\"operations\":[...]}.";
+            let description = "MCP-AQL endpoint: send {operation, params}. List operations: {\"operation\":\"introspect\",\"params\":{\"query\":\"operations\"}} (or find some: add \"search\":\"<words>\"); add \"name\":\"<op>\" for its parameters. Batch: {\"operations\":[...]}.";
             let annotations = annotations(false, true);
             tools.push((
                 self.tool(&endpoint, description.to_owned(), annotations),
@@ -315,7 +320,7 @@ impl Table {
                     })
                 };
                 let description = if family == "read" {
-                    "MCP-AQL READ operations: send {operation, params}. List every operation: {\"operation\":\"introspect\",\"params\":{\"query\":\"operations\"}}; add \"name\":\"<op>\" for its parameters.".to_owned()
+                    "MCP-AQL READ operations: send {operation, params}. List every operation: {\"operation\":\"introspect\",\"params\":{\"query\":\"operations\"}} (or find some: add \"search\":\"<words>\"); add \"name\":\"<op>\" for its parameters.".to_owned()
                 } else {
                     format!(
                         "MCP-AQL {} operations: send {{operation, params}}. List them with introspect on {read_tool}.",

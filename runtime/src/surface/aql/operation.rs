@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::envelope::{Done, data_of};
-use super::introspect::introspect;
+use super::introspect::{INTROSPECT_PARAMS, introspect};
 use super::params::{Sent, confirmation_token, reject_unknown};
 use super::stages::{Gate, Params, Query, Select};
 use super::{Endpoint, Severity, Table, relations, warning};
@@ -34,11 +34,13 @@ pub(super) async fn operation_once(
         let bare = |e: AbilityError| AbilityError::new(e.code().clone(), e.message());
         check_endpoint(table, endpoint, "introspect", "read", Semantic::Read).map_err(bare)?;
         params.retain(|k, _| !k.starts_with('_'));
-        reject_unknown(name, &params, &["query", "name"]).map_err(bare)?;
-        return introspect(table, registry, &params).map(|data| Done {
-            data,
-            warnings: Vec::new(),
-        });
+        reject_unknown(name, &params, &INTROSPECT_PARAMS).map_err(bare)?;
+        return introspect(table, registry, &params)
+            .map_err(bare)
+            .map(|data| Done {
+                data,
+                warnings: Vec::new(),
+            });
     }
     let Some(op) = table.get(name) else {
         let shown: String = name.chars().take(100).collect();
