@@ -166,6 +166,10 @@ async fn what_discovery_cannot_answer_is_refused() {
             "VALIDATION_INVALID_TYPE",
         ),
         (
+            json!({"query": "operations", "search": (0..17).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ")}),
+            "VALIDATION_INVALID_VALUE",
+        ),
+        (
             json!({"query": "operations", "first": 0}),
             "VALIDATION_INVALID_TYPE",
         ),

@@ -14,6 +14,9 @@ use crate::{AbilityError, ErrorCode, Registry};
 /// The parameters of a discovery request, beside `query: "operations"`.
 pub(crate) const PARAMS: [&str; 5] = ["search", "category", "endpoint", "first", "after"];
 
+/// The most different words a search may have (each is a scan of the index).
+const MAX_TERMS: usize = 16;
+
 /// A page's default size, and the most it holds.
 const DEFAULT_PAGE: usize = 20;
 const MAX_PAGE: usize = 100;
@@ -217,7 +220,18 @@ fn read(params: &Map<String, Value>, operations: usize) -> Result<Request, Abili
     let terms = match &search {
         None => None,
         Some(search) => {
-            let terms: Vec<String> = words_of(search).collect();
+            let mut terms: Vec<String> = words_of(search).collect();
+            terms.sort_unstable();
+            terms.dedup();
+            if terms.len() > MAX_TERMS {
+                return Err(invalid(
+                    "search",
+                    format!(
+                        "Parameter 'search' has {} different words: use at most {MAX_TERMS}, the ones that matter most",
+                        terms.len()
+                    ),
+                ));
+            }
             if terms.is_empty() {
                 return Err(invalid(
                     "search",
