@@ -42,6 +42,7 @@
 //! | [`client`] | an ability asks the client (elicitation, sampling, roots, logging) |
 //! | [`extract`] | a parameter filled from the request instead of the arguments |
 //! | [`resource`], [`prompt`] | abilities served as resources or prompts |
+//! | [`skill`] | skills (a `SKILL.md` and its files) served beside the abilities |
 //! | `aql` | MCP-AQL settings and collection queries (feature `aql`) |
 //! | [`store`] | tasks and tokens that outlive a restart, or replicas that share them |
 //! | [`handler`] | abilities built at run time, custom handlers, rmcp integration |
@@ -71,6 +72,8 @@ mod guide {
     #[cfg(feature = "aql")]
     #[doc = include_str!("../docs/src/mcp-aql.md")]
     mod mcp_aql {}
+    #[doc = include_str!("../docs/src/skills.md")]
+    mod skills {}
     #[doc = include_str!("../docs/src/wire-contract.md")]
     mod wire_contract {}
     #[doc = include_str!("../docs/src/replicas.md")]
@@ -139,6 +142,7 @@ pub mod prompt;
 pub mod protocol;
 pub mod registry;
 pub mod resource;
+pub mod skill;
 pub mod store;
 pub mod testing;
 

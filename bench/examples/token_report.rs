@@ -246,7 +246,9 @@ async fn session(
         };
         let request = json!({"name": tool, "arguments": args});
         let result = client.call(&tool, args).await?;
-        if result.is_error == Some(true) {
+        // A refusal is no session: MCP-AQL answers a recoverable one with `isError: false`.
+        let refused = way != Way::Native && envelope(&result)["success"] != true;
+        if result.is_error == Some(true) || refused {
             return Err(format!("{tool} failed: {}", result.json()?).into());
         }
         tokens += count(&request)? + count(&result)?;

@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use abilities::skill::Skill;
 use abilities::{
     Ability, AbilityError, Caller, Content, Context, Semantic, Server, ability, auth::StaticTokens,
     client::LogLevel, prompt::Prompt, resource::Contents,
@@ -349,6 +350,25 @@ async fn main() -> ExitCode {
             // the suite call the first tool with no arguments and expect it to answer.
             .site(abilities::Site::new("conformance", "http://127.0.0.1"))
             .ability(json_schema_2020_12_tool()?)
+            // The skills extension: the `site` example's hand-written skill, with a
+            // sub-directory.
+            .skill(Skill::new(
+                "publishing",
+                [
+                    (
+                        "SKILL.md",
+                        &include_bytes!("../skills/publishing/SKILL.md")[..],
+                    ),
+                    (
+                        "reference/checklist.md",
+                        &include_bytes!("../skills/publishing/reference/checklist.md")[..],
+                    ),
+                    (
+                        "reference/style.md",
+                        &include_bytes!("../skills/publishing/reference/style.md")[..],
+                    ),
+                ],
+            )?)
             .authenticator(StaticTokens::new().allow_anonymous(Caller::trusted("conformance")))
             .build()?;
         let listener = tokio::net::TcpListener::bind(args.addr).await?;

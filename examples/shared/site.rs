@@ -601,3 +601,32 @@ async fn wp_export_posts(
         posts,
     })
 }
+
+/// The hand-written skill of the site: a publishing workflow across its abilities, with
+/// reference files in a sub-directory, embedded in the binary.
+pub fn publishing_skill() -> Result<abilities::skill::Skill, abilities::skill::SkillError> {
+    abilities::skill::Skill::new(
+        "publishing",
+        [
+            (
+                "SKILL.md",
+                &include_bytes!("../skills/publishing/SKILL.md")[..],
+            ),
+            (
+                "reference/checklist.md",
+                &include_bytes!("../skills/publishing/reference/checklist.md")[..],
+            ),
+            (
+                "reference/style.md",
+                &include_bytes!("../skills/publishing/reference/style.md")[..],
+            ),
+        ],
+    )
+}
+
+/// The categories of the site's abilities, each with what its generated skill is about.
+pub const SKILL_CATEGORIES: [(&str, &str); 3] = [
+    ("posts", "Read, list, write and delete the site's posts."),
+    ("users", "Find the site's users."),
+    ("site", "What the site holds, in figures."),
+];

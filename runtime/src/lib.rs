@@ -29,6 +29,7 @@ mod schema;
 mod seal;
 mod server;
 mod site;
+mod skill;
 mod store;
 mod surface;
 mod task;
@@ -69,6 +70,7 @@ pub use registry::{Iter, Registry};
 pub use resource::ResourceNotifier;
 pub use server::{HttpConfig, LedgerConfig, ServedAbilities, Server, ServerBuilder, ServerError};
 pub use site::{CONTRACT_VERSION, Site};
+pub use skill::{SKILL_MD, Skill, SkillError, SkillFile};
 #[cfg(feature = "postgres")]
 pub use store::PostgresStore;
 #[cfg(feature = "sqlite")]

@@ -2,7 +2,7 @@
 # Interop tests with real third-party MCP clients against the `site` example, over stdio and
 # streamable HTTP on 127.0.0.1: the TypeScript SDK v1 (which validates structuredContent against
 # outputSchema) and v2 (protocol 2026-07-28, pinned and negotiated, on every surface), the
-# Python SDK in both lifecycles, and the Inspector CLI; then the official
+# Python SDK in both lifecycles, FastMCP's skills client, and the Inspector CLI; then the official
 # conformance suite against the `conformance` example, with its expected failures;
 # abilities-bridge over four real servers (everything, filesystem, memory from npm; time from
 # PyPI); then the
@@ -30,6 +30,13 @@ cp "$here/ts_client.mjs" "$here/ts_surfaces.mjs" "$here/ts_aql.mjs" "$here/ts2_c
 if ! "$work/venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "2.3.0")' 2>/dev/null; then
   python3 -m venv "$work/venv"
   "$work/venv/bin/pip" install --quiet --disable-pip-version-check 'mcp==2.3.0'
+fi
+
+# FastMCP 4.2's skills client in its own environment: it brings its own version of the Python
+# SDK.
+if ! "$work/venv-fastmcp/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("fastmcp") != "4.2.3")' 2>/dev/null; then
+  python3 -m venv "$work/venv-fastmcp"
+  "$work/venv-fastmcp/bin/pip" install --quiet --disable-pip-version-check 'fastmcp==4.2.3'
 fi
 
 # mcp-server-time in its own environment: it brings its own version of the Python SDK.
@@ -112,6 +119,8 @@ run "python sdk (initialize), stdio" "$work/venv/bin/python" "$here/py_client.py
 run "python sdk (initialize), http" "$work/venv/bin/python" "$here/py_client.py" "$expect" legacy http "$url"
 run "python sdk (server/discover), stdio" "$work/venv/bin/python" "$here/py_client.py" "$expect" auto stdio "${stdio[@]}"
 run "python sdk (server/discover), http" "$work/venv/bin/python" "$here/py_client.py" "$expect" auto http "$url"
+run "fastmcp 4.2 skills client, http (list, get, read the site's skills, every digest verified)" \
+  "$work/venv-fastmcp/bin/python" "$here/py_skills.py" "$url"
 
 # The Inspector CLI must run from a subdirectory of its npm project (a bug of 1.0.3).
 inspector() { (cd "$work/node/run" && node "$work/node/node_modules/@modelcontextprotocol/inspector-cli/build/index.js" "$@"); }

@@ -837,7 +837,8 @@ async fn batches_run_in_order_continue_after_failures_and_halt_for_confirmation(
     );
     assert_eq!(
         envelope["pending_operations"],
-        json!([{"index": 3, "operation": "recompute", "params": null}])
+        // No `params` sent: none shown (the official schema's `params` is an object).
+        json!([{"index": 3, "operation": "recompute"}])
     );
     let (envelope, _) = aq
         .call(

@@ -214,3 +214,87 @@ async fn the_extension_is_advertised_and_the_whole_list_stays() {
         ]
     );
 }
+
+#[tokio::test]
+async fn plurals_pages_and_filters_are_read_as_documented() {
+    let mut aq = Aq::new().await;
+    // "-es" plurals find their singulars, and the other way round.
+    for search in ["bonuses", "bonus"] {
+        let found = aq
+            .introspect(json!({"query": "operations", "search": search, "first": 100}))
+            .await;
+        assert_eq!(
+            found["data"]["_protocol"]["discovery"]["matched"], 50,
+            "{search}"
+        );
+        assert!(names(&found).iter().all(|n| n.contains("bonus")), "{found}");
+    }
+    // A page size past the most is refused, not cut; a whole float is an integer.
+    let big = aq
+        .introspect(json!({"query": "operations", "search": "invoice", "first": 1000}))
+        .await;
+    assert_eq!(big["error"]["code"], "VALIDATION_INVALID_TYPE", "{big}");
+    let float = aq
+        .introspect(json!({"query": "operations", "search": "invoice", "first": 5.0}))
+        .await;
+    assert_eq!(names(&float).len(), 5, "{float}");
+    // A category or endpoint no operation has is refused with the ones there are.
+    let semantic = aq
+        .introspect(json!({"query": "operations", "category": "READ"}))
+        .await;
+    assert_eq!(
+        semantic["error"]["code"], "VALIDATION_INVALID_VALUE",
+        "{semantic}"
+    );
+    assert!(
+        semantic["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("billing")),
+        "{semantic}"
+    );
+    // The detail says an operation's category, so a client can filter by it.
+    let detail = aq
+        .introspect(json!({"query": "operations", "name": "eu_billing_get_invoice"}))
+        .await;
+    assert!(
+        detail["data"]["operation"]["description"]
+            .as_str()
+            .is_some_and(|d| d.ends_with("Category: billing.")),
+        "{detail}"
+    );
+}
+
+#[tokio::test]
+async fn a_cursor_is_refused_once_the_catalog_changed() {
+    let mut aq = Aq::new().await;
+    let ask = json!({"query": "operations", "category": "crm", "first": 10});
+    let first = aq.introspect(ask.clone()).await;
+    let cursor = first["data"]["_protocol"]["discovery"]["next_cursor"].clone();
+    // Another catalog of the same size: one operation replaced.
+    let registry = catalog::registry(4_999).expect("builds");
+    let extra = abilities::Ability::builder("eu-crm/merge-contacts", abilities::Semantic::Execute)
+        .description("Merge two contacts.")
+        .category("crm")
+        .handler(|_ctx, _args: Value| async move { Ok(json!({})) })
+        .build()
+        .expect("builds");
+    let changed = Server::builder()
+        .registry(registry.with(extra).expect("added"))
+        .surface(Surface::aql_single())
+        .build()
+        .expect("valid");
+    let mut other = Aq {
+        lines: Lines::initialized(&changed).await,
+        id: 10,
+    };
+    let mut params = ask.clone();
+    params["after"] = cursor.clone();
+    let refused = other.introspect(params.clone()).await;
+    assert_eq!(
+        refused["error"]["code"], "VALIDATION_INVALID_VALUE",
+        "{refused}"
+    );
+    // On the catalog it came from, it still reads the next page.
+    let next = aq.introspect(params).await;
+    assert_eq!(names(&next).len(), 10, "{next}");
+}

@@ -357,3 +357,105 @@ async fn pagination_says_what_is_missing() {
         .await;
     assert_eq!(next["data"]["items"][0]["id"], 2, "{next}");
 }
+
+#[tokio::test]
+async fn one_object_keeps_its_fields_under_standard_and_schema_less_results_take_no_fields() {
+    let mut t = Todo::new("standard", false).await;
+    let whole = t.op("export_todos", json!({"fields": "standard"})).await;
+    assert_eq!(
+        whole["data"]["todos"].as_array().map(Vec::len),
+        Some(3),
+        "{whole}"
+    );
+    // An operation that does not say what it returns lists no `fields` and refuses it.
+    let server = Server::builder()
+        .registry(abilities_examples::catalog::registry(10).expect("builds"))
+        .surface(Surface::aql_single())
+        .build()
+        .expect("valid");
+    let mut lines = Lines::initialized(&server).await;
+    let detail = lines
+        .call(
+            2,
+            "mcp_aql",
+            json!({"operation": "introspect", "params": {"query": "operations", "name": "eu_crm_get_contact"}}),
+        )
+        .await;
+    let text = detail["content"][0]["text"].as_str().expect("text");
+    assert!(!text.contains("\"fields\""), "{text}");
+    let refused = lines
+        .call(
+            3,
+            "mcp_aql",
+            json!({"operation": "eu_crm_get_contact", "params": {"id": 1, "fields": ["id"]}}),
+        )
+        .await;
+    let refused: Value =
+        serde_json::from_str(refused["content"][0]["text"].as_str().expect("text")).expect("JSON");
+    assert_eq!(
+        refused["error"]["code"], "VALIDATION_UNKNOWN_PARAM",
+        "{refused}"
+    );
+}
+
+#[tokio::test]
+async fn a_handler_that_sees_json_gets_the_null_that_clears_a_field() {
+    let update = abilities::Ability::builder("notes/update-note", abilities::Semantic::Update)
+        .description("Change a note.")
+        .input_schema(json!({"type": "object", "properties": {
+            "id": {"type": "integer"},
+            "due": {"type": ["string", "null"]}
+        }, "required": ["id"]}))
+        .handler(|_ctx, args: Value| async move { Ok(json!({"received": args})) })
+        .build()
+        .expect("builds");
+    let server = Server::builder()
+        .registry(abilities::Registry::from_abilities([update]).expect("valid"))
+        .surface(Surface::aql_single())
+        .build()
+        .expect("valid");
+    let mut lines = Lines::initialized(&server).await;
+    let answer = lines
+        .call(
+            2,
+            "mcp_aql",
+            json!({"operation": "notes_update_note", "params": {"id": 1, "input": {"due": null}}}),
+        )
+        .await;
+    let answer: Value =
+        serde_json::from_str(answer["content"][0]["text"].as_str().expect("text")).expect("JSON");
+    assert_eq!(
+        answer["data"]["received"],
+        json!({"id": 1, "due": null}),
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn malformed_batch_items_are_answered_in_the_batch_shape() {
+    let mut t = Todo::new("malformed", false).await;
+    let answer = t
+        .send(json!({"operations": [
+            {"params": {}},
+            5,
+            {"operation": 7},
+            {"operation": "delete_todo", "params": {"id": 1}},
+            {"operation": "get_todo"}
+        ]}))
+        .await;
+    let operations: Vec<&Value> = answer["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| &r["operation"])
+        .collect();
+    assert_eq!(
+        operations,
+        [&json!(""), &json!(""), &json!("7")],
+        "{answer}"
+    );
+    assert_eq!(
+        answer["pending_operations"],
+        json!([{"index": 4, "operation": "get_todo"}])
+    );
+}

@@ -52,6 +52,7 @@ mod schema_profile;
 mod scopes;
 mod server;
 mod site_context;
+mod skills;
 mod store;
 mod support;
 mod surfaces;

@@ -105,6 +105,7 @@ impl McpHandler {
             holder: self.holder(&context),
             guards: &self.inner.guards,
             report: McpHandler::reporter(&context),
+            skills: &snapshot.skills,
         };
         let (mut ctx, question) =
             self.asking_context(context, Asked::tool_call(&mut request, &args), None)?;

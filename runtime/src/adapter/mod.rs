@@ -344,11 +344,43 @@ impl ServerHandler for McpHandler {
         )
     }
 
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListSkillsResult, ErrorData> {
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        self.inner.snapshot().skills.list(cursor)
+    }
+
+    async fn get_skill(
+        &self,
+        request: rmcp::model::GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetSkillResult, ErrorData> {
+        self.inner.snapshot().skills.get(&request.uri)
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: rmcp::model::ReadResourceDirectoryRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceDirectoryResult, ErrorData> {
+        self.inner
+            .snapshot()
+            .skills
+            .directory(&request.uri, request.cursor.as_deref())
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        // A skill's file: served as it was given, no ability runs.
+        if let Some(read) = self.inner.snapshot().skills.read(&request.uri) {
+            return Ok(read.into());
+        }
         let (ctx, question) = self.asking_context(
             context,
             Asked {
@@ -596,5 +628,5 @@ fn cursor(request: Option<&PaginatedRequestParams>) -> Option<&str> {
 
 /// Whether some resource ability serves `uri`.
 fn resolves(snapshot: &Snapshot, uri: &str) -> bool {
-    snapshot.catalog.resolve(&snapshot.registry, uri).is_some()
+    snapshot.skills.serves(uri) || snapshot.catalog.resolve(&snapshot.registry, uri).is_some()
 }

@@ -59,6 +59,8 @@ pub struct ServerBuilder {
     audit_log: Option<AuditLog>,
     /// `subscriptions/listen` streams at once: per server, per caller.
     listen_streams: (usize, usize),
+    skills: Vec<crate::Skill>,
+    categories: std::collections::BTreeMap<String, String>,
 }
 
 /// Where the audit trail's JSON lines go.
@@ -75,6 +77,8 @@ impl ServerBuilder {
             name: "abilities".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             instructions: None,
+            skills: Vec::new(),
+            categories: std::collections::BTreeMap::new(),
             site: None,
             schema_profile: SchemaProfile::Portable,
             state: StateMap::new(),
@@ -167,6 +171,41 @@ impl ServerBuilder {
     pub fn name(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
         self.name = name.into();
         self.version = version.into();
+        self
+    }
+
+    /// Serve a skill (see [`Skill`](crate::Skill)): its files as `skill://` resources, listed
+    /// by `skills/list`, on every surface. Two skills with one path fail
+    /// [`build`](Self::build).
+    ///
+    /// ```
+    /// use abilities::{Server, skill::Skill};
+    ///
+    /// let skill = Skill::new(
+    ///     "publishing",
+    ///     [("SKILL.md", "---\nname: publishing\ndescription: How to publish.\n---\nFirst draft.\n")],
+    /// )?;
+    /// let server = Server::builder().skill(skill).build()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn skill(mut self, skill: crate::Skill) -> Self {
+        self.skills.push(skill);
+        self
+    }
+
+    /// Write a skill for each of `categories` (`(category, description)`) from the public
+    /// tool abilities of that category (`#[ability(category = "...")]`): what each is for,
+    /// its semantic and danger, its parameters and result in prose, its confirmation, task
+    /// and permission behaviour. The skill is named after the category (lower-cased, other
+    /// characters made `-`); its text depends only on the abilities, so its digest is stable.
+    /// A category with no public tool ability has no skill.
+    pub fn category_skills<C, D>(mut self, categories: impl IntoIterator<Item = (C, D)>) -> Self
+    where
+        C: Into<String>,
+        D: Into<String>,
+    {
+        self.categories
+            .extend(categories.into_iter().map(|(c, d)| (c.into(), d.into())));
         self
     }
 
@@ -328,7 +367,11 @@ impl ServerBuilder {
             site: self.site.is_some(),
             profile: self.schema_profile,
         };
-        let snapshot = Snapshot::new(registry, &surfaces, &state, listing)?;
+        let skills = crate::skill::Skills {
+            written: Arc::new(self.skills),
+            categories: Arc::new(self.categories),
+        };
+        let snapshot = Snapshot::new(registry, &surfaces, &state, listing, &skills)?;
         let authenticator = self
             .authenticator
             .unwrap_or_else(|| Arc::new(StaticTokens::new().allow_anonymous(Caller::anonymous())));
@@ -356,6 +399,7 @@ impl ServerBuilder {
                 ledger,
                 guards,
                 streams: super::streams::Streams::new(self.listen_streams.0, self.listen_streams.1),
+                skills,
             }),
         })
     }
@@ -364,7 +408,11 @@ impl ServerBuilder {
 /// What the server declares: logging and tools always; resources (with subscriptions),
 /// prompts and completions when abilities are served that way. Every list can change while
 /// the server runs ([`Server::abilities`]), so each says `listChanged`.
-pub(super) fn capabilities(catalog: &Catalog, registry: &Registry) -> ServerCapabilities {
+pub(super) fn capabilities(
+    catalog: &Catalog,
+    registry: &Registry,
+    skills: &crate::skill::SkillSet,
+) -> ServerCapabilities {
     use rmcp::model::{JsonObject, PromptsCapability, ResourcesCapability, ToolsCapability};
     let mut capabilities = ServerCapabilities::default();
     capabilities.logging = Some(JsonObject::new());
@@ -384,7 +432,16 @@ pub(super) fn capabilities(catalog: &Catalog, registry: &Registry) -> ServerCapa
             .collect(),
         );
     }
-    if catalog.has_resources() {
+    if !skills.is_empty() {
+        // Declared inline, with the `resources` capability it requires.
+        let mut skills = JsonObject::new();
+        skills.insert("directoryRead".to_owned(), serde_json::Value::Bool(true));
+        capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(rmcp::model::SKILLS_EXTENSION_ID.to_owned(), skills);
+    }
+    if catalog.has_resources() || !skills.is_empty() {
         let mut resources = ResourcesCapability::default();
         resources.subscribe = Some(true);
         resources.list_changed = Some(true);

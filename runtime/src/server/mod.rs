@@ -30,6 +30,9 @@ pub enum ServerError {
     /// The registry could not be built.
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    /// A skill cannot be served (a bad name, two with one path...).
+    #[error(transparent)]
+    Skill(#[from] crate::SkillError),
     /// An ability's tool name is taken by a built-in tool.
     #[error("the tool name `{tool}` of ability `{ability}` ({at}) is reserved for a built-in tool")]
     ReservedToolName {
@@ -150,6 +153,8 @@ pub(crate) struct Snapshot {
     /// One view per surface slot (see [`Inner::surfaces`]).
     pub(crate) views: Vec<Arc<View>>,
     pub(crate) catalog: Arc<Catalog>,
+    /// The skills served: the hand-written ones and those written from the registry.
+    pub(crate) skills: Arc<crate::skill::SkillSet>,
     pub(crate) capabilities: ServerCapabilities,
 }
 
@@ -160,6 +165,7 @@ impl Snapshot {
         surfaces: &[Surface],
         state: &StateMap,
         listing: Listing,
+        skills: &crate::skill::Skills,
     ) -> Result<Self, ServerError> {
         check_reserved(&registry)?;
         check_requirements(&registry, state)?;
@@ -168,12 +174,16 @@ impl Snapshot {
             .iter()
             .map(|surface| View::new(surface.clone(), &registry, listing).map(Arc::new))
             .collect::<Result<Vec<_>, _>>()?;
-        let catalog = Arc::new(Catalog::new(&registry));
-        let capabilities = builder::capabilities(&catalog, &registry);
+        let skills = Arc::new(crate::skill::SkillSet::new(skills, &registry)?);
+        let mut catalog = Catalog::new(&registry);
+        catalog.add_skills(&skills);
+        let catalog = Arc::new(catalog);
+        let capabilities = builder::capabilities(&catalog, &registry, &skills);
         Ok(Self {
             registry,
             views,
             catalog,
+            skills,
             capabilities,
         })
     }
@@ -242,6 +252,8 @@ pub(crate) struct Inner {
     pub(crate) guards: Arc<crate::pipeline::Guards>,
     /// The `subscriptions/listen` streams open, within their caps.
     pub(crate) streams: streams::Streams,
+    /// The skills the builder was given (each snapshot serves them).
+    pub(crate) skills: crate::skill::Skills,
 }
 
 impl Inner {
@@ -274,6 +286,7 @@ impl Inner {
             &surfaces,
             &self.state,
             self.listing(),
+            &self.skills,
         )?);
         *self
             .snapshot
@@ -331,6 +344,7 @@ impl Server {
             registry: current.registry.clone(),
             views,
             catalog: Arc::clone(&current.catalog),
+            skills: Arc::clone(&current.skills),
             capabilities: current.capabilities.clone(),
         };
         *self

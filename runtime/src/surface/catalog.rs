@@ -133,6 +133,15 @@ impl Catalog {
         }
     }
 
+    /// List each skill's `SKILL.md` among the resources, after the abilities' (skills are
+    /// read through the snapshot's [`SkillSet`](crate::skill::SkillSet), not resolved here).
+    pub(crate) fn add_skills(&mut self, skills: &crate::skill::SkillSet) {
+        for (uri, resource) in skills.resources() {
+            // Ranked after every ability name, in URI order.
+            self.resources.push(&format!("\u{ffff}{uri}"), resource);
+        }
+    }
+
     pub(crate) fn has_resources(&self) -> bool {
         !self.resources.items.is_empty() || !self.templates.items.is_empty()
     }

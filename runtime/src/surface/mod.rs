@@ -26,6 +26,12 @@ pub(crate) struct Served<'a> {
     pub(crate) guards: &'a Arc<Guards>,
     /// Where a native tool's call reports what it learned, for the HTTP gate.
     pub(crate) report: Option<Reporter>,
+    /// The skills served, which MCP-AQL's introspection mentions.
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "used by the MCP-AQL surface")
+    )]
+    pub(crate) skills: &'a crate::skill::SkillSet,
 }
 
 #[cfg(feature = "aql")]

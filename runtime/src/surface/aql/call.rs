@@ -100,7 +100,7 @@ async fn batch(
     }
     let mut envelope = Batch::new(items.len());
     for (index, item) in items.iter().enumerate() {
-        let name = item.get("operation").cloned().unwrap_or(Value::Null);
+        let name = operation_of(item);
         let outcome = match item.as_object() {
             Some(request) => operation(table, registry, endpoint, ctx, served, request).await,
             None => Err(AbilityError::new(
@@ -134,8 +134,8 @@ async fn batch(
                 .skip(index + 1)
                 .map(|(index, item)| Pending {
                     index,
-                    operation: item.get("operation").cloned(),
-                    params: item.get("params").cloned(),
+                    operation: operation_of(item),
+                    params: item.get("params").filter(|p| p.is_object()).cloned(),
                 })
                 .collect();
             envelope.summary.halted = Some(1);
@@ -147,4 +147,14 @@ async fn batch(
         envelope.results.push(item);
     }
     Answer::Batch(envelope)
+}
+
+/// A batch item's operation name as its answer names it: the name sent, or (when none was,
+/// or it is not a string) the JSON text of what was, so every item's `operation` is a string.
+fn operation_of(item: &Value) -> String {
+    match item.get("operation") {
+        Some(Value::String(name)) => name.clone(),
+        None | Some(Value::Null) => String::new(),
+        Some(other) => other.to_string(),
+    }
 }

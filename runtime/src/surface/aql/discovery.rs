@@ -20,6 +20,8 @@ const MAX_TERMS: usize = 16;
 /// A page's default size, and the most it holds.
 const DEFAULT_PAGE: usize = 20;
 const MAX_PAGE: usize = 100;
+/// [`MAX_PAGE`], as `first` is read.
+const MAX: u64 = 100;
 
 /// How much a match counts, by where the word is.
 const IN_NAME: u8 = 4;
@@ -40,6 +42,12 @@ pub(crate) struct Index {
     words: Vec<(String, u32, u8)>,
     /// Each operation's category, lower-cased.
     categories: Vec<Option<String>>,
+    /// The categories and endpoint families there are, sorted.
+    known_categories: Vec<String>,
+    known_endpoints: Vec<String>,
+    /// A digest of the catalog (every operation's name and words, in order): a cursor is
+    /// good for the catalog it was issued for only.
+    digest: u64,
 }
 
 impl Index {
@@ -72,7 +80,29 @@ impl Index {
             categories.push(category);
         }
         words.sort_unstable();
-        Self { words, categories }
+        let mut digest = Fnv::new();
+        for op in operations {
+            digest.part(op.name.as_bytes());
+        }
+        for (word, op, weight) in &words {
+            digest.part(word.as_bytes());
+            digest.part(&op.to_le_bytes());
+            digest.part(&[*weight]);
+        }
+        let mut known_categories: Vec<String> = categories.iter().flatten().cloned().collect();
+        known_categories.sort_unstable();
+        known_categories.dedup();
+        let mut known_endpoints: Vec<String> =
+            operations.iter().map(|o| o.family.clone()).collect();
+        known_endpoints.sort_unstable();
+        known_endpoints.dedup();
+        Self {
+            words,
+            categories,
+            known_categories,
+            known_endpoints,
+            digest: digest.0,
+        }
     }
 
     /// The operations matching every filter of `request`, best first for a search (ties in
@@ -94,19 +124,22 @@ impl Index {
         let Some(terms) = &request.terms else {
             return (0..operations.len()).filter(|i| keep(*i)).collect();
         };
-        // Per operation: how many terms it matches, and how well.
+        // Per operation: how many terms it matches, and how well. A term matches a word
+        // that starts with it as written or made singular.
         let mut scores: Vec<(u16, u32)> = vec![(0, 0); operations.len()];
-        for term in terms {
+        for forms in terms {
             let mut best: HashMap<u32, u8> = HashMap::new();
-            let start = self
-                .words
-                .partition_point(|(w, _, _)| w.as_str() < term.as_str());
-            for (word, op, weight) in &self.words[start..] {
-                if !word.starts_with(term.as_str()) {
-                    break;
+            for term in forms {
+                let start = self
+                    .words
+                    .partition_point(|(w, _, _)| w.as_str() < term.as_str());
+                for (word, op, weight) in &self.words[start..] {
+                    if !word.starts_with(term.as_str()) {
+                        break;
+                    }
+                    let entry = best.entry(*op).or_insert(0);
+                    *entry = (*entry).max(*weight);
                 }
-                let entry = best.entry(*op).or_insert(0);
-                *entry = (*entry).max(*weight);
             }
             for (op, weight) in best {
                 if let Some(score) = scores.get_mut(op as usize) {
@@ -123,33 +156,71 @@ impl Index {
     }
 }
 
-/// The words of `text`: lower-case runs of letters and digits (snake and kebab names split),
-/// without stop words, plurals made singular.
-fn words_of(text: &str) -> impl Iterator<Item = String> + '_ {
+/// The words of `text`, each as written and made singular: lower-case runs of letters and
+/// digits (snake and kebab names split), without stop words.
+fn forms_of(text: &str) -> impl Iterator<Item = Vec<String>> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(|w| singular(&w.to_lowercase()))
+        .map(str::to_lowercase)
         .filter(|w| !STOP.contains(&w.as_str()))
+        .map(|word| {
+            let one = singular(&word);
+            if one == word {
+                vec![word]
+            } else {
+                vec![word, one]
+            }
+        })
 }
 
+/// Every form of every word of `text`, for the index.
+fn words_of(text: &str) -> impl Iterator<Item = String> + '_ {
+    forms_of(text).flatten()
+}
+
+/// An English plural made singular, for the usual cases: `companies` -> `company`,
+/// `boxes` / `bonuses` / `matches` -> `box` / `bonus` / `match`, `invoices` -> `invoice`;
+/// `status`, `address`, `analysis` stay. A word it gets wrong (`movies` -> `movy`) still
+/// matches as written.
 fn singular(word: &str) -> String {
     if let Some(stem) = word.strip_suffix("ies").filter(|s| s.len() > 1) {
         return format!("{stem}y");
     }
+    if let Some(stem) = word.strip_suffix("es")
+        && stem.len() > 2
+        && ["s", "x", "z", "ch", "sh"]
+            .iter()
+            .any(|end| stem.ends_with(end))
+    {
+        return stem.to_owned();
+    }
     match word.strip_suffix('s') {
-        Some(stem) if stem.len() > 2 && !stem.ends_with('s') => stem.to_owned(),
+        Some(stem) if stem.len() > 2 && !["s", "u", "i"].iter().any(|end| stem.ends_with(end)) => {
+            stem.to_owned()
+        }
         _ => word.to_owned(),
     }
 }
 
 /// A discovery request as read from `introspect`'s parameters.
 struct Request {
-    terms: Option<Vec<String>>,
+    /// Each term's forms (as written, singular).
+    terms: Option<Vec<Vec<String>>>,
     search: Option<String>,
     category: Option<String>,
     endpoint: Option<String>,
     first: usize,
     after: usize,
+}
+
+/// A whole number, written as an integer or as a float without a fraction (`5.0`).
+fn whole(value: &Value) -> Option<u64> {
+    value.as_u64().or_else(|| {
+        value
+            .as_f64()
+            .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= 1e15)
+            .map(|f| f as u64)
+    })
 }
 
 /// Whether `params` ask for discovery rather than the whole list.
@@ -179,24 +250,32 @@ fn text(params: &Map<String, Value>, key: &str) -> Result<Option<String>, Abilit
     }
 }
 
-/// The fingerprint a cursor carries: the filters and the catalog it was issued for.
-fn fingerprint(request: &Request, operations: usize) -> u64 {
-    // FNV-1a: stable across processes and replicas, unlike the std hasher.
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    let parts = [
-        request.search.as_deref().unwrap_or(""),
-        request.category.as_deref().unwrap_or(""),
-        request.endpoint.as_deref().unwrap_or(""),
-    ];
-    for byte in parts
-        .iter()
-        .flat_map(|p| p.bytes().chain([0]))
-        .chain(operations.to_le_bytes())
-    {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+/// FNV-1a over length-prefixed parts: stable across processes and replicas, unlike the std
+/// hasher, and no two lists of parts run together.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
     }
-    hash
+
+    fn part(&mut self, bytes: &[u8]) {
+        let length = (bytes.len() as u64).to_le_bytes();
+        for byte in length.iter().chain(bytes) {
+            self.0 ^= u64::from(*byte);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+/// The fingerprint a cursor carries: the filters and the catalog it was issued for.
+fn fingerprint(request: &Request, catalog: u64) -> u64 {
+    let mut hash = Fnv::new();
+    for part in [&request.search, &request.category, &request.endpoint] {
+        hash.part(part.as_deref().unwrap_or("").as_bytes());
+    }
+    hash.part(&catalog.to_le_bytes());
+    hash.0
 }
 
 fn encode_cursor(position: usize, fingerprint: u64) -> String {
@@ -215,12 +294,12 @@ fn decode_cursor(text: &str) -> Option<(usize, u64)> {
     ))
 }
 
-fn read(params: &Map<String, Value>, operations: usize) -> Result<Request, AbilityError> {
+fn read(params: &Map<String, Value>, index: &Index) -> Result<Request, AbilityError> {
     let search = text(params, "search")?;
     let terms = match &search {
         None => None,
         Some(search) => {
-            let mut terms: Vec<String> = words_of(search).collect();
+            let mut terms: Vec<Vec<String>> = forms_of(search).collect();
             terms.sort_unstable();
             terms.dedup();
             if terms.len() > MAX_TERMS {
@@ -243,8 +322,8 @@ fn read(params: &Map<String, Value>, operations: usize) -> Result<Request, Abili
     };
     let first = match params.get("first") {
         None | Some(Value::Null) => DEFAULT_PAGE,
-        Some(value) => match value.as_u64() {
-            Some(n @ 1..) => usize::try_from(n).unwrap_or(MAX_PAGE).min(MAX_PAGE),
+        Some(value) => match whole(value) {
+            Some(n @ 1..=MAX) => usize::try_from(n).unwrap_or(MAX_PAGE),
             _ => {
                 return Err(AbilityError::new(
                     ErrorCode::ValidationInvalidType,
@@ -254,22 +333,47 @@ fn read(params: &Map<String, Value>, operations: usize) -> Result<Request, Abili
             }
         },
     };
+    let category = text(params, "category")?.map(|c| c.to_lowercase());
+    let endpoint = text(params, "endpoint")?.map(|e| e.to_lowercase());
+    for (key, given, known) in [
+        ("category", &category, &index.known_categories),
+        ("endpoint", &endpoint, &index.known_endpoints),
+    ] {
+        if let Some(given) = given
+            && !known.contains(given)
+        {
+            let shown: String = given.chars().take(100).collect();
+            return Err(AbilityError::new(
+                ErrorCode::ValidationInvalidValue,
+                format!(
+                    "No operation has the {key} '{shown}': use one of {}",
+                    known
+                        .iter()
+                        .take(50)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+            .with_details(json!({ "param_name": key, "valid_values": known })));
+        }
+    }
     let mut request = Request {
         terms,
-        category: text(params, "category")?.map(|c| c.to_lowercase()),
-        endpoint: text(params, "endpoint")?,
+        category,
+        endpoint,
         search,
         first,
         after: 0,
     };
     if let Some(cursor) = text(params, "after")? {
-        let mine = fingerprint(&request, operations);
+        let mine = fingerprint(&request, index.digest);
         request.after = match decode_cursor(&cursor) {
             Some((position, fingerprint)) if fingerprint == mine => position,
             Some(_) => {
                 return Err(invalid(
                     "after",
-                    "Parameter 'after' is a cursor of another search: send the same search, category and endpoint as the page it came from".to_owned(),
+                    "Parameter 'after' is a cursor of another search, or of the catalog before it changed: send the same search, category and endpoint as the page it came from, or start again without 'after'".to_owned(),
                 ));
             }
             None => {
@@ -291,7 +395,7 @@ pub(crate) fn discover(
     params: &Map<String, Value>,
     info: impl Fn(&Operation) -> Value,
 ) -> Result<(Vec<Value>, Value), AbilityError> {
-    let request = read(params, operations.len())?;
+    let request = read(params, index)?;
     let found = index.matches(operations, &request);
     let page: Vec<Value> = found
         .iter()
@@ -317,7 +421,7 @@ pub(crate) fn discover(
     if more {
         page_info.insert(
             "next_cursor".into(),
-            json!(encode_cursor(end, fingerprint(&request, operations.len()))),
+            json!(encode_cursor(end, fingerprint(&request, index.digest))),
         );
     }
     Ok((page, Value::Object(page_info)))
@@ -330,10 +434,24 @@ mod tests {
     #[test]
     fn words_are_split_lowered_and_singular() {
         let words: Vec<String> = words_of("List the Invoices of billing/list-invoices").collect();
-        assert_eq!(words, ["list", "invoice", "billing", "list", "invoice"]);
-        assert_eq!(singular("companies"), "company");
-        assert_eq!(singular("address"), "address");
-        assert_eq!(singular("status"), "statu");
-        assert_eq!(singular("bus"), "bus");
+        assert_eq!(
+            words,
+            [
+                "list", "invoices", "invoice", "billing", "list", "invoices", "invoice"
+            ]
+        );
+        for (plural, one) in [
+            ("companies", "company"),
+            ("bonuses", "bonus"),
+            ("boxes", "box"),
+            ("matches", "match"),
+            ("invoices", "invoice"),
+            ("address", "address"),
+            ("status", "status"),
+            ("analysis", "analysis"),
+            ("bus", "bus"),
+        ] {
+            assert_eq!(singular(plural), one, "{plural}");
+        }
     }
 }

@@ -63,7 +63,7 @@ impl Batch {
 #[derive(Debug, Serialize)]
 pub(super) struct Item {
     pub(super) index: usize,
-    pub(super) operation: Value,
+    pub(super) operation: String,
     /// A batch item's envelope is closed: a confirmation offered travels in `error.details`
     /// only (the official batch schema), not beside `error`.
     #[serde(serialize_with = "in_batch")]
@@ -90,7 +90,9 @@ pub(super) struct Summary {
 #[derive(Debug, Serialize)]
 pub(super) struct Pending {
     pub(super) index: usize,
-    pub(super) operation: Option<Value>,
+    pub(super) operation: String,
+    /// As sent, when it is an object (the official schema's `params`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) params: Option<Value>,
 }
 

@@ -4,6 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{AqlMode, Operation, SPEC_VERSION, Table, discovery, query};
+use crate::skill::SkillSet;
 use crate::{AbilityError, ErrorCode, Registry, Semantic};
 
 /// Answer `introspect` with `query` (`operations` or `types`) and an optional `name`.
@@ -11,6 +12,7 @@ pub(crate) fn introspect(
     table: &Table,
     registry: &Registry,
     params: &Map<String, Value>,
+    skills: &SkillSet,
 ) -> Result<Value, AbilityError> {
     let name = match params.get("name") {
         None | Some(Value::Null) => None,
@@ -26,7 +28,7 @@ pub(crate) fn introspect(
     match params.get("query").and_then(Value::as_str) {
         Some("operations") => Ok(match name {
             None if discovering => search(table, registry, params)?,
-            None => operations(table, registry),
+            None => operations(table, registry, skills),
             Some(_) if discovering => {
                 return Err(AbilityError::new(
                     ErrorCode::ValidationInvalidValue,
@@ -109,7 +111,7 @@ pub(super) const INTROSPECT_PARAMS: [&str; 7] = [
     discovery::PARAMS[4],
 ];
 
-fn operations(table: &Table, registry: &Registry) -> Value {
+fn operations(table: &Table, registry: &Registry, skills: &SkillSet) -> Value {
     let mut list = vec![json!({
         "name": "introspect",
         "semantic_category": "READ",
@@ -117,7 +119,16 @@ fn operations(table: &Table, registry: &Registry) -> Value {
         "description": INTROSPECT_DESCRIPTION
     })];
     list.extend(table.operations.iter().map(|op| info(op, registry)));
-    json!({ "_protocol": protocol(table), "operations": list })
+    let mut protocol = protocol(table);
+    // The skills a client can read (`resources/read`) for how to use these operations.
+    let skills: Vec<Value> = skills
+        .summaries()
+        .map(|(uri, description)| json!({"uri": uri, "description": description}))
+        .collect();
+    if !skills.is_empty() {
+        protocol["skills"] = Value::Array(skills);
+    }
+    json!({ "_protocol": protocol, "operations": list })
 }
 
 /// An operation as the list shows it.
@@ -237,10 +248,17 @@ fn operation_detail(table: &Table, registry: &Registry, name: &str) -> Value {
         input.insert("required".into(), json!(true));
         input.insert(
             "description".into(),
-            json!(format!(
-                "The fields to change: {}. A field left out keeps its value; null is refused (these fields cannot be cleared).",
-                fields.join(", ")
-            )),
+            json!(if op.sees_null {
+                format!(
+                    "The fields to change: {}. A field left out keeps its value; null clears it.",
+                    fields.join(", ")
+                )
+            } else {
+                format!(
+                    "The fields to change: {}. A field left out keeps its value; null is refused (these fields cannot be cleared).",
+                    fields.join(", ")
+                )
+            }),
         );
         parameters.push(Value::Object(input));
     }
@@ -297,6 +315,9 @@ fn operation_detail(table: &Table, registry: &Registry, name: &str) -> Value {
         )
         .trim_start()
         .to_owned();
+    }
+    if let Some(category) = registry.at(op.ability).and_then(|a| a.category()) {
+        text = format!("{text} Category: {category}.");
     }
     detail.insert("description".into(), json!(text));
     detail.insert("permissions".into(), permissions(op.category));
@@ -622,7 +643,7 @@ fn types(table: &Table, registry: &Registry) -> Vec<TypeDef> {
             "OperationsListData",
             "query: operations without a name.",
             &json!({"properties": {
-                "_protocol": {"type": "object", "description": "The version, mode, capabilities and limits served."},
+                "_protocol": {"type": "object", "description": "The version and mode served; the capabilities and limits on the whole list, what the page is (discovery) on a search."},
                 "operations": {"type": "array", "items": {"type": "object"}, "description": "{name, semantic_category, endpoint, description} of each operation."}
             }, "required": ["operations"]}),
         ),

@@ -130,6 +130,10 @@ pub(crate) struct Operation {
     pub(crate) params: Vec<Param>,
     /// UPDATE operations with optional fields: those fields travel in `params.input`.
     pub(crate) update_fields: Option<Vec<String>>,
+    /// Its handler sees the arguments as JSON (built at run time, or bridged), so a `null`
+    /// in `input` reaches it and can clear a field; a typed handler (`Option<T>`) cannot
+    /// tell it from a field left out.
+    pub(crate) sees_null: bool,
     /// READ operations returning a list of objects: the item schema.
     pub(crate) collection: Option<Map<String, Value>>,
     /// The list comes as `{items, total?}`, `total` the size of the collection it is from.
@@ -445,6 +449,7 @@ fn operation(name: String, index: usize, ability: &Ability, config: &Aql, site: 
         deprecated: ability.deprecated().map(str::to_owned),
         params,
         update_fields,
+        sees_null: ability.rust_path().is_empty(),
         collection,
         envelope,
         computed,
@@ -454,12 +459,10 @@ fn operation(name: String, index: usize, ability: &Ability, config: &Aql, site: 
 }
 
 /// The schema of the object an ability returns (its output, unwrapped), which `fields`
-/// selects from: empty when it does not say what it returns; `None` when it returns no
-/// object (a number, a string...), where there are no fields to select.
+/// selects from; `None` when it returns no object whose fields its schema names (a number,
+/// a string, an undeclared result), where no field could be checked or selected.
 fn returned_object(ability: &Ability) -> Option<Map<String, Value>> {
-    let Some(wire) = ability.output_schema() else {
-        return Some(Map::new());
-    };
+    let wire = ability.output_schema()?;
     let own = if ability.output_wrapped() {
         wire.get("properties")
             .and_then(|p| p.get("result"))
@@ -468,8 +471,10 @@ fn returned_object(ability: &Ability) -> Option<Map<String, Value>> {
         Some(&**wire)
     };
     own.filter(|schema| {
-        schema.get("properties").is_some_and(Value::is_object)
-            || schema.get("type").and_then(Value::as_str) == Some("object")
+        schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| !p.is_empty())
     })
     .cloned()
 }

@@ -35,7 +35,7 @@ pub(super) async fn operation_once(
         check_endpoint(table, endpoint, "introspect", "read", Semantic::Read).map_err(bare)?;
         params.retain(|k, _| !k.starts_with('_'));
         reject_unknown(name, &params, &INTROSPECT_PARAMS).map_err(bare)?;
-        return introspect(table, registry, &params)
+        return introspect(table, registry, &params, served.skills)
             .map_err(bare)
             .map(|data| Done {
                 data,

@@ -166,7 +166,7 @@ pub(super) fn update_args(
     // remove a field as the draft's `null` asks: refused, rather than answered as done.
     let cleared: Vec<&str> = input
         .iter()
-        .filter(|(_, value)| value.is_null())
+        .filter(|(_, value)| !op.sees_null && value.is_null())
         .map(|(key, _)| key.as_str())
         .collect();
     if !cleared.is_empty() {

@@ -42,10 +42,11 @@ impl Stage for Select<'_> {
         let Some(sent) = call.args.remove("fields") else {
             return Ok(());
         };
-        let fields = query::fields(Some(sent), self.schema, &[], query::Fields::Full)?;
-        if fields == query::Fields::Full {
-            return Ok(());
-        }
+        let fields = match query::fields(Some(sent), self.schema, &[], query::Fields::Full)? {
+            // `standard` keeps a collection item's scalar fields; one object is whole.
+            query::Fields::Full | query::Fields::Standard => return Ok(()),
+            fields => fields,
+        };
         let schema = self.schema;
         call.then(move |output| {
             if let Some(data) = output.take_bare() {
