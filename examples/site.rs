@@ -133,7 +133,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .instructions("A WordPress-like site: count, read, list, create and delete posts.")
         .site(Site::new("example", "https://example.com"))
         .state(db)
-        .skill(site::publishing_skill()?)
+        .skills(site::skills()?)
         .category_skills(site::SKILL_CATEGORIES)
         .build()?;
     match args.http {

@@ -88,6 +88,21 @@ mod guide {
     mod architecture {}
 }
 
+/// Embed every skill under a directory, at compile time: each sub-directory holding a
+/// `SKILL.md` is a skill, served at its path below the directory (`skills/acme/pdf` is
+/// `skill://acme/pdf/SKILL.md`). The path is relative to the file the macro is written in, as
+/// with `include_bytes!`. A missing or malformed frontmatter, a name that breaks the naming
+/// rules or differs from its directory's, or no skill at all is a compile error on the path;
+/// each file's digest is computed at compile time. It gives a
+/// `Result<Vec<Skill>, SkillError>` for [`ServerBuilder::skills`].
+///
+/// The `site` example (`examples/shared/site.rs`) serves `examples/skills` this way:
+///
+/// ```text
+/// builder.skills(abilities::skills!("../skills")?)
+/// ```
+pub use abilities_macros::skills;
+
 /// Turn a free `fn` or `async fn` into a registered ability.
 ///
 /// In short (the whole reference follows):

@@ -9,7 +9,6 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use abilities::skill::Skill;
 use abilities::{
     Ability, AbilityError, Caller, Content, Context, Semantic, Server, ability, auth::StaticTokens,
     client::LogLevel, prompt::Prompt, resource::Contents,
@@ -351,24 +350,8 @@ async fn main() -> ExitCode {
             .site(abilities::Site::new("conformance", "http://127.0.0.1"))
             .ability(json_schema_2020_12_tool()?)
             // The skills extension: the `site` example's hand-written skill, with a
-            // sub-directory.
-            .skill(Skill::new(
-                "publishing",
-                [
-                    (
-                        "SKILL.md",
-                        &include_bytes!("../skills/publishing/SKILL.md")[..],
-                    ),
-                    (
-                        "reference/checklist.md",
-                        &include_bytes!("../skills/publishing/reference/checklist.md")[..],
-                    ),
-                    (
-                        "reference/style.md",
-                        &include_bytes!("../skills/publishing/reference/style.md")[..],
-                    ),
-                ],
-            )?)
+            // sub-directory (`examples/skills`).
+            .skills(abilities::skills!("../skills")?)
             .authenticator(StaticTokens::new().allow_anonymous(Caller::trusted("conformance")))
             .build()?;
         let listener = tokio::net::TcpListener::bind(args.addr).await?;

@@ -602,26 +602,10 @@ async fn wp_export_posts(
     })
 }
 
-/// The hand-written skill of the site: a publishing workflow across its abilities, with
-/// reference files in a sub-directory, embedded in the binary.
-pub fn publishing_skill() -> Result<abilities::skill::Skill, abilities::skill::SkillError> {
-    abilities::skill::Skill::new(
-        "publishing",
-        [
-            (
-                "SKILL.md",
-                &include_bytes!("../skills/publishing/SKILL.md")[..],
-            ),
-            (
-                "reference/checklist.md",
-                &include_bytes!("../skills/publishing/reference/checklist.md")[..],
-            ),
-            (
-                "reference/style.md",
-                &include_bytes!("../skills/publishing/reference/style.md")[..],
-            ),
-        ],
-    )
+/// The hand-written skills of the site (`examples/skills`: a publishing workflow across its
+/// abilities, with reference files in a sub-directory), embedded and checked at compile time.
+pub fn skills() -> Result<Vec<abilities::skill::Skill>, abilities::skill::SkillError> {
+    abilities::skills!("../skills")
 }
 
 /// The categories of the site's abilities, each with what its generated skill is about.

@@ -10,6 +10,7 @@ mod expand;
 mod fallback;
 mod place;
 mod sig;
+mod skills;
 
 use proc_macro::TokenStream;
 
@@ -18,4 +19,10 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn ability(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::ability(args.into(), item.into()).into()
+}
+
+/// Embed every skill under a directory. Documented in the `abilities` crate.
+#[proc_macro]
+pub fn skills(input: TokenStream) -> TokenStream {
+    skills::skills(input.into()).into()
 }

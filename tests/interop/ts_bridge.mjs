@@ -59,7 +59,7 @@ await attempt("aql-single", async () => {
   const detail = await aql("introspect", { query: "operations", name: "filesystem_move_file" });
   check(
     "introspect filesystem_move_file",
-    detail.data.operation.semantic_category === "DELETE" && detail.data.operation.parameters.map((p) => p.name).join() === "source,destination",
+    detail.data.operation.semantic_category === "DELETE" && detail.data.operation.parameters.map((p) => p.name).join() === "source,destination,confirmation_token",
     JSON.stringify(detail),
   );
 

@@ -193,6 +193,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Serve several skills, such as those [`skills!`](https://docs.rs/abilities/latest/abilities/macro.skills.html)
+    /// embeds.
+    pub fn skills(mut self, skills: impl IntoIterator<Item = crate::Skill>) -> Self {
+        self.skills.extend(skills);
+        self
+    }
+
     /// Write a skill for each of `categories` (`(category, description)`) from the public
     /// tool abilities of that category (`#[ability(category = "...")]`): what each is for,
     /// its semantic and danger, its parameters and result in prose, its confirmation, task

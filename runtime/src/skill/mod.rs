@@ -250,6 +250,46 @@ impl Skill {
         })
     }
 
+    /// A skill `skills!` embedded: its files with the digests computed at compile time.
+    #[doc(hidden)]
+    pub fn __embedded(
+        path: &str,
+        files: &[(&str, &'static [u8], &str)],
+    ) -> Result<Self, SkillError> {
+        check_path(path)?;
+        let mut skill = Self {
+            path: path.to_owned(),
+            frontmatter: Map::new(),
+            name: String::new(),
+            description: String::new(),
+            files: Vec::new(),
+        };
+        skill.files = files
+            .iter()
+            .map(|(file, bytes, digest)| SkillFile {
+                path: (*file).to_owned(),
+                bytes: Arc::from(*bytes),
+                digest: (*digest).to_owned(),
+            })
+            .collect();
+        skill.files.sort_by(|a, b| a.path.cmp(&b.path));
+        let manifest = skill
+            .files
+            .iter()
+            .find(|f| f.path == SKILL_MD)
+            .ok_or_else(|| SkillError::MissingSkillMd {
+                path: path.to_owned(),
+            })?;
+        skill.frontmatter = frontmatter(path, &manifest.bytes)?;
+        let text = |key: &str| match skill.frontmatter.get(key) {
+            Some(Value::String(s)) => s.clone(),
+            _ => String::new(),
+        };
+        skill.name = text("name");
+        skill.description = text("description");
+        Ok(skill)
+    }
+
     /// The skill in directory `dir`, served at `path`: every file below it (hidden files and
     /// directories left out), read now.
     pub fn from_dir(path: impl Into<String>, dir: impl AsRef<Path>) -> Result<Self, SkillError> {
