@@ -3,4 +3,4 @@
 //! [`ServerBuilder::skill`](crate::ServerBuilder::skill); have one written per category from the
 //! abilities with [`ServerBuilder::category_skills`](crate::ServerBuilder::category_skills).
 
-pub use abilities_runtime::{SKILL_MD, Skill, SkillError, SkillFile};
+pub use abilities_runtime::{SKILL_MD, ServedSkills, Skill, SkillError, SkillFile};

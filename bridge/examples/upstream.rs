@@ -222,6 +222,28 @@ async fn main() {
     if let Some(size) = page_size {
         builder = builder.page_size(size);
     }
+    if args.iter().any(|a| a == "--skills") {
+        // A skill with a sub-directory and a binary file, for the bridge to serve.
+        let skill = abilities::skill::Skill::new(
+            "pdf",
+            [
+                (
+                    "SKILL.md",
+                    b"---\nname: pdf\ndescription: \"Fill PDF forms.\"\n---\nUse the form tools.\n"
+                        .to_vec(),
+                ),
+                ("forms/fields.md", b"Forms have fields.\n".to_vec()),
+                ("logo.png", vec![0x89, b'P', b'N', b'G', 0, 1, 2, 255]),
+            ],
+        );
+        match skill {
+            Ok(skill) => builder = builder.skill(skill),
+            Err(error) => {
+                eprintln!("{error}");
+                std::process::exit(2);
+            }
+        }
+    }
     let server = match builder.build() {
         Ok(server) => server,
         Err(error) => {

@@ -193,6 +193,8 @@ fn status_json(upstream: &Upstream, state: &upstream::State) -> Value {
         "tools": count("tool"),
         "resources": count("resource") + count("template"),
         "prompts": count("prompt"),
+        // Its skills (SEP-2640), served as `skill://<its name>/...`; 0 when it has none.
+        "skills": count("skill"),
         "not_served": state.listing.skipped.len(),
         "last_error": state.last_error,
         "last_stderr": state.last_stderr,

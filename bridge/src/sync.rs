@@ -21,11 +21,11 @@ const MAX_PAGES: usize = 1000;
 /// One thing the bridge serves for an upstream.
 #[derive(Clone, Debug, serde::Serialize)]
 pub(crate) struct Served {
-    /// The ability's name (`<server>/<tool>`).
+    /// The ability's name (`<server>/<tool>`), or a skill's URI here.
     pub(crate) ability: String,
     /// The upstream's own name for it.
     pub(crate) upstream: String,
-    /// `tool`, `resource`, `template` (a resource template) or `prompt`.
+    /// `tool`, `resource`, `template` (a resource template), `prompt` or `skill`.
     pub(crate) kind: &'static str,
     /// A tool's classification.
     #[serde(skip)]
@@ -255,8 +255,122 @@ pub(crate) async fn resync(
         }
     }
     apply(upstream, wanted, &mut listing);
+    let skills = if hide_all {
+        Vec::new()
+    } else {
+        upstream_skills(upstream, peer, &mut listing).await
+    };
+    if let Err(error) = upstream.server.skills().set(&upstream.name, skills) {
+        listing
+            .skipped
+            .push(("skills".to_owned(), format!("not served: {error}")));
+    }
     upstream.update(|s| s.listing = listing);
     Ok(())
+}
+
+/// The skill namespace of an upstream: its name lower-cased, every run of other characters
+/// than `a-z 0-9` made one `-`.
+fn skill_namespace(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars().map(|c| c.to_ascii_lowercase()) {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_owned()
+}
+
+/// The upstream's skills (SEP-2640), each file read and checked against the digest and size
+/// it was listed with, served under the upstream's namespace: its `skill://pdf/SKILL.md` is
+/// `skill://<namespace>/pdf/SKILL.md` here. A skill that cannot be read whole, or whose
+/// files do not match their digests, is listed as not served, with why.
+async fn upstream_skills(
+    upstream: &Upstream,
+    peer: &Peer<RoleClient>,
+    listing: &mut Listing,
+) -> Vec<abilities::skill::Skill> {
+    let declared = peer
+        .peer_info()
+        .is_some_and(|info| info.capabilities.supports_skills());
+    if !declared {
+        return Vec::new();
+    }
+    let listed = match peer.list_all_skills().await {
+        Ok(listed) => listed,
+        Err(error) => {
+            listing.skipped.push((
+                "skills/list".to_owned(),
+                format!("skills/list failed: {error}"),
+            ));
+            return Vec::new();
+        }
+    };
+    let namespace = skill_namespace(&upstream.name);
+    let mut skills = Vec::new();
+    for entry in listed {
+        match upstream_skill(peer, &namespace, &entry).await {
+            Ok(skill) => {
+                listing.served.push(Served {
+                    ability: skill.uri(),
+                    upstream: entry.uri.clone(),
+                    kind: "skill",
+                    class: None,
+                });
+                skills.push(skill);
+            }
+            Err(why) => listing.skipped.push((entry.uri.clone(), why)),
+        }
+    }
+    skills
+}
+
+async fn upstream_skill(
+    peer: &Peer<RoleClient>,
+    namespace: &str,
+    entry: &rmcp::model::Skill,
+) -> Result<abilities::skill::Skill, String> {
+    let path = entry
+        .uri
+        .strip_prefix("skill://")
+        .and_then(|rest| rest.strip_suffix("/SKILL.md"))
+        .ok_or("not a skill:// URI ending in /SKILL.md")?;
+    let rmcp::model::SkillResources::Files(resources) = &entry.resources else {
+        return Err("its files are dynamic: not bridged".to_owned());
+    };
+    let root = format!("skill://{path}/");
+    let mut files = Vec::with_capacity(resources.len());
+    for resource in resources {
+        let file = resource
+            .uri
+            .strip_prefix(&root)
+            .ok_or_else(|| format!("{} is outside the skill", resource.uri))?;
+        let read = peer
+            .read_resource(rmcp::model::ReadResourceRequestParams::new(
+                resource.uri.as_str(),
+            ))
+            .await
+            .map_err(|e| format!("reading {} failed: {e}", resource.uri))?;
+        let bytes = match read.contents.first() {
+            Some(rmcp::model::ResourceContents::TextResourceContents { text, .. }) => {
+                text.as_bytes().to_vec()
+            }
+            Some(rmcp::model::ResourceContents::BlobResourceContents { blob, .. }) => {
+                use base64::Engine as _;
+                base64::engine::general_purpose::STANDARD
+                    .decode(blob)
+                    .map_err(|e| format!("{} is not base64: {e}", resource.uri))?
+            }
+            _ => return Err(format!("{} has no text or blob contents", resource.uri)),
+        };
+        resource
+            .verify(&bytes)
+            .map_err(|e| format!("{} does not match its manifest: {e}", resource.uri))?;
+        files.push((file.to_owned(), bytes));
+    }
+    abilities::skill::Skill::new(format!("{namespace}/{path}"), files).map_err(|e| e.to_string())
 }
 
 #[allow(

@@ -354,3 +354,63 @@ async fn an_http_upstream_is_reached_by_its_url() {
         "{echoed}"
     );
 }
+
+#[tokio::test]
+async fn an_upstreams_skills_are_served_under_its_name() {
+    let (server, bridge) = bridge(
+        json!({"mcpServers": {"up": upstream(&["--skills"]), "plain": upstream(&[])}}),
+        Surface::Native,
+    )
+    .await;
+    let (client, _) = connect(&server, false).await;
+    let skills = client.list_all_skills().await.expect("listed");
+    let uris: Vec<&str> = skills.iter().map(|s| s.uri.as_str()).collect();
+    assert_eq!(uris, ["skill://up/pdf/SKILL.md"]);
+    let abilities::protocol::rmcp::model::SkillResources::Files(files) = &skills[0].resources
+    else {
+        panic!("files listed: {skills:?}");
+    };
+    let listed: Vec<&str> = files.iter().map(|f| f.uri.as_str()).collect();
+    assert_eq!(
+        listed,
+        [
+            "skill://up/pdf/SKILL.md",
+            "skill://up/pdf/forms/fields.md",
+            "skill://up/pdf/logo.png"
+        ]
+    );
+    // Every file reads back with the bytes the upstream served, as its digest says.
+    for file in files {
+        let read = client
+            .read_resource(ReadResourceRequestParams::new(file.uri.as_str()))
+            .await
+            .expect("read");
+        let bytes = match &read.contents[0] {
+            abilities::protocol::rmcp::model::ResourceContents::TextResourceContents {
+                text,
+                ..
+            } => text.as_bytes().to_vec(),
+            abilities::protocol::rmcp::model::ResourceContents::BlobResourceContents {
+                blob,
+                ..
+            } => {
+                use base64::Engine as _;
+                base64::engine::general_purpose::STANDARD
+                    .decode(blob)
+                    .expect("base64")
+            }
+            other => panic!("text or blob: {other:?}"),
+        };
+        file.verify(&bytes).expect("the digest and size hold");
+    }
+    // The status says how many each upstream has: none is 0.
+    let status = bridge.status();
+    let count = |name: &str| {
+        status
+            .as_array()
+            .and_then(|all| all.iter().find(|u| u["server"] == name))
+            .map(|u| u["skills"].clone())
+    };
+    assert_eq!(count("up"), Some(json!(1)), "{status}");
+    assert_eq!(count("plain"), Some(json!(0)), "{status}");
+}

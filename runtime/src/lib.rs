@@ -68,7 +68,9 @@ pub use prompt::{Prompt, PromptMessage, Role};
 pub use rate::{Rate, RateError, RateProblem};
 pub use registry::{Iter, Registry};
 pub use resource::ResourceNotifier;
-pub use server::{HttpConfig, LedgerConfig, ServedAbilities, Server, ServerBuilder, ServerError};
+pub use server::{
+    HttpConfig, LedgerConfig, ServedAbilities, ServedSkills, Server, ServerBuilder, ServerError,
+};
 pub use site::{CONTRACT_VERSION, Site};
 pub use skill::{SKILL_MD, Skill, SkillError, SkillFile};
 #[cfg(feature = "postgres")]

@@ -377,6 +377,7 @@ impl ServerBuilder {
         let skills = crate::skill::Skills {
             written: Arc::new(self.skills),
             categories: Arc::new(self.categories),
+            groups: Arc::default(),
         };
         let snapshot = Snapshot::new(registry, &surfaces, &state, listing, &skills)?;
         let authenticator = self
@@ -406,7 +407,7 @@ impl ServerBuilder {
                 ledger,
                 guards,
                 streams: super::streams::Streams::new(self.listen_streams.0, self.listen_streams.1),
-                skills,
+                skills: Mutex::new(skills),
             }),
         })
     }

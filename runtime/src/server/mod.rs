@@ -252,8 +252,8 @@ pub(crate) struct Inner {
     pub(crate) guards: Arc<crate::pipeline::Guards>,
     /// The `subscriptions/listen` streams open, within their caps.
     pub(crate) streams: streams::Streams,
-    /// The skills the builder was given (each snapshot serves them).
-    pub(crate) skills: crate::skill::Skills,
+    /// The skills the builder was given and those set since (each snapshot serves them).
+    pub(crate) skills: Mutex<crate::skill::Skills>,
 }
 
 impl Inner {
@@ -281,12 +281,17 @@ impl Inner {
         let Some((registry, out)) = change(&current.registry)? else {
             return Ok(None);
         };
+        let skills = self
+            .skills
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         let next = Arc::new(Snapshot::new(
             registry,
             &surfaces,
             &self.state,
             self.listing(),
-            &self.skills,
+            &skills,
         )?);
         *self
             .snapshot
@@ -369,6 +374,11 @@ impl Server {
         ServedAbilities { server: self }
     }
 
+    /// The skills of the running server, to set by group.
+    pub fn skills(&self) -> ServedSkills<'_> {
+        ServedSkills { server: self }
+    }
+
     /// Notifies subscribers that a resource changed (abilities get the same notifier as
     /// `State<ResourceNotifier>`).
     pub fn resource_notifier(&self) -> &ResourceNotifier {
@@ -425,6 +435,69 @@ impl ServedAbilities<'_> {
     /// Whether an ability of this name (or tool name) is served.
     pub fn contains(&self, name: &str) -> bool {
         self.server.inner.snapshot().registry.get(name).is_some()
+    }
+}
+
+/// The skills a running server serves besides those it was built with: groups of skills set,
+/// replaced and cleared while it runs. See [`Server::skills`].
+pub struct ServedSkills<'a> {
+    server: &'a Server,
+}
+
+impl ServedSkills<'_> {
+    /// Serve `skills` as the group `group` from now on, instead of what the group held (an
+    /// empty list clears it). Fails, changing nothing, when two skills would have one path.
+    /// Clients that listen for resource list changes are told.
+    ///
+    /// ```
+    /// use abilities::{Server, skill::Skill};
+    ///
+    /// let server = Server::builder().build()?;
+    /// let pdf = Skill::new("upstream/pdf", [("SKILL.md", "---\nname: pdf\ndescription: PDFs.\n---\n")])?;
+    /// server.skills().set("upstream", vec![pdf])?;
+    /// server.skills().set("upstream", Vec::new())?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set(&self, group: &str, skills: Vec<crate::Skill>) -> Result<(), ServerError> {
+        let inner = &self.server.inner;
+        let surfaces = inner
+            .surfaces
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut held = inner.skills.lock().unwrap_or_else(PoisonError::into_inner);
+        // The same skills again (an upstream listed anew): nothing to rebuild or announce.
+        let was = held.groups.get(group).map_or(&[][..], Vec::as_slice);
+        if was.len() == skills.len() && was.iter().zip(&skills).all(|(a, b)| a.same_as(b)) {
+            return Ok(());
+        }
+        let mut next = held.clone();
+        let mut groups = (*next.groups).clone();
+        if skills.is_empty() {
+            groups.remove(group);
+        } else {
+            groups.insert(group.to_owned(), skills);
+        }
+        next.groups = Arc::new(groups);
+        let current = inner.snapshot();
+        let snapshot = Arc::new(Snapshot::new(
+            current.registry.clone(),
+            &surfaces,
+            &inner.state,
+            inner.listing(),
+            &next,
+        )?);
+        *held = next;
+        *inner
+            .snapshot
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = snapshot;
+        drop(held);
+        drop(surfaces);
+        inner.listeners.changed(Lists {
+            resources: true,
+            ..Lists::default()
+        });
+        Ok(())
     }
 }
 

@@ -299,6 +299,17 @@ impl Skill {
         Self::new(path, files)
     }
 
+    /// Whether `other` is this skill: the same path and files, byte for byte (by digest).
+    pub(crate) fn same_as(&self, other: &Self) -> bool {
+        self.path == other.path
+            && self.files.len() == other.files.len()
+            && self
+                .files
+                .iter()
+                .zip(&other.files)
+                .all(|(a, b)| a.path == b.path && a.digest == b.digest)
+    }
+
     /// Where it is served: `skill://<path>/SKILL.md`.
     pub fn uri(&self) -> String {
         format!("skill://{}/{SKILL_MD}", self.path)

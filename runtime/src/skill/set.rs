@@ -22,12 +22,14 @@ const DIRECTORY_PAGE: usize = 500;
 /// The MIME type of a directory.
 const DIRECTORY: &str = "inode/directory";
 
-/// What the builder was given: hand-written skills, and the categories whose skills are
-/// written from their abilities (with each category's description).
+/// What the server was given: hand-written skills, the categories whose skills are written
+/// from their abilities (with each category's description), and skills set while it runs,
+/// by group ([`ServedSkills::set`](crate::ServedSkills::set): a bridge's upstream, say).
 #[derive(Clone, Default)]
 pub(crate) struct Skills {
     pub(crate) written: Arc<Vec<Skill>>,
     pub(crate) categories: Arc<BTreeMap<String, String>>,
+    pub(crate) groups: Arc<BTreeMap<String, Vec<Skill>>>,
 }
 
 /// One directory: its children, each a file or a directory.
@@ -52,6 +54,7 @@ impl SkillSet {
     /// The set of `skills`'s written skills and those of its categories in `registry`.
     pub(crate) fn new(skills: &Skills, registry: &Registry) -> Result<Self, SkillError> {
         let mut all: Vec<Skill> = skills.written.iter().cloned().collect();
+        all.extend(skills.groups.values().flatten().cloned());
         all.extend(generated(&skills.categories, registry)?);
         all.sort_by(|a, b| a.path.cmp(&b.path));
         if let Some(pair) = all.windows(2).find(|p| p[0].path == p[1].path) {
