@@ -10,7 +10,9 @@
 //! it by default); `--token T` lets HTTP callers with `Authorization: Bearer T` delete posts.
 //! `--store postgres://...` keeps the posts and the server's records (tasks, confirmation
 //! tokens, idempotency keys) in PostgreSQL, for several replicas sharing `--state-key` (a
-//! build with `--features postgres`).
+//! build with `--features postgres`). `--metrics` serves Prometheus metrics at `/metrics` beside
+//! the MCP endpoint, `--dashboard` the live view at `/dashboard` too, `--metrics-addr ADDR` both
+//! on an address of their own (with stdio as well).
 
 use abilities_examples::{mode, site};
 use std::net::SocketAddr;
@@ -19,7 +21,7 @@ use std::process::ExitCode;
 
 use abilities::{
     Caller, Server, ServerBuilder, Site, auth::StaticTokens, config::LedgerConfig,
-    store::SqliteStore,
+    metrics::MetricsConfig, store::SqliteStore,
 };
 use clap::Parser;
 use site::Db;
@@ -60,6 +62,15 @@ struct Args {
     /// OAuth: the issuer's key set, a JWKS file or URL.
     #[arg(long, requires = "issuer")]
     jwks: Option<String>,
+    /// Serve Prometheus metrics at /metrics beside the MCP endpoint (with --http).
+    #[arg(long)]
+    metrics: bool,
+    /// Serve the live view at /dashboard (and the metrics it reads at /dashboard/metrics).
+    #[arg(long)]
+    dashboard: bool,
+    /// Serve /metrics (and the live view, with --dashboard) on this address of its own.
+    #[arg(long)]
+    metrics_addr: Option<SocketAddr>,
 }
 
 #[tokio::main]
@@ -128,6 +139,16 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
         _ => builder.authenticator(tokens),
     };
+    if args.metrics || args.dashboard || args.metrics_addr.is_some() {
+        let mut config = MetricsConfig::default();
+        if !args.metrics {
+            config = config.path(None);
+        }
+        if args.dashboard {
+            config = config.dashboard("/dashboard");
+        }
+        builder = builder.metrics(config);
+    }
     let server = builder
         .name("abilities-site-example", env!("CARGO_PKG_VERSION"))
         .instructions("A WordPress-like site: count, read, list, create and delete posts.")
@@ -136,6 +157,19 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .skills(site::skills()?)
         .category_skills(site::SKILL_CATEGORIES)
         .build()?;
+    if let Some(addr) = args.metrics_addr {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        eprintln!(
+            "serving metrics at http://{}/metrics",
+            listener.local_addr()?
+        );
+        let server = server.clone();
+        tokio::spawn(async move {
+            if let Err(error) = server.serve_metrics_on(listener).await {
+                eprintln!("error: the metrics stopped: {error}");
+            }
+        });
+    }
     match args.http {
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr).await?;

@@ -82,6 +82,9 @@ mod guide {
     mod security {}
     #[doc = include_str!("../docs/src/bridge.md")]
     mod bridge {}
+    #[cfg(feature = "metrics")]
+    #[doc = include_str!("../docs/src/operations.md")]
+    mod operations {}
     #[doc = include_str!("../docs/src/performance.md")]
     mod performance {}
     #[doc = include_str!("../docs/src/architecture.md")]
@@ -153,6 +156,8 @@ pub mod config;
 pub mod extract;
 pub mod handler;
 pub mod http;
+#[cfg(feature = "metrics")]
+pub use abilities_runtime::metrics;
 pub mod prompt;
 pub mod protocol;
 pub mod registry;

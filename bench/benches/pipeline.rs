@@ -4,7 +4,8 @@
 //! invoked in process without a transport; and the flattened ability built at run time
 //! (`Ability::builder`), which must cost what the macro's does.
 //!
-//! Run: `cargo bench -p abilities-bench --bench pipeline`. The handlers are synchronous, so each pipeline call
+//! Run: `cargo bench -p abilities-bench --bench pipeline` (`abilities_metrics` is the same
+//! handler counting every call for Prometheus). The handlers are synchronous, so each pipeline call
 //! completes on its first poll; the handler group runs each call on a current-thread runtime,
 //! the same for both.
 
@@ -220,6 +221,13 @@ fn handler(c: &mut Criterion) {
         .build()
         .unwrap_or_else(|e| panic!("server: {e}"));
     let ours = server.handler(None);
+    // The same server counting every call for Prometheus (feature `metrics`).
+    let counted = Server::builder()
+        .metrics(abilities::metrics::MetricsConfig::default())
+        .build()
+        .unwrap_or_else(|e| panic!("server: {e}"))
+        .handler(None);
+    let counted_peer = rt.block_on(peer(counted.clone()));
     let theirs = RmcpCount {
         tool_router: RmcpCount::tool_router(),
     };
@@ -240,12 +248,32 @@ fn handler(c: &mut Criterion) {
                 .map(black_box)
         })
     });
+    group.bench_function("abilities_metrics", |b| {
+        b.iter(|| {
+            let ctx = common::request(&counted_peer);
+            rt.block_on(ServerHandler::call_tool(&counted, black_box(params()), ctx))
+                .map(black_box)
+        })
+    });
     group.bench_function("rmcp_tool", |b| {
         b.iter(|| {
             let ctx = common::request(&theirs_peer);
             rt.block_on(ServerHandler::call_tool(&theirs, black_box(params()), ctx))
                 .map(black_box)
         })
+    });
+    group.finish();
+
+    // What counting a call costs, alone: two clock reads, a counter and a histogram.
+    let mut group = c.benchmark_group("metrics");
+    let metered = Server::builder()
+        .metrics(abilities::metrics::MetricsConfig::default())
+        .build()
+        .unwrap_or_else(|e| panic!("server: {e}"));
+    let metrics = metered.metrics().unwrap_or_else(|| panic!("counted"));
+    let probe = abilities::__private::MetricsProbe::default();
+    group.bench_function("count_one_call", |b| {
+        b.iter(|| probe.call(metrics, black_box("my-plugin/count-posts")))
     });
     group.finish();
 }

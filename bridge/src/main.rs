@@ -55,6 +55,10 @@ struct Args {
     /// Seconds a call may take (the pipeline's time limit, forwarded to the upstream).
     #[arg(long, default_value_t = 60)]
     timeout: u64,
+    /// Serve Prometheus metrics (calls, latency, each upstream's `abilities_upstream_up`) at
+    /// /metrics beside /mcp (with --http).
+    #[arg(long)]
+    metrics: bool,
 }
 
 fn surface(mode: Mode) -> Surface {
@@ -89,12 +93,14 @@ async fn main() -> ExitCode {
         eprintln!("abilities-bridge: {error}");
         return ExitCode::from(2);
     }
-    let server = match Server::builder()
+    let mut builder = Server::builder()
         .name("abilities-bridge", env!("CARGO_PKG_VERSION"))
         .surface(surface(args.mode))
-        .timeout(Some(Duration::from_secs(args.timeout)))
-        .build()
-    {
+        .timeout(Some(Duration::from_secs(args.timeout)));
+    if args.metrics {
+        builder = builder.metrics(abilities::metrics::MetricsConfig::default());
+    }
+    let server = match builder.build() {
         Ok(server) => server,
         Err(error) => {
             eprintln!("abilities-bridge: {error}");

@@ -205,7 +205,12 @@ impl Upstream {
     }
 
     pub(crate) fn update(&self, change: impl FnOnce(&mut State)) {
-        change(&mut self.state.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        change(&mut state);
+        // The server's `abilities_upstream_up` gauge, when it counts.
+        if let Some(metrics) = self.server.metrics() {
+            metrics.set_upstream_up(&self.name, state.status == Status::Up);
+        }
     }
 
     /// The connection, or `UPSTREAM_UNAVAILABLE` saying why there is none.

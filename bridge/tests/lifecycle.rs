@@ -134,9 +134,20 @@ async fn a_down_upstream_answers_upstream_unavailable_on_every_surface() {
     )
     .await;
     let (client, _) = connect(&server, false).await;
+    let up = |server: &abilities::Server| {
+        server
+            .metrics()
+            .expect("counted")
+            .encode()
+            .lines()
+            .find_map(|l| l.strip_prefix(r#"abilities_upstream_up{upstream="up"} "#))
+            .map(str::to_owned)
+    };
+    assert_eq!(up(&server).as_deref(), Some("1"), "the upstream is up");
     let _ = call(&client, "up-crash", json!({})).await;
     let refusal = error_of(&call(&client, "up-echo", json!({"text": "x"})).await);
     assert_eq!(refusal["code"], "UPSTREAM_UNAVAILABLE", "{refusal}");
+    assert_eq!(up(&server).as_deref(), Some("0"), "the upstream is down");
     assert_eq!(
         refusal["details"]["forwarded"], false,
         "never reached it: safe to retry"

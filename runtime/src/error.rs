@@ -167,6 +167,24 @@ impl ErrorCode {
         }
     }
 
+    /// The code as a label with a bounded set of values (metrics): a framework code, an
+    /// application code written as a `&'static str`, or `CUSTOM` for one made at run time.
+    #[cfg_attr(
+        not(feature = "metrics"),
+        allow(dead_code, reason = "used by the metrics")
+    )]
+    pub(crate) fn label(&self) -> &'static str {
+        static FRAMEWORK: [ErrorCode; 30] = ErrorCode::FRAMEWORK;
+        match self {
+            Self::Custom(Cow::Borrowed(code)) => code,
+            Self::Custom(Cow::Owned(_)) => "CUSTOM",
+            known => FRAMEWORK
+                .iter()
+                .find(|code| *code == known)
+                .map_or("CUSTOM", ErrorCode::as_str),
+        }
+    }
+
     /// Whether the code reports a problem with the caller's arguments.
     pub fn is_validation(&self) -> bool {
         match self {

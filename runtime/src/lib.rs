@@ -16,6 +16,8 @@ mod extract;
 #[cfg(feature = "jwt")]
 mod jwt;
 mod ledger;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 mod normalize;
 mod pipeline;
 mod profile;

@@ -14,9 +14,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work="$root/target/interop"
 
-for tool in node npm python3 cargo psql nginx; do
+for tool in node npm python3 cargo psql nginx prometheus promtool chromium; do
   command -v "$tool" >/dev/null || {
-    echo "interop: '$tool' is required and missing (psql and nginx: apt-get install postgresql nginx-light, as .ci/run does)" >&2
+    echo "interop: '$tool' is required and missing (psql, nginx, prometheus, promtool and chromium: apt-get install postgresql nginx-light prometheus chromium, as .ci/run does)" >&2
     exit 1
   }
 done
@@ -26,7 +26,7 @@ if ! cmp -s "$here/package.json" "$work/node/package.json" || [ ! -d "$work/node
   cp "$here/package.json" "$work/node/package.json"
   (cd "$work/node" && npm install --no-audit --no-fund --loglevel=error)
 fi
-cp "$here/ts_client.mjs" "$here/ts_surfaces.mjs" "$here/ts_aql.mjs" "$here/ts2_client.mjs" "$here/cluster.mjs" "$here/ts_bridge.mjs" "$here/ts_oauth.mjs" "$work/node/"
+cp "$here/ts_client.mjs" "$here/ts_surfaces.mjs" "$here/ts_aql.mjs" "$here/ts2_client.mjs" "$here/cluster.mjs" "$here/ts_bridge.mjs" "$here/ts_oauth.mjs" "$here/observe.mjs" "$work/node/"
 if ! "$work/venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "2.3.0")' 2>/dev/null; then
   python3 -m venv "$work/venv"
   "$work/venv/bin/pip" install --quiet --disable-pip-version-check 'mcp==2.3.0'
@@ -187,6 +187,27 @@ run "inspector 2.12 --strict, axum_app (http)" strict "$axum_url"
 # `$anchor`: the scenario checks it is kept), one declares `x-mcp-header` (SEP-2243).
 PORTABLE_EXCEPT="--except json_schema_2020_12_tool --except test_custom_header" \
   run "inspector 2.12 --strict, conformance (http)" strict "$strict_conformance_url"
+
+# What the server shows of itself: the site with its metrics and live view; a real Prometheus
+# (Debian's) scraping it every second; a scripted load, the counts read back through
+# Prometheus's query API and in the live view in headless Chromium (its screenshot kept under
+# target/interop/screenshots); then promtool's lint of the exposition.
+start observed "$site" --http 127.0.0.1:0 --db "$tmp/observed.db" --metrics --dashboard
+observed_base=${started_url%/mcp}
+prom_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >"$tmp/prometheus.yml" <<EOF
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+scrape_configs:
+  - job_name: site
+    static_configs: [{targets: ["${observed_base#http://}"]}]
+EOF
+prometheus --config.file "$tmp/prometheus.yml" --storage.tsdb.path "$tmp/prometheus" \
+  --web.listen-address "127.0.0.1:$prom_port" >"$tmp/prometheus.log" 2>&1 &
+pids+=("$!")
+run "metrics: ts sdk v2 load, prometheus 2 scraping the site, the live view in headless chromium" \
+  node "$work/node/observe.mjs" "$observed_base" "http://127.0.0.1:$prom_port" "$work/screenshots/dashboard.png"
+run "metrics: promtool check metrics on the site's exposition" \
+  bash -c "curl -sf '$observed_base/metrics' | promtool check metrics"
 
 # The official conformance suite (Node 22, from npm) against the conformance example.
 start conformance "$root/target/debug/examples/conformance" --addr 127.0.0.1:0

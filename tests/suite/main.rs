@@ -35,6 +35,7 @@ mod jsonrpc;
 mod jwt;
 mod listen_streams;
 mod live_abilities;
+mod metrics;
 mod multi_round;
 mod normalize;
 mod notifications;

@@ -65,6 +65,7 @@ pub async fn bridge_with(config: Value, surface: Surface, timing: Timing) -> (Se
         .name("bridge", "1")
         .surface(surface)
         .timeout(Some(Duration::from_secs(10)))
+        .metrics(abilities::metrics::MetricsConfig::default())
         .build()
         .expect("builds");
     let bridge = Bridge::start(config, server.clone(), timing).await;

@@ -72,6 +72,9 @@ pub struct Ability {
     pub(crate) validator: Option<Validator>,
     pub(crate) arguments: Vec<Argument>,
     pub(crate) template: Option<UriTemplate>,
+    /// This ability's series in the metrics of the first server that counted it.
+    #[cfg(feature = "metrics")]
+    pub(crate) metered: crate::metrics::Slot,
 }
 
 /// One argument of a prompt or resource template: a property of the wire input.
@@ -325,6 +328,8 @@ impl Ability {
             validator,
             arguments,
             template,
+            #[cfg(feature = "metrics")]
+            metered: crate::metrics::Slot::default(),
         })
     }
 

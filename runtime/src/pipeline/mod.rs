@@ -75,10 +75,13 @@ impl<'a> Call<'a> {
     }
 }
 
-/// What a server puts around every call: its rate limits and its audit trail.
+/// What a server puts around every call: its rate limits, its audit trail and, when it
+/// counts them, its metrics.
 pub(crate) struct Guards {
     pub(crate) rates: RateLimits,
     pub(crate) audit: Audit,
+    #[cfg(feature = "metrics")]
+    pub(crate) metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 impl std::fmt::Debug for Guards {
@@ -180,6 +183,11 @@ pub(crate) fn run<'a>(
     let watching = around
         .guards
         .and_then(|guards| (&guards.audit as &dyn Stage).watch(ability, &ctx, &args));
+    #[cfg(feature = "metrics")]
+    let timer = around
+        .guards
+        .and_then(|guards| guards.metrics.as_deref())
+        .map(|metrics| metrics.start(&ability.metered, ability.name(), ctx.via()));
     let start = start(ability, ctx, args, around, surface);
     async move {
         let outcome = async {
@@ -202,6 +210,10 @@ pub(crate) fn run<'a>(
         .await;
         if let Some(settle) = watching {
             settle(outcome.as_ref().map(drop));
+        }
+        #[cfg(feature = "metrics")]
+        if let Some(timer) = timer {
+            timer.finish(outcome.as_ref().map(drop).map_err(AbilityError::code));
         }
         outcome
     }

@@ -61,6 +61,8 @@ pub struct ServerBuilder {
     listen_streams: (usize, usize),
     skills: Vec<crate::Skill>,
     categories: std::collections::BTreeMap<String, String>,
+    #[cfg(feature = "metrics")]
+    metrics: Option<crate::metrics::MetricsConfig>,
 }
 
 /// Where the audit trail's JSON lines go.
@@ -98,7 +100,21 @@ impl ServerBuilder {
                 super::streams::DEFAULT_PER_SERVER,
                 super::streams::DEFAULT_PER_CALLER,
             ),
+            #[cfg(feature = "metrics")]
+            metrics: None,
         }
+    }
+
+    /// Count what the server does for Prometheus (feature `metrics`): calls by ability,
+    /// surface and outcome, their latency, tasks, sessions and listen streams against their
+    /// caps, confirmation tokens, rate-limit refusals and store latency. The HTTP app serves
+    /// the exposition where `config` says (`/metrics` by default), and the live view when
+    /// asked for; [`Server::metrics`] reads it in process, [`Server::serve_metrics`] serves
+    /// it on an address of its own.
+    #[cfg(feature = "metrics")]
+    pub fn metrics(mut self, config: crate::metrics::MetricsConfig) -> Self {
+        self.metrics = Some(config);
+        self
     }
 
     /// How often one caller may call each ability that sets no rate of its own (default: no
@@ -336,6 +352,15 @@ impl ServerBuilder {
             Some(store) => store,
             None => Arc::new(MemoryStore::new()),
         };
+        #[cfg(feature = "metrics")]
+        let metrics = self
+            .metrics
+            .map(|config| (Arc::new(crate::metrics::Metrics::new()), config));
+        #[cfg(feature = "metrics")]
+        let store: Arc<dyn Store> = match &metrics {
+            Some((metrics, _)) => Arc::new(crate::store::Measured::new(store, Arc::clone(metrics))),
+            None => store,
+        };
         let tasks = Tasks::new(Arc::clone(&store), &self.tasks);
         let ledger = crate::ledger::Ledger::new(
             Arc::clone(&store),
@@ -366,6 +391,8 @@ impl ServerBuilder {
         let guards = Arc::new(crate::pipeline::Guards {
             rates: crate::pipeline::rate::RateLimits::new(self.rate_limit, &store),
             audit: crate::audit::Audit::new(sink)?,
+            #[cfg(feature = "metrics")]
+            metrics: metrics.as_ref().map(|(metrics, _)| Arc::clone(metrics)),
         });
         let notifier = ResourceNotifier::shared(&store);
         let mut state = self.state;
@@ -383,7 +410,7 @@ impl ServerBuilder {
         let authenticator = self
             .authenticator
             .unwrap_or_else(|| Arc::new(StaticTokens::new().allow_anonymous(Caller::anonymous())));
-        Ok(Server {
+        let server = Server {
             slot: 0,
             surface,
             inner: Arc::new(Inner {
@@ -408,8 +435,13 @@ impl ServerBuilder {
                 guards,
                 streams: super::streams::Streams::new(self.listen_streams.0, self.listen_streams.1),
                 skills: Mutex::new(skills),
+                #[cfg(feature = "metrics")]
+                metrics,
             }),
-        })
+        };
+        #[cfg(feature = "metrics")]
+        server.sample_state();
+        Ok(server)
     }
 }
 

@@ -5,6 +5,8 @@
 mod builder;
 mod config;
 mod listeners;
+#[cfg(feature = "metrics")]
+mod metrics;
 pub(crate) mod streams;
 
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -65,6 +67,11 @@ pub enum ServerError {
         /// What is wrong.
         problem: String,
     },
+    /// [`Server::serve_metrics`] on a server built without
+    /// [metrics](crate::ServerBuilder::metrics).
+    #[cfg(feature = "metrics")]
+    #[error("this server counts nothing: build it with `ServerBuilder::metrics` to serve metrics")]
+    NoMetrics,
     /// The audit log file could not be opened.
     #[error("the audit log `{path}` could not be opened: {error}")]
     AuditLog {
@@ -254,6 +261,9 @@ pub(crate) struct Inner {
     pub(crate) streams: streams::Streams,
     /// The skills the builder was given and those set since (each snapshot serves them).
     pub(crate) skills: Mutex<crate::skill::Skills>,
+    /// What the server counts, and where it shows it.
+    #[cfg(feature = "metrics")]
+    pub(crate) metrics: Option<(Arc<crate::metrics::Metrics>, crate::metrics::MetricsConfig)>,
 }
 
 impl Inner {

@@ -43,6 +43,16 @@ impl Streams {
         }
     }
 
+    /// How many streams are open, and the server's cap.
+    #[cfg_attr(
+        not(feature = "metrics"),
+        allow(dead_code, reason = "used by the metrics")
+    )]
+    pub(crate) fn open_and_cap(&self) -> (usize, usize) {
+        let open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        (open.all, self.per_server)
+    }
+
     /// A place for a stream of `caller`, or the refusal once the server or the caller holds
     /// as many as allowed. Anonymous callers cannot be told apart: they count against the
     /// server's cap only, so none can use a caller's share up for another.

@@ -8,6 +8,8 @@
 
 #[cfg(feature = "postgres")]
 mod listener;
+#[cfg(feature = "metrics")]
+mod measured;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -16,6 +18,8 @@ mod sqlite;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod tables;
 
+#[cfg(feature = "metrics")]
+pub(crate) use measured::Measured;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;

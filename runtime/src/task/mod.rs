@@ -455,6 +455,25 @@ impl Tasks {
             .remove(&id);
     }
 
+    /// The tasks this process runs, as (working, waiting for input), and how many the server
+    /// runs at once. A record held at this moment counts as working.
+    #[cfg_attr(
+        not(feature = "metrics"),
+        allow(dead_code, reason = "used by the metrics")
+    )]
+    pub(crate) fn running_and_cap(&self) -> ((usize, usize), usize) {
+        let live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        let waiting = live
+            .values()
+            .filter(|task| {
+                task.record
+                    .try_lock()
+                    .is_ok_and(|record| record.status == TaskStatus::InputRequired)
+            })
+            .count();
+        ((live.len() - waiting, waiting), self.per_server)
+    }
+
     /// Delete expired records, at most once a minute.
     async fn sweep(&self) {
         let now = now_ms();

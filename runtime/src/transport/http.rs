@@ -57,6 +57,18 @@ impl Server {
             config.with_allowed_hosts(http.allowed_hosts.clone())
         };
         let sessions = Sessions::new(http);
+        #[cfg(feature = "metrics")]
+        if let Some((metrics, _)) = self.metrics_config() {
+            let manager = Arc::downgrade(&sessions.manager());
+            metrics.count_sessions(
+                move || {
+                    manager
+                        .upgrade()
+                        .map(|manager| manager.sessions.try_read().ok().map(|open| open.len()))
+                },
+                http.max_sessions,
+            );
+        }
         let direct = Direct::new(http);
         let factory = handler.clone();
         let mcp = Mcp {
@@ -80,10 +92,18 @@ impl Server {
     /// authenticator is an OAuth resource server, its RFC 9728 metadata at
     /// `/.well-known/oauth-protected-resource` and `/.well-known/oauth-protected-resource{path}`.
     pub fn router(&self, path: &str) -> Router {
-        self.with_metadata(
+        let router = self.with_metadata(
             Router::new().nest_service(path, self.http_service()),
             [path],
-        )
+        );
+        self.observed(router)
+    }
+
+    /// `router` with the metrics' routes, when the server counts.
+    fn observed(&self, router: Router) -> Router {
+        #[cfg(feature = "metrics")]
+        let router = self.with_metrics(router);
+        router
     }
 
     fn with_metadata<'a>(
@@ -131,10 +151,11 @@ impl Server {
                 };
                 app.nest_service(path, server.http_service())
             });
-        self.with_metadata(
+        let app = self.with_metadata(
             app,
             self.inner.mounts.iter().map(|(path, _, _)| path.as_str()),
-        )
+        );
+        self.observed(app)
     }
 
     /// Serve [`app`](Self::app) on `addr` until Ctrl-C.

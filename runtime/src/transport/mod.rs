@@ -5,6 +5,8 @@ mod batch;
 pub(crate) mod client;
 pub(crate) mod http;
 mod http_direct;
+#[cfg(feature = "metrics")]
+mod metrics;
 mod sessions;
 pub(crate) mod stdio;
 mod stdio_direct;

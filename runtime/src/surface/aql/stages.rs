@@ -144,6 +144,14 @@ async fn confirm(
             &op.name,
             redeemed.as_ref().map(drop),
         );
+        #[cfg(feature = "metrics")]
+        if let Some(metrics) = &gate.served.guards.metrics {
+            metrics.confirmation(if redeemed.is_ok() {
+                "redeemed"
+            } else {
+                "refused"
+            });
+        }
         return redeemed;
     }
     // What the user is shown names the parameters, but no sensitive value.
@@ -202,6 +210,10 @@ async fn confirm(
         &op.name,
         issued.as_ref().map(drop),
     );
+    #[cfg(feature = "metrics")]
+    if let (Some(metrics), Ok(_)) = (&gate.served.guards.metrics, &issued) {
+        metrics.confirmation("issued");
+    }
     let issued = issued?;
     Err(AbilityError::new(
         ErrorCode::ConfirmationRequired,

@@ -1,0 +1,561 @@
+//! What a server counts, for Prometheus (feature `metrics`): calls by ability, surface and
+//! outcome, call latency by ability, tasks, sessions and listen streams against their caps,
+//! confirmation tokens, rate-limit refusals, store latency and the bridge's upstreams.
+//!
+//! Every label's values come from a bounded set: an ability's name is a label only once the
+//! call found the ability (a tool name a client made up never is), a surface is one of a
+//! fixed few, an outcome is an [`ErrorCode`](crate::ErrorCode) or `OK`. Per-call work is two
+//! clock reads, one map lookup by name and a few atomic additions: the label sets of a
+//! successful call are made once, at its ability's first call.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::time::Instant;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::{Registry, Unit};
+
+/// The `Content-Type` of [`Metrics::encode`]'s text (the Prometheus text format 0.0.4).
+pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
+
+/// Where a server shows what it counts ([`ServerBuilder::metrics`](crate::ServerBuilder::metrics)).
+///
+/// ```
+/// use abilities::metrics::MetricsConfig;
+///
+/// // `/metrics` on the server's HTTP listener (the default), and the live view.
+/// let config = MetricsConfig::default().dashboard("/dashboard");
+/// assert_eq!(config.dashboard_path(), Some("/dashboard"));
+/// // Only on an address of its own (`Server::serve_metrics`), not beside the MCP endpoint.
+/// let private = MetricsConfig::default().path(None);
+/// assert_eq!(private.metrics_path(), None);
+/// ```
+#[derive(Clone, Debug)]
+pub struct MetricsConfig {
+    path: Option<String>,
+    dashboard: Option<String>,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        Self {
+            path: Some("/metrics".to_owned()),
+            dashboard: None,
+        }
+    }
+}
+
+impl MetricsConfig {
+    /// The path of the exposition on the server's HTTP app (default `/metrics`); `None`
+    /// serves it only on an address of its own ([`Server::serve_metrics`](crate::Server::serve_metrics)).
+    pub fn path(mut self, path: Option<&str>) -> Self {
+        self.path = path.map(str::to_owned);
+        self
+    }
+
+    /// Serve the live view (a page that shows the same figures, refreshing every 2 s) at
+    /// `path`, and the exposition it reads at `{path}/metrics`, on the server's HTTP app and
+    /// on [`Server::serve_metrics`](crate::Server::serve_metrics)'s address. Off unless set.
+    pub fn dashboard(mut self, path: &str) -> Self {
+        self.dashboard = Some(path.to_owned());
+        self
+    }
+
+    /// Where the exposition is served on the server's HTTP app.
+    pub fn metrics_path(&self) -> Option<&str> {
+        self.path.as_deref()
+    }
+
+    /// Where the live view is served on the server's HTTP app.
+    pub fn dashboard_path(&self) -> Option<&str> {
+        self.dashboard.as_deref()
+    }
+}
+
+/// The surfaces a call can come through: the only values of the `surface` label.
+const VIAS: [&str; 8] = [
+    "native",
+    "standard",
+    "meta",
+    "aql",
+    "resource",
+    "prompt",
+    "task",
+    "in-process",
+];
+
+fn via_index(via: &str) -> usize {
+    VIAS.iter()
+        .position(|v| *v == via)
+        .unwrap_or(VIAS.len() - 1)
+}
+
+/// Latency buckets, in seconds: from 100 us (a call that only reads memory) to 10 s.
+const LATENCY: [f64; 14] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 10.0,
+];
+
+fn latency() -> Histogram {
+    Histogram::new(LATENCY)
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CallLabels {
+    ability: Arc<str>,
+    surface: &'static str,
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct AbilityLabel {
+    ability: Arc<str>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StatusLabel {
+    status: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct EventLabel {
+    event: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OperationLabel {
+    operation: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct UpstreamLabel {
+    upstream: String,
+}
+
+/// Where an ability keeps its series in the metrics of the first server that counted it
+/// (per-call work is then a pointer comparison; another server's finds them by name).
+#[derive(Default)]
+pub(crate) struct Slot(OnceLock<(usize, Arc<PerAbility>)>);
+
+impl std::fmt::Debug for Slot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Slot")
+    }
+}
+
+/// One ability's series, made at its first call: the successful calls by surface and the
+/// latency histogram.
+pub(crate) struct PerAbility {
+    name: Arc<str>,
+    ok: [OnceLock<Counter>; VIAS.len()],
+    duration: Histogram,
+}
+
+/// What a server counts, and its Prometheus exposition.
+///
+/// ```
+/// use abilities::{Server, ability};
+/// use abilities::metrics::MetricsConfig;
+///
+/// /// Say hello.
+/// #[ability(semantic = "READ", flatten, name = "doc/hello")]
+/// fn hello(name: String) -> String { format!("Hello, {name}") }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = Server::builder().metrics(MetricsConfig::default()).build()?;
+/// server.connect().await?.call("doc-hello", serde_json::json!({"input": "Ada"})).await?;
+/// let text = server.metrics().expect("configured").encode();
+/// assert!(text.contains(
+///     r#"abilities_calls_total{ability="doc/hello",surface="native",outcome="OK"} 1"#
+/// ));
+/// # Ok(()) }
+/// ```
+pub struct Metrics {
+    /// Tells this server's series apart in an ability's [`Slot`].
+    id: usize,
+    registry: Registry,
+    calls: Family<CallLabels, Counter>,
+    durations: Family<AbilityLabel, Histogram, fn() -> Histogram>,
+    rate_limited: Family<AbilityLabel, Counter>,
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "counted by the MCP-AQL surface")
+    )]
+    confirmations: Family<EventLabel, Counter>,
+    tasks_ended: Family<StatusLabel, Counter>,
+    tasks: Family<StatusLabel, Gauge>,
+    store: Family<OperationLabel, Histogram, fn() -> Histogram>,
+    upstreams: Family<UpstreamLabel, Gauge>,
+    sessions: Gauge,
+    sessions_max: Gauge,
+    streams: Gauge,
+    streams_max: Gauge,
+    tasks_max: Gauge,
+    abilities: RwLock<HashMap<Box<str>, Arc<PerAbility>>>,
+    /// Read at each scrape: the figures that are a state (open sessions, running tasks),
+    /// set by the floors that hold them.
+    samplers: Mutex<Vec<Sampler>>,
+    /// Each HTTP endpoint's open sessions (`None` once the endpoint is gone), added up at
+    /// each scrape.
+    session_counts: Mutex<Vec<SessionCount>>,
+}
+
+/// What sets a figure that is a state, at each scrape.
+type Sampler = Box<dyn Fn(&Metrics) + Send + Sync>;
+
+/// How many sessions one endpoint holds: read at a scrape, the last figure kept for when it
+/// cannot be read at once.
+type SessionCount = (Box<dyn Fn() -> Option<Option<usize>> + Send + Sync>, usize);
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Metrics {
+    pub(crate) fn new() -> Self {
+        let mut registry = Registry::with_prefix("abilities");
+        let calls = Family::<CallLabels, Counter>::default();
+        registry.register(
+            "calls",
+            "Ability calls by ability, surface and outcome (OK or the error code)",
+            calls.clone(),
+        );
+        let durations = Family::<AbilityLabel, Histogram, fn() -> Histogram>::new_with_constructor(
+            latency as fn() -> Histogram,
+        );
+        registry.register_with_unit(
+            "call_duration",
+            "How long ability calls took, from the first check to the outcome",
+            Unit::Seconds,
+            durations.clone(),
+        );
+        let rate_limited = Family::<AbilityLabel, Counter>::default();
+        registry.register(
+            "rate_limited",
+            "Calls refused by a rate limit, by ability",
+            rate_limited.clone(),
+        );
+        let confirmations = Family::<EventLabel, Counter>::default();
+        registry.register(
+            "confirmations",
+            "Confirmation tokens issued, redeemed and refused",
+            confirmations.clone(),
+        );
+        let tasks = Family::<StatusLabel, Gauge>::default();
+        registry.register("tasks", "Tasks this process runs, by status", tasks.clone());
+        let tasks_ended = Family::<StatusLabel, Counter>::default();
+        registry.register(
+            "tasks_ended",
+            "Tasks this process ended, by final status",
+            tasks_ended.clone(),
+        );
+        let tasks_max = Gauge::default();
+        registry.register(
+            "tasks_max",
+            "How many tasks the server runs at once (every replica of its store)",
+            tasks_max.clone(),
+        );
+        let sessions = Gauge::default();
+        registry.register(
+            "sessions",
+            "Open MCP sessions (protocol 2025) on this process's HTTP endpoints",
+            sessions.clone(),
+        );
+        let sessions_max = Gauge::default();
+        registry.register(
+            "sessions_max",
+            "How many sessions an HTTP endpoint holds at once",
+            sessions_max.clone(),
+        );
+        let streams = Gauge::default();
+        registry.register(
+            "listen_streams",
+            "Open subscriptions/listen streams",
+            streams.clone(),
+        );
+        let streams_max = Gauge::default();
+        registry.register(
+            "listen_streams_max",
+            "How many subscriptions/listen streams the server holds at once",
+            streams_max.clone(),
+        );
+        let store = Family::<OperationLabel, Histogram, fn() -> Histogram>::new_with_constructor(
+            latency as fn() -> Histogram,
+        );
+        registry.register_with_unit(
+            "store_operation_duration",
+            "How long store operations took, by operation",
+            Unit::Seconds,
+            store.clone(),
+        );
+        let upstreams = Family::<UpstreamLabel, Gauge>::default();
+        registry.register(
+            "upstream_up",
+            "Whether a bridged upstream server answered its last sync (1) or not (0)",
+            upstreams.clone(),
+        );
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        Self {
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+            registry,
+            calls,
+            durations,
+            rate_limited,
+            confirmations,
+            tasks_ended,
+            tasks,
+            store,
+            upstreams,
+            sessions,
+            sessions_max,
+            streams,
+            streams_max,
+            tasks_max,
+            abilities: RwLock::default(),
+            samplers: Mutex::default(),
+            session_counts: Mutex::default(),
+        }
+    }
+
+    /// The exposition in the Prometheus text format ([`CONTENT_TYPE`]), read now.
+    pub fn encode(&self) -> String {
+        for sample in self
+            .samplers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
+            sample(self);
+        }
+        let open = {
+            let mut counts = self
+                .session_counts
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            counts.retain_mut(|(read, last)| match read() {
+                None => false,
+                Some(now) => {
+                    *last = now.unwrap_or(*last);
+                    true
+                }
+            });
+            counts.iter().map(|(_, last)| last).sum::<usize>()
+        };
+        self.sessions.set(to_i64(open));
+        let mut text = String::new();
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::prometheus_text::encode(&mut text, &self.registry);
+        text
+    }
+
+    /// Say whether the bridged upstream `name` answered (its `abilities_upstream_up` gauge).
+    pub fn set_upstream_up(&self, name: &str, up: bool) {
+        self.upstreams
+            .get_or_create(&UpstreamLabel {
+                upstream: name.to_owned(),
+            })
+            .set(i64::from(up));
+    }
+
+    /// Have `sample` set the figures that are a state before each scrape.
+    pub(crate) fn sample(&self, sample: impl Fn(&Metrics) + Send + Sync + 'static) {
+        self.samplers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Box::new(sample));
+    }
+
+    /// The start of a call of the ability `name`, whose series `slot` keeps, through `via`.
+    pub(crate) fn start<'a>(
+        &'a self,
+        slot: &'a Slot,
+        name: &str,
+        via: &'static str,
+    ) -> CallTimer<'a> {
+        let ability = match slot.0.get() {
+            Some((id, ability)) if *id == self.id => Series::Kept(ability),
+            Some(_) => Series::Found(self.by_name(name)),
+            None => {
+                let (id, ability) = slot.0.get_or_init(|| (self.id, self.by_name(name)));
+                if *id == self.id {
+                    Series::Kept(ability)
+                } else {
+                    Series::Found(self.by_name(name))
+                }
+            }
+        };
+        CallTimer {
+            metrics: self,
+            ability,
+            via: via_index(via),
+            started: Instant::now(),
+        }
+    }
+
+    /// The series of the ability `name`, made at its first call.
+    fn by_name(&self, name: &str) -> Arc<PerAbility> {
+        let found = self
+            .abilities
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(name)
+            .cloned();
+        found.unwrap_or_else(|| self.first_call(name))
+    }
+
+    #[cold]
+    fn first_call(&self, name: &str) -> Arc<PerAbility> {
+        let mut abilities = self
+            .abilities
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let entry = abilities.entry(name.into()).or_insert_with(|| {
+            let name: Arc<str> = name.into();
+            let duration = self.durations.get_or_create_owned(&AbilityLabel {
+                ability: Arc::clone(&name),
+            });
+            Arc::new(PerAbility {
+                name,
+                ok: Default::default(),
+                duration,
+            })
+        });
+        Arc::clone(entry)
+    }
+
+    /// A confirmation token `issued`, `redeemed` or `refused`.
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "counted by the MCP-AQL surface")
+    )]
+    pub(crate) fn confirmation(&self, event: &'static str) {
+        self.confirmations
+            .get_or_create(&EventLabel { event })
+            .inc();
+    }
+
+    /// A task this process ran ended with `status`.
+    pub(crate) fn task_ended(&self, status: &'static str) {
+        self.tasks_ended
+            .get_or_create(&StatusLabel { status })
+            .inc();
+    }
+
+    /// How many tasks this process runs with `status` now.
+    pub(crate) fn set_tasks(&self, status: &'static str, count: usize) {
+        self.tasks
+            .get_or_create(&StatusLabel { status })
+            .set(to_i64(count));
+    }
+
+    /// The cap on running tasks.
+    pub(crate) fn set_tasks_max(&self, max: usize) {
+        self.tasks_max.set(to_i64(max));
+    }
+
+    /// Count the sessions of an HTTP endpoint that holds at most `max`: `read` says how
+    /// many it holds (`Some(None)` when that cannot be read at once, `None` once the endpoint
+    /// is gone).
+    pub(crate) fn count_sessions(
+        &self,
+        read: impl Fn() -> Option<Option<usize>> + Send + Sync + 'static,
+        max: usize,
+    ) {
+        self.sessions_max.set(to_i64(max));
+        self.session_counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((Box::new(read), 0));
+    }
+
+    /// Open listen streams and their cap.
+    pub(crate) fn set_streams(&self, open: usize, max: usize) {
+        self.streams.set(to_i64(open));
+        self.streams_max.set(to_i64(max));
+    }
+
+    /// A store operation took `seconds`.
+    pub(crate) fn store_operation(&self, operation: &'static str, seconds: f64) {
+        self.store
+            .get_or_create(&OperationLabel { operation })
+            .observe(seconds);
+    }
+}
+
+fn to_i64(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// An ability's series, as a call holds them.
+enum Series<'a> {
+    /// Kept in the ability's slot.
+    Kept(&'a PerAbility),
+    /// Found by name (the slot holds another server's).
+    Found(Arc<PerAbility>),
+}
+
+impl std::ops::Deref for Series<'_> {
+    type Target = PerAbility;
+
+    fn deref(&self) -> &PerAbility {
+        match self {
+            Self::Kept(series) => series,
+            Self::Found(series) => series,
+        }
+    }
+}
+
+/// A call being timed: [`finish`](Self::finish) counts it.
+pub(crate) struct CallTimer<'a> {
+    metrics: &'a Metrics,
+    ability: Series<'a>,
+    /// The surface, as its place in [`VIAS`].
+    via: usize,
+    started: Instant,
+}
+
+impl CallTimer<'_> {
+    /// Count the call as ended with `outcome` (`Ok`, or the error's code).
+    pub(crate) fn finish(self, outcome: Result<(), &crate::ErrorCode>) {
+        let seconds = self.started.elapsed().as_secs_f64();
+        self.ability.duration.observe(seconds);
+        match outcome {
+            Ok(()) => {
+                self.ability.ok[self.via]
+                    .get_or_init(|| {
+                        self.metrics.calls.get_or_create_owned(&CallLabels {
+                            ability: Arc::clone(&self.ability.name),
+                            surface: VIAS[self.via],
+                            outcome: "OK",
+                        })
+                    })
+                    .inc();
+            }
+            Err(code) => {
+                if code == &crate::ErrorCode::RateLimited {
+                    self.metrics
+                        .rate_limited
+                        .get_or_create(&AbilityLabel {
+                            ability: Arc::clone(&self.ability.name),
+                        })
+                        .inc();
+                }
+                self.metrics
+                    .calls
+                    .get_or_create(&CallLabels {
+                        ability: Arc::clone(&self.ability.name),
+                        surface: VIAS[self.via],
+                        outcome: code.label(),
+                    })
+                    .inc();
+            }
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! A store whose every operation is timed for the metrics (`abilities_store_operation_duration_seconds`),
+//! and whose task records, as this process writes them, count the tasks that ended.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::{
+    Claim, Claimed, RateTaken, Spend, Store, StoreFuture, TaskEvents, TaskInsert, TaskLimits,
+    TaskRecord, TaskSignal, TokenRecord, Updates,
+};
+use crate::metrics::Metrics;
+
+/// `inner`, every operation timed in `metrics`.
+pub(crate) struct Measured {
+    inner: Arc<dyn Store>,
+    metrics: Arc<Metrics>,
+}
+
+impl Measured {
+    pub(crate) fn new(inner: Arc<dyn Store>, metrics: Arc<Metrics>) -> Self {
+        Self { inner, metrics }
+    }
+
+    /// `work`, its time recorded as the operation `name`'s.
+    fn timed<'a, T: 'a>(
+        &'a self,
+        name: &'static str,
+        work: impl Future<Output = Result<T, super::StoreError>> + Send + 'a,
+    ) -> StoreFuture<'a, T> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let out = work.await;
+            self.metrics
+                .store_operation(name, started.elapsed().as_secs_f64());
+            out
+        })
+    }
+}
+
+impl Store for Measured {
+    fn insert_task(&self, record: TaskRecord, limits: TaskLimits) -> StoreFuture<'_, TaskInsert> {
+        self.timed("insert_task", self.inner.insert_task(record, limits))
+    }
+
+    fn task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
+        self.timed("task", self.inner.task(id))
+    }
+
+    fn update_task(&self, record: TaskRecord) -> StoreFuture<'_, ()> {
+        let ended = record.status.is_terminal().then(|| record.status.as_str());
+        Box::pin(async move {
+            let out = self
+                .timed("update_task", self.inner.update_task(record))
+                .await;
+            if let (Ok(()), Some(status)) = (&out, ended) {
+                self.metrics.task_ended(status);
+            }
+            out
+        })
+    }
+
+    fn touch_tasks<'a>(&'a self, ids: &'a [String], now_ms: u64) -> StoreFuture<'a, ()> {
+        self.timed("touch_tasks", self.inner.touch_tasks(ids, now_ms))
+    }
+
+    fn fail_abandoned<'a>(
+        &'a self,
+        failed: &'a TaskRecord,
+        lease_ms: u64,
+    ) -> StoreFuture<'a, bool> {
+        self.timed(
+            "fail_abandoned",
+            self.inner.fail_abandoned(failed, lease_ms),
+        )
+    }
+
+    fn issue_token<'a>(&'a self, token: &'a TokenRecord, limit: u32) -> StoreFuture<'a, bool> {
+        self.timed("issue_token", self.inner.issue_token(token, limit))
+    }
+
+    fn spend_token<'a>(&'a self, token: &'a TokenRecord) -> StoreFuture<'a, Spend> {
+        self.timed("spend_token", self.inner.spend_token(token))
+    }
+
+    fn claim<'a>(&'a self, claim: &'a Claim) -> StoreFuture<'a, Claimed> {
+        self.timed("claim", self.inner.claim(claim))
+    }
+
+    fn settle<'a>(
+        &'a self,
+        holder: &'a str,
+        key: &'a str,
+        outcome: &'a Value,
+    ) -> StoreFuture<'a, ()> {
+        self.timed("settle", self.inner.settle(holder, key, outcome))
+    }
+
+    fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> StoreFuture<'a, ()> {
+        self.timed("release", self.inner.release(holder, key))
+    }
+
+    fn sweep(&self, now_ms: u64) -> StoreFuture<'_, u64> {
+        self.timed("sweep", self.inner.sweep(now_ms))
+    }
+
+    fn take_rate<'a>(
+        &'a self,
+        key: &'a str,
+        calls: u32,
+        period_ms: u64,
+        now_ms: u64,
+    ) -> StoreFuture<'a, RateTaken> {
+        self.timed(
+            "take_rate",
+            self.inner.take_rate(key, calls, period_ms, now_ms),
+        )
+    }
+
+    fn publish<'a>(&'a self, uri: &'a str) -> StoreFuture<'a, ()> {
+        self.timed("publish", self.inner.publish(uri))
+    }
+
+    fn updates(&self) -> Option<Updates> {
+        self.inner.updates()
+    }
+
+    fn signal_task<'a>(
+        &'a self,
+        id: &'a str,
+        signal: &'a TaskSignal,
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, ()> {
+        self.timed(
+            "signal_task",
+            self.inner.signal_task(id, signal, expires_at_ms),
+        )
+    }
+
+    fn take_task_signals<'a>(
+        &'a self,
+        ids: &'a [String],
+    ) -> StoreFuture<'a, Vec<(String, TaskSignal)>> {
+        self.timed("take_task_signals", self.inner.take_task_signals(ids))
+    }
+
+    fn publish_task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
+        self.timed("publish_task", self.inner.publish_task(id))
+    }
+
+    fn task_events(&self) -> Option<TaskEvents> {
+        self.inner.task_events()
+    }
+
+    fn is_shared(&self) -> bool {
+        self.inner.is_shared()
+    }
+}
