@@ -12,7 +12,8 @@
 //! tokens, idempotency keys) in PostgreSQL, for several replicas sharing `--state-key` (a
 //! build with `--features postgres`). `--metrics` serves Prometheus metrics at `/metrics` beside
 //! the MCP endpoint, `--dashboard` the live view at `/dashboard` too, `--metrics-addr ADDR` both
-//! on an address of their own (with stdio as well).
+//! on an address of their own (with stdio as well). `--otel` sends OpenTelemetry traces over OTLP
+//! where `OTEL_EXPORTER_OTLP_*` say (a build with `--features otel`).
 
 use abilities_examples::{mode, site};
 use std::net::SocketAddr;
@@ -71,6 +72,10 @@ struct Args {
     /// Serve /metrics (and the live view, with --dashboard) on this address of its own.
     #[arg(long)]
     metrics_addr: Option<SocketAddr>,
+    /// Send OpenTelemetry traces over OTLP (HTTP/protobuf) where OTEL_EXPORTER_OTLP_* say;
+    /// needs a build with `--features otel`.
+    #[arg(long)]
+    otel: bool,
 }
 
 #[tokio::main]
@@ -149,6 +154,9 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
         builder = builder.metrics(config);
     }
+    if args.otel {
+        builder = otel(builder)?;
+    }
     let server = builder
         .name("abilities-site-example", env!("CARGO_PKG_VERSION"))
         .instructions("A WordPress-like site: count, read, list, create and delete posts.")
@@ -197,6 +205,17 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
+}
+
+/// OpenTelemetry traces over OTLP, where the standard variables say.
+#[cfg(feature = "otel")]
+fn otel(builder: ServerBuilder) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
+    Ok(builder.otel(abilities::otel::OtelConfig::otlp()))
+}
+
+#[cfg(not(feature = "otel"))]
+fn otel(_: ServerBuilder) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
+    Err("--otel needs a build with the `otel` feature: cargo run --features otel --example site -- ...".into())
 }
 
 /// OAuth 2.1: JWT access tokens of `issuer` for `audience`, checked against `jwks` (a file, or

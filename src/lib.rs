@@ -82,7 +82,7 @@ mod guide {
     mod security {}
     #[doc = include_str!("../docs/src/bridge.md")]
     mod bridge {}
-    #[cfg(feature = "metrics")]
+    #[cfg(all(feature = "metrics", feature = "otel"))]
     #[doc = include_str!("../docs/src/operations.md")]
     mod operations {}
     #[doc = include_str!("../docs/src/performance.md")]
@@ -158,6 +158,8 @@ pub mod handler;
 pub mod http;
 #[cfg(feature = "metrics")]
 pub use abilities_runtime::metrics;
+#[cfg(feature = "otel")]
+pub use abilities_runtime::otel;
 pub mod prompt;
 pub mod protocol;
 pub mod registry;

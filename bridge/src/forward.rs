@@ -69,7 +69,14 @@ impl Handler for Forward {
         let tool = self.tool.clone();
         Box::pin(async move {
             let upstream = upstream.ok_or_else(gone)?;
-            call_tool(&upstream, ctx, tool, args).await
+            // The upstream call is a client span of its own below the call's, when the
+            // server traces; the upstream is sent the trace context to join.
+            abilities::otel::in_span(
+                format!("tools/call {tool}"),
+                abilities::otel::opentelemetry::trace::SpanKind::Client,
+                call_tool(&upstream, ctx, tool.clone(), args),
+            )
+            .await
         })
     }
 }
@@ -84,6 +91,13 @@ async fn call_tool(
     let mut params = CallToolRequestParams::new(tool.clone());
     if let Value::Object(args) = args {
         params = params.with_arguments(args);
+    }
+    {
+        let mut trace = Map::new();
+        abilities::otel::inject(&mut trace);
+        if !trace.is_empty() {
+            params.meta.get_or_insert_default().0.0.extend(trace);
+        }
     }
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let mut options = PeerRequestOptions::no_options();

@@ -59,6 +59,11 @@ struct Args {
     /// /metrics beside /mcp (with --http).
     #[arg(long)]
     metrics: bool,
+    /// Send OpenTelemetry traces over OTLP (HTTP/protobuf) where OTEL_EXPORTER_OTLP_* say:
+    /// each call's span, and the upstream call's below it (the upstream is sent the trace
+    /// context in `_meta`).
+    #[arg(long)]
+    otel: bool,
 }
 
 fn surface(mode: Mode) -> Surface {
@@ -99,6 +104,9 @@ async fn main() -> ExitCode {
         .timeout(Some(Duration::from_secs(args.timeout)));
     if args.metrics {
         builder = builder.metrics(abilities::metrics::MetricsConfig::default());
+    }
+    if args.otel {
+        builder = builder.otel(abilities::otel::OtelConfig::otlp());
     }
     let server = match builder.build() {
         Ok(server) => server,

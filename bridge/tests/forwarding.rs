@@ -414,3 +414,45 @@ async fn an_upstreams_skills_are_served_under_its_name() {
     assert_eq!(count("up"), Some(json!(1)), "{status}");
     assert_eq!(count("plain"), Some(json!(0)), "{status}");
 }
+
+#[tokio::test]
+async fn a_traced_call_spans_the_upstream_call_below_its_own() {
+    use abilities::otel::OtelConfig;
+    use abilities::otel::opentelemetry::trace::SpanKind;
+    use abilities::otel::opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    let config =
+        abilities_bridge::Config::parse(&json!({"mcpServers": {"up": upstream(&[])}}).to_string())
+            .expect("a valid configuration");
+    let server = abilities::Server::builder()
+        .name("bridge", "1")
+        .otel(OtelConfig::provider(provider))
+        .build()
+        .expect("builds");
+    let _bridge = abilities_bridge::Bridge::start(config, server.clone(), support::timing()).await;
+    let (client, _) = connect(&server, false).await;
+    let echoed = call(&client, "up-echo", json!({"text": "hi"})).await;
+    assert_eq!(echoed["structuredContent"]["echoed"], "hi", "{echoed}");
+    let spans = exporter.get_finished_spans().expect("spans");
+    let named = |name: &str| {
+        spans.iter().find(|s| s.name == name).unwrap_or_else(|| {
+            panic!(
+                "no {name}: {:?}",
+                spans.iter().map(|s| &s.name).collect::<Vec<_>>()
+            )
+        })
+    };
+    let request = named("tools/call up-echo");
+    let ability = named("call up/echo");
+    let upstream_call = named("tools/call echo");
+    assert_eq!(ability.parent_span_id, request.span_context.span_id());
+    assert_eq!(upstream_call.parent_span_id, ability.span_context.span_id());
+    assert_eq!(upstream_call.span_kind, SpanKind::Client);
+    assert_eq!(
+        upstream_call.span_context.trace_id(),
+        request.span_context.trace_id()
+    );
+}

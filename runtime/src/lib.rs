@@ -19,6 +19,8 @@ mod ledger;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 mod normalize;
+#[cfg(feature = "otel")]
+pub mod otel;
 mod pipeline;
 mod profile;
 mod prompt;

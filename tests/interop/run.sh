@@ -39,6 +39,12 @@ if ! "$work/venv-fastmcp/bin/python" -c 'import importlib.metadata as m, sys; sy
   "$work/venv-fastmcp/bin/pip" install --quiet --disable-pip-version-check 'fastmcp==4.2.3'
 fi
 
+# The official OpenTelemetry protobuf definitions, to decode what the OTLP exporter sends.
+if ! "$work/venv-otlp/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("opentelemetry-proto") != "1.45.2")' 2>/dev/null; then
+  python3 -m venv "$work/venv-otlp"
+  "$work/venv-otlp/bin/pip" install --quiet --disable-pip-version-check 'opentelemetry-proto==1.45.2' 'protobuf==7.36.2'
+fi
+
 # mcp-server-time in its own environment: it brings its own version of the Python SDK.
 if ! "$work/venv-time/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp-server-time") != "2026.10.19")' 2>/dev/null; then
   python3 -m venv "$work/venv-time"
@@ -54,7 +60,7 @@ fi
 # Every example and binary of the workspace, the examples with PostgreSQL and OAuth: one build
 # with the test suite's features, so only the examples' package compiles again after it.
 (cd "$root" && cargo build --quiet --workspace --examples --bins \
-  --features abilities-examples/postgres,abilities-examples/jwt)
+  --features abilities-examples/postgres,abilities-examples/jwt,abilities-examples/otel)
 site="$root/target/debug/examples/site"
 tmp=$(mktemp -d)
 pids=()
@@ -188,7 +194,7 @@ run "inspector 2.12 --strict, axum_app (http)" strict "$axum_url"
 PORTABLE_EXCEPT="--except json_schema_2020_12_tool --except test_custom_header" \
   run "inspector 2.12 --strict, conformance (http)" strict "$strict_conformance_url"
 
-# What the server shows of itself: the site with its metrics and live view; a real Prometheus
+# What the server shows of itself: the site with its metrics and live view, and its traces; a real Prometheus
 # (Debian's) scraping it every second; a scripted load, the counts read back through
 # Prometheus's query API and in the live view in headless Chromium (its screenshot kept under
 # target/interop/screenshots); then promtool's lint of the exposition.
@@ -208,6 +214,8 @@ run "metrics: ts sdk v2 load, prometheus 2 scraping the site, the live view in h
   node "$work/node/observe.mjs" "$observed_base" "http://127.0.0.1:$prom_port" "$work/screenshots/dashboard.png"
 run "metrics: promtool check metrics on the site's exposition" \
   bash -c "curl -sf '$observed_base/metrics' | promtool check metrics"
+run "traces: the site --otel to an OTLP receiver decoding with opentelemetry-proto, the client's traceparent joined" \
+  "$work/venv-otlp/bin/python" "$here/otlp_trace.py" "$site" "$tmp"
 
 # The official conformance suite (Node 22, from npm) against the conformance example.
 start conformance "$root/target/debug/examples/conformance" --addr 127.0.0.1:0

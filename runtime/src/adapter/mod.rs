@@ -12,6 +12,7 @@ mod idempotent;
 pub(crate) mod input;
 mod page;
 mod tasks;
+mod traced;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
@@ -232,18 +233,26 @@ impl ServerHandler for McpHandler {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let snapshot = self.inner.snapshot();
-        let view = snapshot.view(self.slot);
-        paged!(
-            ListToolsResult,
-            "tools/list",
-            view.tools,
-            view.ranks,
-            request,
-            self
-        )
+        let traced = self.span("tools/list", None, &context);
+        traced
+            .run(
+                async move {
+                    let snapshot = self.inner.snapshot();
+                    let view = snapshot.view(self.slot);
+                    paged!(
+                        ListToolsResult,
+                        "tools/list",
+                        view.tools,
+                        view.ranks,
+                        request,
+                        self
+                    )
+                },
+                traced::never,
+            )
+            .await
     }
 
     async fn set_level(
@@ -268,10 +277,18 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        match context.meta.0.get(crate::IDEMPOTENCY_META_KEY).cloned() {
-            None => self.call_tool_once(request, context, None).await,
-            Some(key) => Box::pin(self.call_idempotent(key, request, context)).await,
-        }
+        let traced = self.span("tools/call", Some(&request.name), &context);
+        traced
+            .run(
+                async move {
+                    match context.meta.0.get(crate::IDEMPOTENCY_META_KEY).cloned() {
+                        None => self.call_tool_once(request, context, None).await,
+                        Some(key) => Box::pin(self.call_idempotent(key, request, context)).await,
+                    }
+                },
+                traced::tool_error,
+            )
+            .await
     }
 
     async fn get_task(
@@ -279,10 +296,18 @@ impl ServerHandler for McpHandler {
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        let owner = self.caller(&context);
-        self.inner
-            .tasks
-            .get(&request.task_id, owner.principal())
+        let traced = self.span("tasks/get", None, &context);
+        traced
+            .run(
+                async move {
+                    let owner = self.caller(&context);
+                    self.inner
+                        .tasks
+                        .get(&request.task_id, owner.principal())
+                        .await
+                },
+                traced::never,
+            )
             .await
     }
 
@@ -291,10 +316,18 @@ impl ServerHandler for McpHandler {
         request: rmcp::model::UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let owner = self.caller(&context);
-        self.inner
-            .tasks
-            .update(&request.task_id, owner.principal(), request.input_responses)
+        let traced = self.span("tasks/update", None, &context);
+        traced
+            .run(
+                async move {
+                    let owner = self.caller(&context);
+                    self.inner
+                        .tasks
+                        .update(&request.task_id, owner.principal(), request.input_responses)
+                        .await
+                },
+                traced::never,
+            )
             .await
     }
 
@@ -303,73 +336,119 @@ impl ServerHandler for McpHandler {
         request: rmcp::model::CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let owner = self.caller(&context);
-        self.inner
-            .tasks
-            .cancel(&request.task_id, owner.principal())
+        let traced = self.span("tasks/cancel", None, &context);
+        traced
+            .run(
+                async move {
+                    let owner = self.caller(&context);
+                    self.inner
+                        .tasks
+                        .cancel(&request.task_id, owner.principal())
+                        .await
+                },
+                traced::never,
+            )
             .await
     }
 
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let snapshot = self.inner.snapshot();
-        let list = &snapshot.catalog.resources;
-        paged!(
-            ListResourcesResult,
-            "resources/list",
-            list.items,
-            list.ranks,
-            request,
-            self
-        )
+        let traced = self.span("resources/list", None, &context);
+        traced
+            .run(
+                async move {
+                    let snapshot = self.inner.snapshot();
+                    let list = &snapshot.catalog.resources;
+                    paged!(
+                        ListResourcesResult,
+                        "resources/list",
+                        list.items,
+                        list.ranks,
+                        request,
+                        self
+                    )
+                },
+                traced::never,
+            )
+            .await
     }
 
     async fn list_resource_templates(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let snapshot = self.inner.snapshot();
-        let list = &snapshot.catalog.templates;
-        paged!(
-            ListResourceTemplatesResult,
-            "resources/templates/list",
-            list.items,
-            list.ranks,
-            request,
-            self
-        )
+        let traced = self.span("resources/templates/list", None, &context);
+        traced
+            .run(
+                async move {
+                    let snapshot = self.inner.snapshot();
+                    let list = &snapshot.catalog.templates;
+                    paged!(
+                        ListResourceTemplatesResult,
+                        "resources/templates/list",
+                        list.items,
+                        list.ranks,
+                        request,
+                        self
+                    )
+                },
+                traced::never,
+            )
+            .await
     }
 
     async fn list_skills(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListSkillsResult, ErrorData> {
-        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        self.inner.snapshot().skills.list(cursor)
+        let traced = self.span("skills/list", None, &context);
+        traced
+            .run(
+                async move {
+                    let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+                    self.inner.snapshot().skills.list(cursor)
+                },
+                traced::never,
+            )
+            .await
     }
 
     async fn get_skill(
         &self,
         request: rmcp::model::GetSkillRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetSkillResult, ErrorData> {
-        self.inner.snapshot().skills.get(&request.uri)
+        let traced = self.span("skills/get", Some(&request.uri), &context);
+        traced
+            .run(
+                async move { self.inner.snapshot().skills.get(&request.uri) },
+                traced::never,
+            )
+            .await
     }
 
     async fn read_resource_directory(
         &self,
         request: rmcp::model::ReadResourceDirectoryRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceDirectoryResult, ErrorData> {
-        self.inner
-            .snapshot()
-            .skills
-            .directory(&request.uri, request.cursor.as_deref())
+        let traced = self.span("resources/directory/read", Some(&request.uri), &context);
+        traced
+            .run(
+                async move {
+                    self.inner
+                        .snapshot()
+                        .skills
+                        .directory(&request.uri, request.cursor.as_deref())
+                },
+                traced::never,
+            )
+            .await
     }
 
     async fn read_resource(
@@ -377,35 +456,45 @@ impl ServerHandler for McpHandler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        // A skill's file: served as it was given, no ability runs.
-        if let Some(read) = self.inner.snapshot().skills.read(&request.uri) {
-            return Ok(read.into());
-        }
-        let (ctx, question) = self.asking_context(
-            context,
-            Asked {
-                method: "resources/read",
-                name: &request.uri,
-                arguments: &Value::Null,
-                state: request.request_state.as_deref(),
-                responses: request.input_responses,
-            },
-            None,
-        )?;
-        let snapshot = self.inner.snapshot();
-        let contents = snapshot
-            .catalog
-            .read(
-                &snapshot.registry,
-                ctx.with_via("resource"),
-                &self.inner.guards,
-                &request.uri,
+        let traced = self.span("resources/read", Some(&request.uri), &context);
+        traced
+            .run(
+                async move {
+                    // A skill's file: served as it was given, no ability runs.
+                    if let Some(read) = self.inner.snapshot().skills.read(&request.uri) {
+                        return Ok(read.into());
+                    }
+                    let (ctx, question) = self.asking_context(
+                        context,
+                        Asked {
+                            method: "resources/read",
+                            name: &request.uri,
+                            arguments: &Value::Null,
+                            state: request.request_state.as_deref(),
+                            responses: request.input_responses,
+                        },
+                        None,
+                    )?;
+                    let snapshot = self.inner.snapshot();
+                    let contents = snapshot
+                        .catalog
+                        .read(
+                            &snapshot.registry,
+                            ctx.with_via("resource"),
+                            &self.inner.guards,
+                            &request.uri,
+                        )
+                        .await;
+                    if let Some(input) =
+                        Pending::answer(question.as_ref(), &self.inner, contents.is_err())?
+                    {
+                        return Ok(input.into());
+                    }
+                    Ok(contents.map_err(|e| e.to_rpc())?.into())
+                },
+                traced::never,
             )
-            .await;
-        if let Some(input) = Pending::answer(question.as_ref(), &self.inner, contents.is_err())? {
-            return Ok(input.into());
-        }
-        Ok(contents.map_err(|e| e.to_rpc())?.into())
+            .await
     }
 
     async fn subscribe(
@@ -513,18 +602,26 @@ impl ServerHandler for McpHandler {
     async fn list_prompts(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let snapshot = self.inner.snapshot();
-        let list = &snapshot.catalog.prompts;
-        paged!(
-            ListPromptsResult,
-            "prompts/list",
-            list.items,
-            list.ranks,
-            request,
-            self
-        )
+        let traced = self.span("prompts/list", None, &context);
+        traced
+            .run(
+                async move {
+                    let snapshot = self.inner.snapshot();
+                    let list = &snapshot.catalog.prompts;
+                    paged!(
+                        ListPromptsResult,
+                        "prompts/list",
+                        list.items,
+                        list.ranks,
+                        request,
+                        self
+                    )
+                },
+                traced::never,
+            )
+            .await
     }
 
     async fn get_prompt(
@@ -532,37 +629,49 @@ impl ServerHandler for McpHandler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        // The arguments bind a multi-round state: copied only on a protocol that has one.
-        let arguments = match &request.arguments {
-            Some(arguments) if client::is_stateless(&context) => Value::Object(arguments.clone()),
-            _ => Value::Null,
-        };
-        let (ctx, question) = self.asking_context(
-            context,
-            Asked {
-                method: "prompts/get",
-                name: &request.name,
-                arguments: &arguments,
-                state: request.request_state.as_deref(),
-                responses: request.input_responses,
-            },
-            None,
-        )?;
-        let snapshot = self.inner.snapshot();
-        let prompt = snapshot
-            .catalog
-            .get_prompt(
-                &snapshot.registry,
-                ctx.with_via("prompt"),
-                &self.inner.guards,
-                &request.name,
-                request.arguments,
+        let traced = self.span("prompts/get", Some(&request.name), &context);
+        traced
+            .run(
+                async move {
+                    // The arguments bind a multi-round state: copied only on a protocol that has one.
+                    let arguments = match &request.arguments {
+                        Some(arguments) if client::is_stateless(&context) => {
+                            Value::Object(arguments.clone())
+                        }
+                        _ => Value::Null,
+                    };
+                    let (ctx, question) = self.asking_context(
+                        context,
+                        Asked {
+                            method: "prompts/get",
+                            name: &request.name,
+                            arguments: &arguments,
+                            state: request.request_state.as_deref(),
+                            responses: request.input_responses,
+                        },
+                        None,
+                    )?;
+                    let snapshot = self.inner.snapshot();
+                    let prompt = snapshot
+                        .catalog
+                        .get_prompt(
+                            &snapshot.registry,
+                            ctx.with_via("prompt"),
+                            &self.inner.guards,
+                            &request.name,
+                            request.arguments,
+                        )
+                        .await;
+                    if let Some(input) =
+                        Pending::answer(question.as_ref(), &self.inner, prompt.is_err())?
+                    {
+                        return Ok(input.into());
+                    }
+                    Ok(prompt.map_err(|e| e.to_rpc())?.into())
+                },
+                traced::never,
             )
-            .await;
-        if let Some(input) = Pending::answer(question.as_ref(), &self.inner, prompt.is_err())? {
-            return Ok(input.into());
-        }
-        Ok(prompt.map_err(|e| e.to_rpc())?.into())
+            .await
     }
 
     async fn complete(
@@ -570,17 +679,25 @@ impl ServerHandler for McpHandler {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        let snapshot = self.inner.snapshot();
-        snapshot
-            .catalog
-            .complete_reference(
-                &snapshot.registry,
-                &self.context(context),
-                &request.r#ref,
-                &request.argument.name,
-                &request.argument.value,
+        let traced = self.span("completion/complete", None, &context);
+        traced
+            .run(
+                async move {
+                    let snapshot = self.inner.snapshot();
+                    snapshot
+                        .catalog
+                        .complete_reference(
+                            &snapshot.registry,
+                            &self.context(context),
+                            &request.r#ref,
+                            &request.argument.name,
+                            &request.argument.value,
+                        )
+                        .map_err(|e| e.to_rpc())
+                },
+                traced::never,
             )
-            .map_err(|e| e.to_rpc())
+            .await
     }
 }
 

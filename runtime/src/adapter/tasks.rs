@@ -142,7 +142,10 @@ impl McpHandler {
         detach.become_task(Arc::clone(&live)).await;
         let created = live.created().await;
         let inner = Arc::clone(&self.inner);
-        tokio::spawn(async move {
+        // The task's run, below the request's span, when the server traces.
+        #[cfg(feature = "otel")]
+        let span = crate::otel::task(&request.name, &created.task.task_id);
+        let run = async move {
             // The handler's own panics are its call's INTERNAL_ERROR already; whatever else
             // fails on the way still settles the task.
             let outcome = AssertUnwindSafe(call)
@@ -153,8 +156,24 @@ impl McpHandler {
                         "the task's call failed inside the server",
                     ))
                 });
+            #[cfg(feature = "otel")]
+            let ended = outcome
+                .as_ref()
+                .map(drop)
+                .map_err(|e| e.code().as_str().to_owned());
             inner.tasks.finish(&live, outcome).await;
+            #[cfg(feature = "otel")]
+            ended
+        };
+        #[cfg(feature = "otel")]
+        tokio::spawn(async move {
+            let ended = crate::otel::within(span.as_ref(), run).await;
+            if let Some(cx) = &span {
+                crate::otel::end(cx, ended.as_ref().map(drop).map_err(String::as_str));
+            }
         });
+        #[cfg(not(feature = "otel"))]
+        tokio::spawn(run);
         Ok(created.into())
     }
 }

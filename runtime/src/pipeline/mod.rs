@@ -82,6 +82,8 @@ pub(crate) struct Guards {
     pub(crate) audit: Audit,
     #[cfg(feature = "metrics")]
     pub(crate) metrics: Option<Arc<crate::metrics::Metrics>>,
+    #[cfg(feature = "otel")]
+    pub(crate) tracing: Option<Arc<crate::otel::Tracing>>,
 }
 
 impl std::fmt::Debug for Guards {
@@ -188,9 +190,24 @@ pub(crate) fn run<'a>(
         .guards
         .and_then(|guards| guards.metrics.as_deref())
         .map(|metrics| metrics.start(&ability.metered, ability.name(), ctx.via()));
+    #[cfg(feature = "otel")]
+    let traced = around
+        .guards
+        .and_then(|guards| guards.tracing.as_deref())
+        .map(|tracing| {
+            tracing.call(crate::otel::CallSpan {
+                ability: ability.name(),
+                tool: ability.is_tool().then(|| ability.tool_name()),
+                surface: ctx.via(),
+                semantic: ability.semantic().as_str(),
+                principal: ctx.caller().principal(),
+                args: &args,
+                sensitive: ability.sensitive(),
+            })
+        });
     let start = start(ability, ctx, args, around, surface);
     async move {
-        let outcome = async {
+        let work = async {
             let (handler, finish) = match start {
                 Start::Handler(handler, finish) => (handler, finish),
                 Start::Waiting(call, done) => {
@@ -206,8 +223,17 @@ pub(crate) fn run<'a>(
                 }
             }
             Ok(output)
+        };
+        #[cfg(feature = "otel")]
+        let work = crate::otel::within(traced.as_ref(), work);
+        let outcome = work.await;
+        #[cfg(feature = "otel")]
+        if let Some(cx) = &traced {
+            crate::otel::end(
+                cx,
+                outcome.as_ref().map(drop).map_err(|e| e.code().as_str()),
+            );
         }
-        .await;
         if let Some(settle) = watching {
             settle(outcome.as_ref().map(drop));
         }

@@ -63,6 +63,8 @@ pub struct ServerBuilder {
     categories: std::collections::BTreeMap<String, String>,
     #[cfg(feature = "metrics")]
     metrics: Option<crate::metrics::MetricsConfig>,
+    #[cfg(feature = "otel")]
+    otel: Option<crate::otel::OtelConfig>,
 }
 
 /// Where the audit trail's JSON lines go.
@@ -102,7 +104,19 @@ impl ServerBuilder {
             ),
             #[cfg(feature = "metrics")]
             metrics: None,
+            #[cfg(feature = "otel")]
+            otel: None,
         }
+    }
+
+    /// Trace what the server does for OpenTelemetry (feature `otel`): a span per request,
+    /// joined to the client's trace (`traceparent`/`tracestate` in the request's `_meta`,
+    /// else the HTTP `traceparent` header), one per ability call, and child spans for the
+    /// store and a task's run, exported where `config` says.
+    #[cfg(feature = "otel")]
+    pub fn otel(mut self, config: crate::otel::OtelConfig) -> Self {
+        self.otel = Some(config);
+        self
     }
 
     /// Count what the server does for Prometheus (feature `metrics`): calls by ability,
@@ -356,11 +370,21 @@ impl ServerBuilder {
         let metrics = self
             .metrics
             .map(|config| (Arc::new(crate::metrics::Metrics::new()), config));
-        #[cfg(feature = "metrics")]
-        let store: Arc<dyn Store> = match &metrics {
-            Some((metrics, _)) => Arc::new(crate::store::Measured::new(store, Arc::clone(metrics))),
-            None => store,
+        #[cfg(feature = "otel")]
+        let tracing = match self.otel {
+            Some(config) => Some(Arc::new(
+                crate::otel::Tracing::new(config, &self.name).map_err(ServerError::Tracing)?,
+            )),
+            None => None,
         };
+        #[cfg(any(feature = "metrics", feature = "otel"))]
+        let store = crate::store::Measured::around(
+            store,
+            #[cfg(feature = "metrics")]
+            metrics.as_ref().map(|(metrics, _)| Arc::clone(metrics)),
+            #[cfg(feature = "otel")]
+            tracing.is_some(),
+        );
         let tasks = Tasks::new(Arc::clone(&store), &self.tasks);
         let ledger = crate::ledger::Ledger::new(
             Arc::clone(&store),
@@ -393,6 +417,8 @@ impl ServerBuilder {
             audit: crate::audit::Audit::new(sink)?,
             #[cfg(feature = "metrics")]
             metrics: metrics.as_ref().map(|(metrics, _)| Arc::clone(metrics)),
+            #[cfg(feature = "otel")]
+            tracing,
         });
         let notifier = ResourceNotifier::shared(&store);
         let mut state = self.state;

@@ -72,6 +72,10 @@ pub enum ServerError {
     #[cfg(feature = "metrics")]
     #[error("this server counts nothing: build it with `ServerBuilder::metrics` to serve metrics")]
     NoMetrics,
+    /// The OpenTelemetry exporter could not be made (its configuration is wrong).
+    #[cfg(feature = "otel")]
+    #[error("tracing could not start: {0}")]
+    Tracing(String),
     /// The audit log file could not be opened.
     #[error("the audit log `{path}` could not be opened: {error}")]
     AuditLog {

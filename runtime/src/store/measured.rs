@@ -1,5 +1,7 @@
-//! A store whose every operation is timed for the metrics (`abilities_store_operation_duration_seconds`),
-//! and whose task records, as this process writes them, count the tasks that ended.
+//! A store whose every operation is timed for the metrics
+//! (`abilities_store_operation_duration_seconds`) and traced as a child span of the request
+//! it serves (`store <operation>`), and whose task records, as this process writes them,
+//! count the tasks that ended.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -11,30 +13,61 @@ use super::{
     Claim, Claimed, RateTaken, Spend, Store, StoreFuture, TaskEvents, TaskInsert, TaskLimits,
     TaskRecord, TaskSignal, TokenRecord, Updates,
 };
+#[cfg(feature = "metrics")]
 use crate::metrics::Metrics;
 
-/// `inner`, every operation timed in `metrics`.
+/// `inner`, every operation timed in `metrics` and traced.
 pub(crate) struct Measured {
     inner: Arc<dyn Store>,
-    metrics: Arc<Metrics>,
+    #[cfg(feature = "metrics")]
+    metrics: Option<Arc<Metrics>>,
 }
 
 impl Measured {
-    pub(crate) fn new(inner: Arc<dyn Store>, metrics: Arc<Metrics>) -> Self {
-        Self { inner, metrics }
+    /// `store` as it is when nothing watches it, else measured.
+    pub(crate) fn around(
+        store: Arc<dyn Store>,
+        #[cfg(feature = "metrics")] metrics: Option<Arc<Metrics>>,
+        #[cfg(feature = "otel")] traced: bool,
+    ) -> Arc<dyn Store> {
+        let watched = false;
+        #[cfg(feature = "metrics")]
+        let watched = watched || metrics.is_some();
+        #[cfg(feature = "otel")]
+        let watched = watched || traced;
+        if !watched {
+            return store;
+        }
+        Arc::new(Self {
+            inner: store,
+            #[cfg(feature = "metrics")]
+            metrics,
+        })
     }
 
-    /// `work`, its time recorded as the operation `name`'s.
+    /// `work`, its time recorded as the operation `name`'s, in a span of its own below the
+    /// request's.
     fn timed<'a, T: 'a>(
         &'a self,
         name: &'static str,
         work: impl Future<Output = Result<T, super::StoreError>> + Send + 'a,
     ) -> StoreFuture<'a, T> {
+        #[cfg(feature = "otel")]
+        let span = crate::otel::store(name);
         Box::pin(async move {
             let started = Instant::now();
+            #[cfg(feature = "otel")]
+            let work = crate::otel::within(span.as_ref(), work);
             let out = work.await;
-            self.metrics
-                .store_operation(name, started.elapsed().as_secs_f64());
+            #[cfg(feature = "otel")]
+            if let Some(cx) = &span {
+                crate::otel::end(cx, out.as_ref().map(drop).map_err(|_| "STORE_ERROR"));
+            }
+            #[cfg(feature = "metrics")]
+            if let Some(metrics) = &self.metrics {
+                metrics.store_operation(name, started.elapsed().as_secs_f64());
+            }
+            let _ = started;
             out
         })
     }
@@ -55,9 +88,11 @@ impl Store for Measured {
             let out = self
                 .timed("update_task", self.inner.update_task(record))
                 .await;
-            if let (Ok(()), Some(status)) = (&out, ended) {
-                self.metrics.task_ended(status);
+            #[cfg(feature = "metrics")]
+            if let (Ok(()), Some(status), Some(metrics)) = (&out, ended, &self.metrics) {
+                metrics.task_ended(status);
             }
+            let _ = ended;
             out
         })
     }

@@ -8,7 +8,7 @@
 
 #[cfg(feature = "postgres")]
 mod listener;
-#[cfg(feature = "metrics")]
+#[cfg(any(feature = "metrics", feature = "otel"))]
 mod measured;
 mod memory;
 #[cfg(feature = "postgres")]
@@ -18,7 +18,7 @@ mod sqlite;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod tables;
 
-#[cfg(feature = "metrics")]
+#[cfg(any(feature = "metrics", feature = "otel"))]
 pub(crate) use measured::Measured;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]

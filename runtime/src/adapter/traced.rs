@@ -1,0 +1,93 @@
+//! A request's span (feature `otel`): made before the request is served, its parent the
+//! client's trace context, the request served inside it, and ended with how it went.
+
+use std::future::Future;
+
+use rmcp::RoleServer;
+use rmcp::model::ErrorData;
+use rmcp::service::RequestContext;
+
+use super::McpHandler;
+
+/// The span a request is served in, when the server traces.
+pub(super) struct Traced {
+    #[cfg(feature = "otel")]
+    cx: Option<opentelemetry::Context>,
+}
+
+impl McpHandler {
+    /// The span of the request `method` (on `target`, a tool's name or a resource's URI),
+    /// made now: nothing when the server does not trace.
+    pub(super) fn span(
+        &self,
+        method: &'static str,
+        target: Option<&str>,
+        context: &RequestContext<RoleServer>,
+    ) -> Traced {
+        #[cfg(feature = "otel")]
+        {
+            let cx = self.inner.guards.tracing.as_ref().map(|tracing| {
+                let headers = context
+                    .extensions
+                    .get::<axum::http::request::Parts>()
+                    .map(|parts| &parts.headers);
+                tracing.request(
+                    method,
+                    target,
+                    context.id.to_string(),
+                    &context.meta.0,
+                    headers,
+                )
+            });
+            Traced { cx }
+        }
+        #[cfg(not(feature = "otel"))]
+        {
+            let _ = (method, target, context);
+            Traced {}
+        }
+    }
+}
+
+impl Traced {
+    /// Serve the request (`work`) in the span; `failed` says whether an answer reports a
+    /// failure of its own (a tool result with `isError`).
+    #[cfg(feature = "otel")]
+    pub(super) async fn run<T>(
+        self,
+        work: impl Future<Output = Result<T, ErrorData>>,
+        failed: impl FnOnce(&T) -> bool,
+    ) -> Result<T, ErrorData> {
+        let Some(cx) = self.cx else {
+            return work.await;
+        };
+        let out = crate::otel::within(Some(&cx), work).await;
+        match &out {
+            Ok(answer) if failed(answer) => crate::otel::end(&cx, Err("tool_error")),
+            Ok(_) => crate::otel::end(&cx, Ok(())),
+            Err(error) => crate::otel::end(&cx, Err(&error.code.0.to_string())),
+        }
+        out
+    }
+
+    /// Serve the request (`work`): the server does not trace.
+    #[cfg(not(feature = "otel"))]
+    pub(super) fn run<T, F: Future<Output = Result<T, ErrorData>>>(
+        self,
+        work: F,
+        failed: impl FnOnce(&T) -> bool,
+    ) -> F {
+        let _ = failed;
+        work
+    }
+}
+
+/// Whether a `tools/call` answer is a tool error (`isError: true`).
+pub(super) fn tool_error(answer: &rmcp::model::CallToolResponse) -> bool {
+    matches!(answer, rmcp::model::CallToolResponse::Complete(result) if result.is_error == Some(true))
+}
+
+/// Answers that report no failure of their own.
+pub(super) fn never<T>(_: &T) -> bool {
+    false
+}
