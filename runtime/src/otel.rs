@@ -100,7 +100,8 @@ impl OtelConfig {
     }
 
     /// Record each top-level argument that is not `sensitive` on the call's span, as
-    /// `abilities.argument.<name>` with its JSON text (default: none).
+    /// `abilities.argument.<name>` with its JSON text, at most 1,024 bytes of it and 32
+    /// arguments (default: none).
     pub fn record_arguments(mut self, record: bool) -> Self {
         self.arguments = record;
         self
@@ -235,11 +236,11 @@ impl Tracing {
         if self.arguments
             && let Value::Object(args) = call.args
         {
-            for (name, value) in args {
+            for (name, value) in args.iter().take(MAX_ARGUMENTS) {
                 if !call.sensitive.iter().any(|s| s == name) {
                     attributes.push(KeyValue::new(
                         format!("abilities.argument.{name}"),
-                        value.to_string(),
+                        shortened(value.to_string()),
                     ));
                 }
             }
@@ -254,6 +255,24 @@ impl Tracing {
             .with_span(span)
             .with_value(Tracer(self.tracer.clone()))
     }
+}
+
+/// How many arguments a call's span records, at most.
+const MAX_ARGUMENTS: usize = 32;
+/// How long a recorded argument's JSON text is, at most (in bytes; longer ones are cut at a
+/// character boundary and end with `...`).
+const MAX_ARGUMENT_LEN: usize = 1024;
+
+fn shortened(mut text: String) -> String {
+    if text.len() > MAX_ARGUMENT_LEN {
+        let mut end = MAX_ARGUMENT_LEN;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("...");
+    }
+    text
 }
 
 /// What a call's span names.

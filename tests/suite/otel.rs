@@ -221,7 +221,22 @@ async fn the_principal_and_arguments_are_recorded_only_when_configured_never_a_s
     client
         .call(1, "sign_in", json!({"user": "ada", "password": "hunter2"}))
         .await;
+    // A long argument is recorded cut short.
+    let long = "é".repeat(2000);
+    client
+        .call(2, "sign_in", json!({"user": long, "password": "x"}))
+        .await;
     let spans = spans(&exporter);
+    let cut = spans
+        .iter()
+        .filter(|s| s.name == "call sign_in")
+        .find_map(|s| attribute(s, "abilities.argument.user").filter(|u| u.len() > 100))
+        .expect("the long argument's span");
+    assert!(
+        cut.len() <= 1024 + 3 && cut.ends_with("..."),
+        "{}",
+        cut.len()
+    );
     let call = named(&spans, "call sign_in");
     assert_eq!(attribute(call, "enduser.id").as_deref(), Some("local"));
     assert_eq!(
