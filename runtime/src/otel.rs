@@ -99,9 +99,9 @@ impl OtelConfig {
         self
     }
 
-    /// Record each top-level argument that is not `sensitive` on the call's span, as
-    /// `abilities.argument.<name>` with its JSON text, at most 1,024 bytes of it and 32
-    /// arguments (default: none).
+    /// Record each argument the ability declares on the call's span, as
+    /// `abilities.argument.<name>` with its JSON text (at most 1,024 bytes of it, at most 32
+    /// arguments), a `sensitive` one as `"(sensitive)"` (default: none).
     pub fn record_arguments(mut self, record: bool) -> Self {
         self.arguments = record;
         self
@@ -167,8 +167,10 @@ impl Tracing {
         })
     }
 
-    /// The span of a request: `method target` (`tools/call count_posts`), a server span
-    /// whose parent is the client's trace context in `meta` (else in `headers`), if any.
+    /// The span of a request: `method target` (`tools/call count_posts`) when `target` is
+    /// a tool or prompt the server serves, else `method`; a server span whose parent is the
+    /// client's trace context in `meta` (else in `headers`), if any. What the client wrote
+    /// (the request id, the version) is cut to 128 bytes.
     pub(crate) fn request(
         &self,
         method: &'static str,
@@ -177,6 +179,7 @@ impl Tracing {
         meta: &Map<String, Value>,
         headers: Option<&axum::http::HeaderMap>,
     ) -> TraceContext {
+        let id = clipped(id);
         let propagator = TraceContextPropagator::new();
         let mut parent = propagator.extract(&Meta(meta));
         if !parent.span().span_context().is_valid()
@@ -195,8 +198,6 @@ impl Tracing {
         if let Some(target) = target {
             let key = if method == "tools/call" {
                 "gen_ai.tool.name"
-            } else if method.starts_with("resources/") {
-                "mcp.resource.uri"
             } else {
                 "gen_ai.prompt.name"
             };
@@ -206,7 +207,10 @@ impl Tracing {
             .get("io.modelcontextprotocol/protocolVersion")
             .and_then(Value::as_str)
         {
-            attributes.push(KeyValue::new("mcp.protocol.version", version.to_owned()));
+            attributes.push(KeyValue::new(
+                "mcp.protocol.version",
+                clipped(version.to_owned()),
+            ));
         }
         let span = self
             .tracer
@@ -217,6 +221,11 @@ impl Tracing {
         parent
             .with_span(span)
             .with_value(Tracer(self.tracer.clone()))
+    }
+
+    /// Whether calls' arguments are recorded (then [`CallSpan::args`] carries them).
+    pub(crate) fn records_arguments(&self) -> bool {
+        self.arguments
     }
 
     /// The span of a call of an ability, below the current context: `call <ability>`.
@@ -233,16 +242,13 @@ impl Tracing {
         if self.principal {
             attributes.push(KeyValue::new("enduser.id", call.principal.to_owned()));
         }
-        if self.arguments
-            && let Value::Object(args) = call.args
-        {
-            for (name, value) in args.iter().take(MAX_ARGUMENTS) {
-                if !call.sensitive.iter().any(|s| s == name) {
-                    attributes.push(KeyValue::new(
-                        format!("abilities.argument.{name}"),
-                        shortened(value.to_string()),
-                    ));
-                }
+        if let (Some(args), Some(declared)) = (&call.args, call.declared) {
+            let recorded = args.iter().filter(|(name, _)| declared.contains_key(*name));
+            for (name, value) in recorded.take(MAX_ARGUMENTS) {
+                attributes.push(KeyValue::new(
+                    format!("abilities.argument.{name}"),
+                    shortened(value.to_string()),
+                ));
             }
         }
         let span = self
@@ -263,9 +269,20 @@ const MAX_ARGUMENTS: usize = 32;
 /// character boundary and end with `...`).
 const MAX_ARGUMENT_LEN: usize = 1024;
 
-fn shortened(mut text: String) -> String {
-    if text.len() > MAX_ARGUMENT_LEN {
-        let mut end = MAX_ARGUMENT_LEN;
+/// How long a client's string in a request's span is, at most.
+const MAX_CLIENT_TEXT: usize = 128;
+
+fn clipped(text: String) -> String {
+    cut(text, MAX_CLIENT_TEXT)
+}
+
+fn shortened(text: String) -> String {
+    cut(text, MAX_ARGUMENT_LEN)
+}
+
+fn cut(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
         while !text.is_char_boundary(end) {
             end -= 1;
         }
@@ -282,8 +299,10 @@ pub(crate) struct CallSpan<'a> {
     pub(crate) surface: &'static str,
     pub(crate) semantic: &'static str,
     pub(crate) principal: &'a str,
-    pub(crate) args: &'a Value,
-    pub(crate) sensitive: &'a [Cow<'static, str>],
+    /// The arguments with every sensitive value already hidden, when they are recorded.
+    pub(crate) args: Option<Cow<'a, Map<String, Value>>>,
+    /// The parameters the ability declares: only those are recorded.
+    pub(crate) declared: Option<&'a Map<String, Value>>,
 }
 
 /// End the span of `cx` as ended with `outcome`: `Ok`, or the error's type (an upper-snake

@@ -41,6 +41,12 @@ fn publish() -> bool {
     true
 }
 
+/// Answer at once, though it may run as a task.
+#[ability(semantic = "READ", task = "optional")]
+fn quick() -> u64 {
+    1
+}
+
 /// Nap for a while, as a task when the client can run one.
 #[ability(semantic = "READ", task = "optional")]
 async fn nap(ctx: &Context, ms: u64) -> Value {
@@ -241,6 +247,17 @@ async fn call_2026(addr: SocketAddr, id: u64, method: &str, mut params: Value) -
 async fn tasks_are_counted_while_they_run_and_when_they_end() {
     let server = server(Surface::Native, MetricsConfig::default());
     let addr = serve_http(&server).await;
+    // Answered in its request: no task, and none counted as ended.
+    let quick = call_2026(
+        addr,
+        9,
+        "tools/call",
+        json!({"name": "quick", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(quick["structuredContent"], json!({"result": 1}), "{quick}");
+    let text = server.metrics().unwrap().encode();
+    assert!(!text.contains("abilities_tasks_ended_total"), "{text}");
     let created = call_2026(
         addr,
         1,

@@ -43,6 +43,12 @@ fn sign_in(user: String, #[param(sensitive)] password: String) -> String {
     format!("{user}:{}", password.len())
 }
 
+/// Unlock with a PIN, the whole input sensitive.
+#[ability(semantic = "EXECUTE", flatten)]
+fn unlock(#[param(sensitive)] pin: u32) -> bool {
+    pin == 1234
+}
+
 /// Nap, as a task when the client can run one.
 #[ability(semantic = "READ", task = "optional")]
 async fn nap(ctx: &Context, ms: u64) -> Value {
@@ -204,8 +210,11 @@ async fn failures_mark_the_spans_and_a_malformed_traceparent_starts_a_new_trace(
         "{:?}",
         call.status
     );
-    let refused = named(&spans, "tools/call made_up");
+    // A name the client made up names no span.
+    let refused = named(&spans, "tools/call");
     assert_eq!(attribute(refused, "error.type").as_deref(), Some("-32602"));
+    assert_eq!(attribute(refused, "gen_ai.tool.name"), None);
+    assert!(!format!("{spans:?}").contains("made_up"), "{spans:?}");
     assert_eq!(
         spans.iter().filter(|s| s.name.starts_with("call ")).count(),
         1,
@@ -243,9 +252,25 @@ async fn the_principal_and_arguments_are_recorded_only_when_configured_never_a_s
         attribute(call, "abilities.argument.user").as_deref(),
         Some(r#""ada""#)
     );
-    assert_eq!(attribute(call, "abilities.argument.password"), None);
+    assert_eq!(
+        attribute(call, "abilities.argument.password").as_deref(),
+        Some(r#""(sensitive)""#)
+    );
     let everything = format!("{spans:?}");
     assert!(!everything.contains("hunter2"), "the secret is in a span");
+
+    // A flattened input that is sensitive as a whole: recorded as hidden.
+    client.call(3, "unlock", json!({"input": 987654})).await;
+    let spans = super::otel::spans(&exporter);
+    let unlock = named(&spans, "call unlock");
+    assert_eq!(
+        attribute(unlock, "abilities.argument.input").as_deref(),
+        Some(r#""(sensitive)""#)
+    );
+    assert!(
+        !format!("{spans:?}").contains("987654"),
+        "the PIN is in a span"
+    );
 }
 
 #[tokio::test]

@@ -423,7 +423,7 @@ impl ServerHandler for McpHandler {
         request: rmcp::model::GetSkillRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetSkillResult, ErrorData> {
-        let traced = self.span("skills/get", Some(&request.uri), &context);
+        let traced = self.span("skills/get", None, &context);
         traced
             .run(
                 async move { self.inner.snapshot().skills.get(&request.uri) },
@@ -437,7 +437,7 @@ impl ServerHandler for McpHandler {
         request: rmcp::model::ReadResourceDirectoryRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceDirectoryResult, ErrorData> {
-        let traced = self.span("resources/directory/read", Some(&request.uri), &context);
+        let traced = self.span("resources/directory/read", None, &context);
         traced
             .run(
                 async move {
@@ -456,7 +456,7 @@ impl ServerHandler for McpHandler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let traced = self.span("resources/read", Some(&request.uri), &context);
+        let traced = self.span("resources/read", None, &context);
         traced
             .run(
                 async move {

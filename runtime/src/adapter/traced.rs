@@ -16,8 +16,9 @@ pub(super) struct Traced {
 }
 
 impl McpHandler {
-    /// The span of the request `method` (on `target`, a tool's name or a resource's URI),
-    /// made now: nothing when the server does not trace.
+    /// The span of the request `method` (on `target`, a tool's or prompt's name: named in
+    /// the span only when the server serves it), made now: nothing when the server does not
+    /// trace.
     pub(super) fn span(
         &self,
         method: &'static str,
@@ -27,6 +28,20 @@ impl McpHandler {
         #[cfg(feature = "otel")]
         {
             let cx = self.inner.guards.tracing.as_ref().map(|tracing| {
+                // A name the client made up never names a span.
+                let target = target.filter(|name| {
+                    let snapshot = self.inner.snapshot();
+                    match method {
+                        "tools/call" => snapshot.view(self.slot).tool(name).is_some(),
+                        "prompts/get" => snapshot
+                            .catalog
+                            .prompts
+                            .items
+                            .iter()
+                            .any(|p| p.name == *name),
+                        _ => false,
+                    }
+                });
                 let headers = context
                     .extensions
                     .get::<axum::http::request::Parts>()

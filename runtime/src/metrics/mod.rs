@@ -5,8 +5,8 @@
 //! Every label's values come from a bounded set: an ability's name is a label only once the
 //! call found the ability (a tool name a client made up never is), a surface is one of a
 //! fixed few, an outcome is an [`ErrorCode`](crate::ErrorCode) or `OK`. Per-call work is two
-//! clock reads, one map lookup by name and a few atomic additions: the label sets of a
-//! successful call are made once, at its ability's first call.
+//! clock reads, a histogram observation and an atomic addition: an ability keeps its series
+//! in a slot of its own, made at its first call.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -51,8 +51,10 @@ impl Default for MetricsConfig {
 }
 
 impl MetricsConfig {
-    /// The path of the exposition on the server's HTTP app (default `/metrics`); `None`
-    /// serves it only on an address of its own ([`Server::serve_metrics`](crate::Server::serve_metrics)).
+    /// The path of the exposition on the server's HTTP app (default `/metrics`), served
+    /// without the server's authenticator; `None` serves it only on an address of its own
+    /// ([`Server::serve_metrics`](crate::Server::serve_metrics)), and beside a live view
+    /// configured with [`dashboard`](Self::dashboard).
     pub fn path(mut self, path: Option<&str>) -> Self {
         self.path = path.map(str::to_owned);
         self
@@ -253,7 +255,7 @@ impl Metrics {
         let tasks_ended = Family::<StatusLabel, Counter>::default();
         registry.register(
             "tasks_ended",
-            "Tasks this process ended, by final status",
+            "Tasks this process ran to their end, by final status",
             tasks_ended.clone(),
         );
         let tasks_max = Gauge::default();

@@ -201,8 +201,18 @@ pub(crate) fn run<'a>(
                 surface: ctx.via(),
                 semantic: ability.semantic().as_str(),
                 principal: ctx.caller().principal(),
-                args: &args,
-                sensitive: ability.sensitive(),
+                args: match &args {
+                    Value::Object(map) if tracing.records_arguments() => Some(
+                        ability
+                            .redacted(map)
+                            .map_or(std::borrow::Cow::Borrowed(map), std::borrow::Cow::Owned),
+                    ),
+                    _ => None,
+                },
+                declared: ability
+                    .tool_input_schema()
+                    .get("properties")
+                    .and_then(Value::as_object),
             })
         });
     let start = start(ability, ctx, args, around, surface);

@@ -386,6 +386,8 @@ impl ServerBuilder {
             tracing.is_some(),
         );
         let tasks = Tasks::new(Arc::clone(&store), &self.tasks);
+        #[cfg(feature = "metrics")]
+        let tasks = tasks.counted(metrics.as_ref().map(|(metrics, _)| Arc::clone(metrics)));
         let ledger = crate::ledger::Ledger::new(
             Arc::clone(&store),
             self.ledger.tokens_per_caller,

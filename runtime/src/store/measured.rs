@@ -1,7 +1,6 @@
 //! A store whose every operation is timed for the metrics
 //! (`abilities_store_operation_duration_seconds`) and traced as a child span of the request
-//! it serves (`store <operation>`), and whose task records, as this process writes them,
-//! count the tasks that ended.
+//! it serves (`store <operation>`).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -83,18 +82,7 @@ impl Store for Measured {
     }
 
     fn update_task(&self, record: TaskRecord) -> StoreFuture<'_, ()> {
-        let ended = record.status.is_terminal().then(|| record.status.as_str());
-        Box::pin(async move {
-            let out = self
-                .timed("update_task", self.inner.update_task(record))
-                .await;
-            #[cfg(feature = "metrics")]
-            if let (Ok(()), Some(status), Some(metrics)) = (&out, ended, &self.metrics) {
-                metrics.task_ended(status);
-            }
-            let _ = ended;
-            out
-        })
+        self.timed("update_task", self.inner.update_task(record))
     }
 
     fn touch_tasks<'a>(&'a self, ids: &'a [String], now_ms: u64) -> StoreFuture<'a, ()> {

@@ -74,6 +74,9 @@ pub(crate) struct Tasks {
     /// How many tasks the server runs at once.
     per_server: usize,
     last_sweep: AtomicU64,
+    /// Where the tasks this process ran are counted as they end.
+    #[cfg(feature = "metrics")]
+    metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 /// How background tasks run ([`ServerBuilder::tasks`](crate::ServerBuilder::tasks)): how
@@ -159,7 +162,16 @@ impl Tasks {
             per_caller: config.per_caller,
             per_server: config.per_server,
             last_sweep: AtomicU64::new(0),
+            #[cfg(feature = "metrics")]
+            metrics: None,
         }
+    }
+
+    /// The same, counting the tasks it runs as they end in `metrics`.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn counted(mut self, metrics: Option<Arc<crate::metrics::Metrics>>) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// How long a task may run and is kept.
@@ -446,6 +458,10 @@ impl Tasks {
         let id = record.id.clone();
         if let Err(error) = self.store.update_task(record.clone()).await {
             tracing::error!(%error, task = %id, "a finished task could not be recorded");
+        }
+        #[cfg(feature = "metrics")]
+        if let Some(metrics) = &self.metrics {
+            metrics.task_ended(record.status.as_str());
         }
         live.told(&record).await;
         drop(record);
