@@ -13,7 +13,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::support::{Lines, tool_error};
+use crate::support::{Lines, confirmation_token, tool_error};
 use abilities::{Ability, AbilityError, ErrorCode, Registry, Semantic, Server, Surface, ability};
 use serde_json::{Value, json};
 
@@ -364,11 +364,7 @@ async fn confirmation_tokens_issued_and_redeemed_are_audited() {
     let envelope: Value =
         serde_json::from_str(asked["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(envelope["error"]["code"], "CONFIRMATION_REQUIRED");
-    let token = envelope["error"]["details"]["confirmation_token"]
-        .as_str()
-        .or_else(|| envelope["confirmation"]["token"].as_str())
-        .unwrap_or_else(|| panic!("a token: {envelope}"))
-        .to_owned();
+    let token = confirmation_token(&asked);
     let done = client
         .call(
             2,

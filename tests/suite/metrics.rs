@@ -12,7 +12,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::support::{Lines, http_session, post, request, serve_http};
+use crate::support::{Lines, confirmation_token, http_session, post, request, serve_http};
 use abilities::metrics::{CONTENT_TYPE, MetricsConfig};
 use abilities::{AbilityError, Context, ErrorCode, Server, Surface, ability};
 use serde_json::{Value, json};
@@ -149,13 +149,7 @@ async fn confirmations_and_rate_limit_refusals_are_counted() {
             json!({"operation": "delete_post", "params": {"id": 7}}),
         )
         .await;
-    let envelope: Value =
-        serde_json::from_str(asked["content"][0]["text"].as_str().unwrap()).unwrap();
-    let token = envelope["error"]["details"]["confirmation_token"]
-        .as_str()
-        .or_else(|| envelope["confirmation"]["token"].as_str())
-        .unwrap_or_else(|| panic!("a token: {envelope}"))
-        .to_owned();
+    let token = confirmation_token(&asked);
     let call = json!({"operation": "delete_post", "params": {"id": 7, "_confirmation": token}});
     client.call(2, "mcp_aql", call.clone()).await;
     // The same token again: refused.

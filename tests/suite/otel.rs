@@ -103,6 +103,20 @@ fn attribute(span: &SpanData, key: &str) -> Option<String> {
         .map(|kv| kv.value.to_string())
 }
 
+/// `tools/call` in the client's trace (`TRACE`, its span `PARENT`) with more `_meta`; the
+/// answer.
+async fn call_in_trace(
+    client: &mut Lines,
+    id: u64,
+    name: &str,
+    args: Value,
+    mut meta: Value,
+) -> Value {
+    meta["traceparent"] = json!(format!("00-{TRACE}-{PARENT}-01"));
+    client.send(&call_with_meta(id, name, args, meta)).await;
+    client.response(&json!(id)).await
+}
+
 fn call_with_meta(id: u64, name: &str, args: Value, meta: Value) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": name, "arguments": args, "_meta": meta}})
@@ -113,15 +127,14 @@ fn call_with_meta(id: u64, name: &str, args: Value, meta: Value) -> String {
 async fn a_call_joins_the_clients_trace_and_its_ability_span_is_a_child() {
     let (server, exporter) = traced(|c| c);
     let mut client = Lines::initialized(&server).await;
-    client
-        .send(&call_with_meta(
-            7,
-            "count_posts",
-            json!({"input": "post"}),
-            json!({"traceparent": format!("00-{TRACE}-{PARENT}-01"), "tracestate": "vendor=1"}),
-        ))
-        .await;
-    let answer = client.response(&json!(7)).await;
+    let answer = call_in_trace(
+        &mut client,
+        7,
+        "count_posts",
+        json!({"input": "post"}),
+        json!({"tracestate": "vendor=1"}),
+    )
+    .await;
     assert_eq!(answer["result"]["structuredContent"], json!({"result": 3}));
 
     let spans = spans(&exporter);
@@ -332,15 +345,14 @@ async fn the_http_header_is_the_parent_when_meta_has_none_and_meta_wins() {
 async fn the_stores_operations_and_a_tasks_run_are_children_of_the_request() {
     let (server, exporter) = traced(|c| c);
     let mut client = Lines::initialized(&server).await;
-    client
-        .send(&call_with_meta(
-            1,
-            "count_posts",
-            json!({"input": "post"}),
-            json!({"traceparent": format!("00-{TRACE}-{PARENT}-01"), "io.github.abilities-rs/idempotencyKey": "key-1"}),
-        ))
-        .await;
-    client.response(&json!(1)).await;
+    call_in_trace(
+        &mut client,
+        1,
+        "count_posts",
+        json!({"input": "post"}),
+        json!({"io.github.abilities-rs/idempotencyKey": "key-1"}),
+    )
+    .await;
     let spans_now = spans(&exporter);
     let request = named(&spans_now, "tools/call count_posts");
     for name in ["store claim", "store settle"] {
@@ -399,15 +411,7 @@ async fn the_stores_operations_and_a_tasks_run_are_children_of_the_request() {
 async fn a_handler_spans_its_own_work_and_hands_the_trace_on() {
     let (server, exporter) = traced(|c| c);
     let mut client = Lines::initialized(&server).await;
-    client
-        .send(&call_with_meta(
-            1,
-            "forward",
-            json!({}),
-            json!({"traceparent": format!("00-{TRACE}-{PARENT}-01")}),
-        ))
-        .await;
-    let answer = client.response(&json!(1)).await;
+    let answer = call_in_trace(&mut client, 1, "forward", json!({}), json!({})).await;
     let carried = answer["result"]["structuredContent"]["result"]["traceparent"]
         .as_str()
         .unwrap_or_else(|| panic!("a traceparent: {answer}"))

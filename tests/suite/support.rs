@@ -147,6 +147,19 @@ impl Lines {
     }
 }
 
+/// The token an MCP-AQL envelope asking for confirmation offers (a tool result's text).
+pub fn confirmation_token(result: &Value) -> String {
+    let text = result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a text block: {result}"));
+    let envelope: Value = serde_json::from_str(text).expect("an MCP-AQL envelope");
+    envelope["error"]["details"]["confirmation_token"]
+        .as_str()
+        .or_else(|| envelope["confirmation"]["token"].as_str())
+        .unwrap_or_else(|| panic!("a token: {envelope}"))
+        .to_owned()
+}
+
 /// The `{code, message, details?}` of an `isError` tool result.
 pub fn tool_error(result: &Value) -> Value {
     assert_eq!(

@@ -7,10 +7,12 @@
     reason = "rmcp marks MCP logging and sampling deprecated (SEP-2577), but the protocol versions clients speak today have them"
 )]
 
+mod catalog;
 mod client;
 mod idempotent;
 pub(crate) mod input;
 mod page;
+mod subscriptions;
 mod tasks;
 mod traced;
 
@@ -26,19 +28,16 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
-use serde_json::Value;
 
 use crate::rpc::ToRpc;
 
 use crate::Server;
 use crate::ledger::{Holder, Session};
 use crate::pipeline::Reporter;
-use crate::resource::Subscriber;
-use crate::server::{Inner, Listener, Lists, Snapshot};
-use crate::surface::catalog;
+use crate::server::{Inner, Listener, Lists};
 use crate::{Caller, Context, LogLevel};
 use client::{RequestClient, from_rmcp_level};
-use input::{Asked, Detach, Pending, Rounds};
+use input::{Detach, Rounds};
 
 /// The `rmcp` [`ServerHandler`] of a [`Server`]: native tools over its registry. One per
 /// session: it holds the session's log level.
@@ -79,22 +78,6 @@ impl McpHandler {
     }
 }
 
-/// One page of a list result: `$items` ranked by `$ranks`, after the request's cursor.
-macro_rules! paged {
-    ($result:ident, $list:literal, $items:expr, $ranks:expr, $request:expr, $handler:expr) => {{
-        let (items, next) = page::page(
-            $list,
-            &$items,
-            &$ranks,
-            cursor($request.as_ref()),
-            $handler.page_size(),
-        )?;
-        let mut result = $result::with_all_items(items);
-        result.next_cursor = next;
-        Ok(result)
-    }};
-}
-
 impl Server {
     /// The `rmcp` handler for this server, for a transport of your own. `caller` is who every
     /// request comes from, or `None` to take it from the HTTP request.
@@ -115,7 +98,7 @@ pub(crate) fn next_session() -> u64 {
 }
 
 fn unknown_resource(uri: &str) -> ErrorData {
-    catalog::unknown_resource(uri).to_rpc()
+    crate::surface::catalog::unknown_resource(uri).to_rpc()
 }
 
 fn default_log_level() -> Arc<AtomicU8> {
@@ -196,6 +179,28 @@ impl McpHandler {
     }
 }
 
+/// One page of a list result, in the request's span: `$items` ranked by `$ranks`, after the
+/// request's cursor.
+macro_rules! paged {
+    ($handler:expr, $context:expr, $result:ident, $list:literal, $items:expr, $ranks:expr, $request:expr) => {{
+        let handler = $handler;
+        handler
+            .traced($list, &$context, async {
+                let (items, next) = page::page(
+                    $list,
+                    &$items,
+                    &$ranks,
+                    cursor($request.as_ref()),
+                    handler.page_size(),
+                )?;
+                let mut result = $result::with_all_items(items);
+                result.next_cursor = next;
+                Ok(result)
+            })
+            .await
+    }};
+}
+
 impl ServerHandler for McpHandler {
     fn get_info(&self) -> ServerConfig {
         let config = ServerConfig::new(self.inner.snapshot().capabilities.clone())
@@ -235,24 +240,17 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let traced = self.span("tools/list", None, &context);
-        traced
-            .run(
-                async move {
-                    let snapshot = self.inner.snapshot();
-                    let view = snapshot.view(self.slot);
-                    paged!(
-                        ListToolsResult,
-                        "tools/list",
-                        view.tools,
-                        view.ranks,
-                        request,
-                        self
-                    )
-                },
-                traced::never,
-            )
-            .await
+        let snapshot = self.inner.snapshot();
+        let view = snapshot.view(self.slot);
+        paged!(
+            self,
+            context,
+            ListToolsResult,
+            "tools/list",
+            view.tools,
+            view.ranks,
+            request
+        )
     }
 
     async fn set_level(
@@ -278,17 +276,13 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let traced = self.span("tools/call", Some(&request.name), &context);
-        traced
-            .run(
-                async move {
-                    match context.meta.0.get(crate::IDEMPOTENCY_META_KEY).cloned() {
-                        None => self.call_tool_once(request, context, None).await,
-                        Some(key) => Box::pin(self.call_idempotent(key, request, context)).await,
-                    }
-                },
-                traced::tool_error,
-            )
-            .await
+        let call = async move {
+            match context.meta.0.get(crate::IDEMPOTENCY_META_KEY).cloned() {
+                None => self.call_tool_once(request, context, None).await,
+                Some(key) => Box::pin(self.call_idempotent(key, request, context)).await,
+            }
+        };
+        traced.run(call, traced::tool_error).await
     }
 
     async fn get_task(
@@ -296,19 +290,14 @@ impl ServerHandler for McpHandler {
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        let traced = self.span("tasks/get", None, &context);
-        traced
-            .run(
-                async move {
-                    let owner = self.caller(&context);
-                    self.inner
-                        .tasks
-                        .get(&request.task_id, owner.principal())
-                        .await
-                },
-                traced::never,
-            )
-            .await
+        let owner = self.caller(&context);
+        let tasks = &self.inner.tasks;
+        self.traced(
+            "tasks/get",
+            &context,
+            tasks.get(&request.task_id, owner.principal()),
+        )
+        .await
     }
 
     async fn update_task(
@@ -316,19 +305,10 @@ impl ServerHandler for McpHandler {
         request: rmcp::model::UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let traced = self.span("tasks/update", None, &context);
-        traced
-            .run(
-                async move {
-                    let owner = self.caller(&context);
-                    self.inner
-                        .tasks
-                        .update(&request.task_id, owner.principal(), request.input_responses)
-                        .await
-                },
-                traced::never,
-            )
-            .await
+        let owner = self.caller(&context);
+        let tasks = &self.inner.tasks;
+        let update = tasks.update(&request.task_id, owner.principal(), request.input_responses);
+        self.traced("tasks/update", &context, update).await
     }
 
     async fn cancel_task(
@@ -336,19 +316,10 @@ impl ServerHandler for McpHandler {
         request: rmcp::model::CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let traced = self.span("tasks/cancel", None, &context);
-        traced
-            .run(
-                async move {
-                    let owner = self.caller(&context);
-                    self.inner
-                        .tasks
-                        .cancel(&request.task_id, owner.principal())
-                        .await
-                },
-                traced::never,
-            )
-            .await
+        let owner = self.caller(&context);
+        let tasks = &self.inner.tasks;
+        let cancel = tasks.cancel(&request.task_id, owner.principal());
+        self.traced("tasks/cancel", &context, cancel).await
     }
 
     async fn list_resources(
@@ -356,24 +327,17 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let traced = self.span("resources/list", None, &context);
-        traced
-            .run(
-                async move {
-                    let snapshot = self.inner.snapshot();
-                    let list = &snapshot.catalog.resources;
-                    paged!(
-                        ListResourcesResult,
-                        "resources/list",
-                        list.items,
-                        list.ranks,
-                        request,
-                        self
-                    )
-                },
-                traced::never,
-            )
-            .await
+        let snapshot = self.inner.snapshot();
+        let list = &snapshot.catalog.resources;
+        paged!(
+            self,
+            context,
+            ListResourcesResult,
+            "resources/list",
+            list.items,
+            list.ranks,
+            request
+        )
     }
 
     async fn list_resource_templates(
@@ -381,24 +345,17 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let traced = self.span("resources/templates/list", None, &context);
-        traced
-            .run(
-                async move {
-                    let snapshot = self.inner.snapshot();
-                    let list = &snapshot.catalog.templates;
-                    paged!(
-                        ListResourceTemplatesResult,
-                        "resources/templates/list",
-                        list.items,
-                        list.ranks,
-                        request,
-                        self
-                    )
-                },
-                traced::never,
-            )
-            .await
+        let snapshot = self.inner.snapshot();
+        let list = &snapshot.catalog.templates;
+        paged!(
+            self,
+            context,
+            ListResourceTemplatesResult,
+            "resources/templates/list",
+            list.items,
+            list.ranks,
+            request
+        )
     }
 
     async fn list_skills(
@@ -406,16 +363,9 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListSkillsResult, ErrorData> {
-        let traced = self.span("skills/list", None, &context);
-        traced
-            .run(
-                async move {
-                    let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-                    self.inner.snapshot().skills.list(cursor)
-                },
-                traced::never,
-            )
-            .await
+        let snapshot = self.inner.snapshot();
+        let list = async { snapshot.skills.list(cursor(request.as_ref())) };
+        self.traced("skills/list", &context, list).await
     }
 
     async fn get_skill(
@@ -423,13 +373,9 @@ impl ServerHandler for McpHandler {
         request: rmcp::model::GetSkillRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetSkillResult, ErrorData> {
-        let traced = self.span("skills/get", None, &context);
-        traced
-            .run(
-                async move { self.inner.snapshot().skills.get(&request.uri) },
-                traced::never,
-            )
-            .await
+        let snapshot = self.inner.snapshot();
+        let get = async { snapshot.skills.get(&request.uri) };
+        self.traced("skills/get", &context, get).await
     }
 
     async fn read_resource_directory(
@@ -437,17 +383,13 @@ impl ServerHandler for McpHandler {
         request: rmcp::model::ReadResourceDirectoryRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceDirectoryResult, ErrorData> {
-        let traced = self.span("resources/directory/read", None, &context);
-        traced
-            .run(
-                async move {
-                    self.inner
-                        .snapshot()
-                        .skills
-                        .directory(&request.uri, request.cursor.as_deref())
-                },
-                traced::never,
-            )
+        let snapshot = self.inner.snapshot();
+        let read = async {
+            snapshot
+                .skills
+                .directory(&request.uri, request.cursor.as_deref())
+        };
+        self.traced("resources/directory/read", &context, read)
             .await
     }
 
@@ -457,44 +399,7 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let traced = self.span("resources/read", None, &context);
-        traced
-            .run(
-                async move {
-                    // A skill's file: served as it was given, no ability runs.
-                    if let Some(read) = self.inner.snapshot().skills.read(&request.uri) {
-                        return Ok(read.into());
-                    }
-                    let (ctx, question) = self.asking_context(
-                        context,
-                        Asked {
-                            method: "resources/read",
-                            name: &request.uri,
-                            arguments: &Value::Null,
-                            state: request.request_state.as_deref(),
-                            responses: request.input_responses,
-                        },
-                        None,
-                    )?;
-                    let snapshot = self.inner.snapshot();
-                    let contents = snapshot
-                        .catalog
-                        .read(
-                            &snapshot.registry,
-                            ctx.with_via("resource"),
-                            &self.inner.guards,
-                            &request.uri,
-                        )
-                        .await;
-                    if let Some(input) =
-                        Pending::answer(question.as_ref(), &self.inner, contents.is_err())?
-                    {
-                        return Ok(input.into());
-                    }
-                    Ok(contents.map_err(|e| e.to_rpc())?.into())
-                },
-                traced::never,
-            )
-            .await
+        traced.run(self.read(request, context), traced::never).await
     }
 
     async fn subscribe(
@@ -502,15 +407,7 @@ impl ServerHandler for McpHandler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let inner = &self.inner;
-        if !resolves(&inner.snapshot(), &request.uri) {
-            return Err(unknown_resource(&request.uri));
-        }
-        inner.notifier.subscribe(
-            &request.uri,
-            Subscriber::Session(self.session, context.peer),
-        );
-        Ok(())
+        self.subscribe_session(&request, context)
     }
 
     async fn unsubscribe(
@@ -526,77 +423,11 @@ impl ServerHandler for McpHandler {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        let snapshot = self.inner.snapshot();
-        let uris: Vec<String> = requested
-            .resource_subscriptions
-            .iter()
-            .flatten()
-            .filter(|uri| resolves(&snapshot, uri))
-            .cloned()
-            .collect();
-        let mut accepted = SubscriptionFilter::new();
-        accepted.resource_subscriptions = Some(uris);
-        // Every list can change, so each one asked for is granted.
-        accepted.tools_list_changed = requested.tools_list_changed.filter(|&on| on);
-        accepted.resources_list_changed = requested.resources_list_changed.filter(|&on| on);
-        accepted.prompts_list_changed = requested.prompts_list_changed.filter(|&on| on);
-        Some(accepted)
+        Some(self.accepted(requested))
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        // A place among the streams the server holds, given back when this one ends.
-        let _held = self
-            .inner
-            .streams
-            .open(&self.caller(context.request_context()))?;
-        let key = next_session();
-        let (tasks, mut changes) = tokio::sync::mpsc::unbounded_channel();
-        if let Some(ids) = tasks::listened(context.request_context()) {
-            if !tasks::declared(context.request_context()) {
-                return Err(tasks::required());
-            }
-            let owner = self.caller(context.request_context());
-            self.inner
-                .tasks
-                .watch(&ids.0, owner.principal(), key, &tasks)
-                .await;
-        }
-        drop(tasks);
-        let uris: Vec<String> = context
-            .accepted()
-            .resource_subscriptions
-            .clone()
-            .unwrap_or_default();
-        for uri in &uris {
-            self.inner
-                .notifier
-                .subscribe(uri, Subscriber::Listen(key, context.sink().clone()));
-        }
-        let accepted = context.accepted();
-        let lists = Lists {
-            tools: accepted.tools_list_changed == Some(true),
-            resources: accepted.resources_list_changed == Some(true),
-            prompts: accepted.prompts_list_changed == Some(true),
-        };
-        if lists != Lists::default() {
-            self.inner
-                .listeners
-                .add(Listener::Listen(key, context.sink().clone(), lists));
-        }
-        // Whether the stream is cancelled or its future dropped, the subscriptions go.
-        let _forget = Forget {
-            inner: &self.inner,
-            key,
-            uris: &uris,
-        };
-        // Until the stream ends: the followed tasks' changes, as `notifications/tasks`.
-        loop {
-            tokio::select! {
-                () = context.cancelled() => break,
-                Some(task) = changes.recv() => tasks::notify(context.request_context(), task).await,
-            }
-        }
-        Ok(())
+        self.listen_stream(context).await
     }
 
     async fn list_prompts(
@@ -604,24 +435,17 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let traced = self.span("prompts/list", None, &context);
-        traced
-            .run(
-                async move {
-                    let snapshot = self.inner.snapshot();
-                    let list = &snapshot.catalog.prompts;
-                    paged!(
-                        ListPromptsResult,
-                        "prompts/list",
-                        list.items,
-                        list.ranks,
-                        request,
-                        self
-                    )
-                },
-                traced::never,
-            )
-            .await
+        let snapshot = self.inner.snapshot();
+        let list = &snapshot.catalog.prompts;
+        paged!(
+            self,
+            context,
+            ListPromptsResult,
+            "prompts/list",
+            list.items,
+            list.ranks,
+            request
+        )
     }
 
     async fn get_prompt(
@@ -631,46 +455,7 @@ impl ServerHandler for McpHandler {
     ) -> Result<GetPromptResponse, ErrorData> {
         let traced = self.span("prompts/get", Some(&request.name), &context);
         traced
-            .run(
-                async move {
-                    // The arguments bind a multi-round state: copied only on a protocol that has one.
-                    let arguments = match &request.arguments {
-                        Some(arguments) if client::is_stateless(&context) => {
-                            Value::Object(arguments.clone())
-                        }
-                        _ => Value::Null,
-                    };
-                    let (ctx, question) = self.asking_context(
-                        context,
-                        Asked {
-                            method: "prompts/get",
-                            name: &request.name,
-                            arguments: &arguments,
-                            state: request.request_state.as_deref(),
-                            responses: request.input_responses,
-                        },
-                        None,
-                    )?;
-                    let snapshot = self.inner.snapshot();
-                    let prompt = snapshot
-                        .catalog
-                        .get_prompt(
-                            &snapshot.registry,
-                            ctx.with_via("prompt"),
-                            &self.inner.guards,
-                            &request.name,
-                            request.arguments,
-                        )
-                        .await;
-                    if let Some(input) =
-                        Pending::answer(question.as_ref(), &self.inner, prompt.is_err())?
-                    {
-                        return Ok(input.into());
-                    }
-                    Ok(prompt.map_err(|e| e.to_rpc())?.into())
-                },
-                traced::never,
-            )
+            .run(self.prompt(request, context), traced::never)
             .await
     }
 
@@ -681,22 +466,7 @@ impl ServerHandler for McpHandler {
     ) -> Result<CompleteResult, ErrorData> {
         let traced = self.span("completion/complete", None, &context);
         traced
-            .run(
-                async move {
-                    let snapshot = self.inner.snapshot();
-                    snapshot
-                        .catalog
-                        .complete_reference(
-                            &snapshot.registry,
-                            &self.context(context),
-                            &request.r#ref,
-                            &request.argument.name,
-                            &request.argument.value,
-                        )
-                        .map_err(|e| e.to_rpc())
-                },
-                traced::never,
-            )
+            .run(async { self.completion(&request, context) }, traced::never)
             .await
     }
 }
@@ -721,29 +491,7 @@ pub(crate) fn removed(method: &str) -> ErrorData {
     )
 }
 
-/// Forgets a `subscriptions/listen` stream's subscriptions when it ends.
-struct Forget<'a> {
-    inner: &'a Inner,
-    key: u64,
-    uris: &'a [String],
-}
-
-impl Drop for Forget<'_> {
-    fn drop(&mut self) {
-        for uri in self.uris {
-            self.inner.notifier.unsubscribe(uri, self.key);
-        }
-        self.inner.listeners.remove(self.key);
-        self.inner.tasks.forget(self.key);
-    }
-}
-
 /// The cursor of a list request, if it has one.
 fn cursor(request: Option<&PaginatedRequestParams>) -> Option<&str> {
     request.and_then(|r| r.cursor.as_deref())
-}
-
-/// Whether some resource ability serves `uri`.
-fn resolves(snapshot: &Snapshot, uri: &str) -> bool {
-    snapshot.skills.serves(uri) || snapshot.catalog.resolve(&snapshot.registry, uri).is_some()
 }

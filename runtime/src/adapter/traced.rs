@@ -64,6 +64,18 @@ impl McpHandler {
     }
 }
 
+impl McpHandler {
+    /// `work`, the answer to the request `method`, in the request's span.
+    pub(super) fn traced<T>(
+        &self,
+        method: &'static str,
+        context: &RequestContext<RoleServer>,
+        work: impl Future<Output = Result<T, ErrorData>>,
+    ) -> impl Future<Output = Result<T, ErrorData>> {
+        self.span(method, None, context).run(work, never)
+    }
+}
+
 impl Traced {
     /// Serve the request (`work`) in the span; `failed` says whether an answer reports a
     /// failure of its own (a tool result with `isError`).

@@ -20,6 +20,7 @@ mod params;
 pub(crate) mod query;
 mod relations;
 mod stages;
+mod types;
 
 use std::collections::HashMap;
 use std::sync::Arc;
