@@ -2,12 +2,14 @@
 # Interop tests with real third-party MCP clients against the `site` example, over stdio and
 # streamable HTTP on 127.0.0.1: the TypeScript SDK v1 (which validates structuredContent against
 # outputSchema) and v2 (protocol 2026-07-28, pinned and negotiated, on every surface), the
-# Python SDK in both lifecycles, FastMCP's skills client, and the Inspector CLI; then the official
+# Python SDK in both lifecycles, FastMCP's skills client, and the Inspector CLI; the site's
+# metrics scraped by Prometheus and its live view in headless Chromium, its traces decoded by
+# an OTLP receiver; then the official
 # conformance suite against the `conformance` example, with its expected failures;
 # abilities-bridge over four real servers (everything, filesystem, memory from npm; time from
 # PyPI); then the
-# store suite on PostgreSQL and a cluster of three replicas behind nginx (both from Debian's
-# packages, which .ci/run installs). Installs pinned versions under target/interop. A missing
+# store suite on PostgreSQL and a cluster of three replicas behind nginx (PostgreSQL, nginx,
+# Prometheus and Chromium from Debian's packages, which .ci/run installs). Installs pinned versions under target/interop. A missing
 # tool fails the run; nothing is skipped.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
