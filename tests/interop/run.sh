@@ -5,6 +5,7 @@
 # Python SDK in both lifecycles, FastMCP's skills client, and the Inspector CLI; the site's
 # metrics scraped by Prometheus and its live view in headless Chromium, its traces decoded by
 # an OTLP receiver; then the official
+# JSON Schema Test Suite on the built-in validator, the official
 # conformance suite against the `conformance` example, with its expected failures;
 # abilities-bridge over four real servers (everything, filesystem, memory from npm; time from
 # PyPI); then the
@@ -240,6 +241,21 @@ run "conformance 0.2.0-alpha.12, every scenario (--suite all)" \
   suite "conformance 0.2.0-alpha.12 (all)" conformance-next --suite all
 run "conformance 0.2.0-alpha.12, what 2026-07-28 requires" \
   suite "conformance 0.2.0-alpha.12 (2026-07-28 requirements)" conformance-next --requirements 2026-07-28
+
+# The official JSON Schema Test Suite (2020-12) on the built-in validator, from the copy the
+# `jsonschema` package for Python ships in its source distribution (pinned); with the
+# validator's other tests, in a build of the runtime alone, where the `jsonschema` feature
+# that the workspace's test crates turn on stays off.
+suite_dir="$work/json-schema-test-suite/jsonschema-4.26.0/json/tests/draft2020-12"
+if [ ! -d "$suite_dir" ]; then
+  rm -rf "$work/json-schema-test-suite" && mkdir -p "$work/json-schema-test-suite"
+  "$work/venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
+    -d "$work/json-schema-test-suite" 'jsonschema==4.26.0'
+  tar xzf "$work/json-schema-test-suite/jsonschema-4.26.0.tar.gz" -C "$work/json-schema-test-suite"
+fi
+run "built-in validator without the jsonschema feature, and the official JSON Schema Test Suite" \
+  env JSON_SCHEMA_TEST_SUITE="$suite_dir" \
+  cargo test --quiet -p abilities-runtime --lib validate:: -- --include-ignored --nocapture
 
 # The PostgreSQL store's share of the store suite, then a real cluster: PostgreSQL, three
 # replicas of the todo example and nginx in front (scripts/cluster.sh).

@@ -102,6 +102,17 @@ pub(super) enum Keyword {
         named: Vec<String>,
         patterns: Vec<Pattern>,
     },
+    /// `unevaluatedProperties`: every member that no keyword of node `owner` (nor of a
+    /// subschema it applies in place and that the value passes) evaluated.
+    UnevaluatedProperties {
+        node: usize,
+        owner: usize,
+    },
+    /// `unevaluatedItems`: every item no keyword of node `owner` evaluated, as above.
+    UnevaluatedItems {
+        node: usize,
+        owner: usize,
+    },
     PropertyNames(usize),
     MinProperties(u64),
     MaxProperties(u64),

@@ -6,11 +6,15 @@
 //! refused when the registry is built, unless the `jsonschema` feature is on, which then
 //! checks that schema with the `jsonschema` crate ([`full`]).
 
+#[cfg(test)]
+mod derived;
 #[cfg(feature = "jsonschema")]
 mod full;
 mod keyword;
 mod pattern;
 mod schema;
+#[cfg(test)]
+mod suite;
 #[cfg(test)]
 mod tests;
 mod value;

@@ -1,50 +1,40 @@
-//! The patterns of `pattern` and `patternProperties`: ECMA-262 regular expressions, as JSON
-//! Schema reads them, translated for `regex-lite` where the two differ in what they match, and
-//! refused where the translation would not be faithful.
+//! The patterns of `pattern` and `patternProperties`: ECMA-262 regular expressions (with the
+//! `u` flag, as JSON Schema reads them), translated for the `regex` crate where the two differ
+//! in what they match, and refused where the translation would not be faithful.
 
 /// A `pattern` (or a `patternProperties` key): an unanchored search.
 #[derive(Debug, Clone)]
 pub(crate) struct Pattern {
     pub(super) source: String,
-    pub(super) regex: regex_lite::Regex,
+    pub(super) regex: regex::Regex,
 }
 
 /// ECMA-262's white space and line terminators, the `\s` of a JSON Schema pattern.
 const ECMA_SPACE: &str =
     "\\t\\n\\x0B\\x0C\\r \\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000\\uFEFF";
 
-/// A JSON Schema pattern (ECMA-262) in `regex-lite`'s syntax, where the two differ in what a
-/// pattern matches: `.` stops at every ECMA line terminator (`\r`, U+2028, U+2029 too) and
-/// `\s`/`\S` take ECMA's white space, which is wider than ASCII. `None` for what this does not
-/// translate (`\S` inside a class, the empty classes `[]` and `[^]`), nor regex-lite's own
-/// syntax (inline flags, `\A`, `\z`, `\<`, `\>`, `\b{..}`).
+/// ECMA-262's `\d` and `\w` are ASCII, even with the `u` flag.
+const ECMA_DIGIT: &str = "0-9";
+const ECMA_WORD: &str = "0-9A-Za-z_";
+
+/// A JSON Schema pattern (ECMA-262) in the `regex` crate's syntax, where the two differ in
+/// what a pattern matches:
+/// - `.` stops at every ECMA line terminator (`\r`, U+2028, U+2029 too);
+/// - `\s`/`\S` take ECMA's white space, which is wider than ASCII, and `\d`, `\w`, `\b` are
+///   ASCII as in ECMA;
+/// - `\cX` is the control character X names, and `\b` inside a class a backspace;
+/// - `\p{..}` and `\P{..}` (general categories, scripts, binary properties) are Unicode's.
+///
+/// `None` for what this does not translate (`\S`, `\D`, `\W` inside a class, the empty classes
+/// `[]` and `[^]`, `--` inside a class), nor the `regex` crate's own syntax (inline flags,
+/// `\A`, `\z`, `\<`, `\>`, `\b{..}`).
 fn ecma(source: &str) -> Option<String> {
     let mut out = String::with_capacity(source.len());
     let mut chars = source.chars().peekable();
     let mut class = false;
     while let Some(c) = chars.next() {
         match c {
-            '\\' => match chars.next()? {
-                's' if class => out.push_str(ECMA_SPACE),
-                's' => {
-                    out.push('[');
-                    out.push_str(ECMA_SPACE);
-                    out.push(']');
-                }
-                'S' if class => return None,
-                // regex-lite's own: anchors and word boundaries ECMA does not have.
-                'A' | 'z' | '<' | '>' => return None,
-                'b' | 'B' if chars.peek() == Some(&'{') => return None,
-                'S' => {
-                    out.push_str("[^");
-                    out.push_str(ECMA_SPACE);
-                    out.push(']');
-                }
-                other => {
-                    out.push('\\');
-                    out.push(other);
-                }
-            },
+            '\\' => escape(chars.next()?, class, &mut chars, &mut out)?,
             '[' if !class => {
                 class = true;
                 out.push('[');
@@ -60,9 +50,15 @@ fn ecma(source: &str) -> Option<String> {
                 class = false;
                 out.push(']');
             }
-            // A literal in an ECMA class; a nested class in regex-lite's.
+            // A literal in an ECMA class; a nested class in the `regex` crate's.
             '[' => out.push_str("\\["),
-            // Inline flags (`(?i)`, `(?-u)`) are regex-lite's, not ECMA's.
+            // Class set operations (`&&`, `~~`, `--`) are the `regex` crate's, not ECMA's.
+            '&' | '~' if class => {
+                out.push('\\');
+                out.push(c);
+            }
+            '-' if class && chars.peek() == Some(&'-') => return None,
+            // Inline flags (`(?i)`, `(?-u)`) are the `regex` crate's, not ECMA's.
             '(' if !class
                 && chars.peek() == Some(&'?')
                 && chars
@@ -79,13 +75,66 @@ fn ecma(source: &str) -> Option<String> {
     Some(out)
 }
 
+/// One escape (`\` and `c`), in or out of a class, written to `out`.
+fn escape(
+    c: char,
+    class: bool,
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    out: &mut String,
+) -> Option<()> {
+    let set = |out: &mut String, members: &str, negated: bool| {
+        match (class, negated) {
+            (true, false) => out.push_str(members),
+            // A negated set inside a class would need set operations to translate.
+            (true, true) => return None,
+            (false, false) => {
+                out.push('[');
+                out.push_str(members);
+                out.push(']');
+            }
+            (false, true) => {
+                out.push_str("[^");
+                out.push_str(members);
+                out.push(']');
+            }
+        }
+        Some(())
+    };
+    match c {
+        's' | 'S' => set(out, ECMA_SPACE, c == 'S')?,
+        'd' | 'D' => set(out, ECMA_DIGIT, c == 'D')?,
+        'w' | 'W' => set(out, ECMA_WORD, c == 'W')?,
+        // A backspace inside a class; an ASCII word boundary outside.
+        'b' if class => out.push_str("\\x08"),
+        'b' | 'B' if chars.peek() == Some(&'{') => return None,
+        'b' | 'B' => {
+            out.push_str("(?-u:\\");
+            out.push(c);
+            out.push(')');
+        }
+        // `\cJ` is U+000A: the letter's code modulo 32.
+        'c' => {
+            let letter = chars.next().filter(char::is_ascii_alphabetic)?;
+            out.push_str(&format!("\\x{:02X}", (letter as u8) % 32));
+        }
+        // The `regex` crate's own: anchors and word boundaries ECMA does not have.
+        'A' | 'z' | '<' | '>' => return None,
+        other => {
+            out.push('\\');
+            out.push(other);
+        }
+    }
+    Some(())
+}
+
 /// Compile `source`, or say why it is not checked (the reason follows the pattern's place in
 /// the refusal).
 pub(super) fn pattern(source: &str) -> Result<Pattern, String> {
     let translated = ecma(source).ok_or_else(|| {
-        "`\\S` inside a class, an empty class, or syntax ECMA-262 does not have".to_owned()
+        "`\\S`, `\\D` or `\\W` inside a class, an empty class, or syntax ECMA-262 does not have"
+            .to_owned()
     })?;
-    regex_lite::Regex::new(&translated)
+    regex::Regex::new(&translated)
         .map(|regex| Pattern {
             source: source.to_owned(),
             regex,

@@ -3,9 +3,11 @@
 //! write by hand: types, `enum`/`const`, numeric and length bounds, `pattern`, arrays
 //! (`items`, `prefixItems`, `contains`, `uniqueItems`), objects (`properties`, `required`,
 //! `additionalProperties`, `patternProperties`, `propertyNames`, `dependentRequired`,
-//! `dependentSchemas`), `allOf`/`anyOf`/`oneOf`/`not`, `if`/`then`/`else`, and `$ref` to a
-//! JSON pointer or an `$anchor` of the same document. `format` and the annotations are not
-//! assertions and are not checked.
+//! `dependentSchemas`, `unevaluatedProperties`), `unevaluatedItems`, `allOf`/`anyOf`/`oneOf`/
+//! `not`, `if`/`then`/`else`, and `$ref` to a JSON pointer, an `$anchor` or a `$dynamicAnchor`
+//! of the same document. `format` and the annotations are not assertions and are not checked.
+//! A `$schema` other than 2020-12's own meta-schema (another draft, or a meta-schema with
+//! other vocabularies) is not read, so such a schema is refused.
 //!
 //! A keyword this does not check is never skipped: the schema is refused as
 //! [`Problem::Unsupported`] (the `jsonschema` feature checks those schemas instead).
@@ -28,9 +30,7 @@ pub(crate) enum Problem {
 }
 
 /// Keywords of JSON Schema 2020-12 with assertions the built-in validator does not make.
-const UNSUPPORTED: [&str; 6] = [
-    "unevaluatedProperties",
-    "unevaluatedItems",
+const UNSUPPORTED: [&str; 4] = [
     "$dynamicRef",
     "$recursiveRef",
     // Draft 7's, which 2020-12 replaced (`dependentRequired`/`dependentSchemas`, `prefixItems`):
@@ -131,8 +131,13 @@ struct Compiler<'a> {
     anchors: HashMap<String, String>,
 }
 
+/// The meta-schema whose vocabularies the built-in validator checks: 2020-12's own.
+const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+
 /// Keywords whose value is one subschema.
-const ONE: [&str; 8] = [
+const ONE: [&str; 10] = [
+    "unevaluatedProperties",
+    "unevaluatedItems",
     "items",
     "contains",
     "additionalProperties",
@@ -156,8 +161,23 @@ impl Compiler<'_> {
                 place(&at)
             )));
         }
-        if let Some(Value::String(anchor)) = map.get("$anchor") {
-            self.anchors.insert(anchor.clone(), at.clone());
+        match map.get("$schema") {
+            None => {}
+            Some(Value::String(uri)) if uri.strip_suffix('#').unwrap_or(uri) == DIALECT => {}
+            Some(Value::String(uri)) => {
+                return Err(Problem::Unsupported(format!(
+                    "`$schema` `{uri}` at {} (only 2020-12's own meta-schema, `{DIALECT}`, \
+                     whose vocabularies it checks)",
+                    place(&at)
+                )));
+            }
+            Some(_) => return Err(invalid(&at, "`$schema` must be a string".to_owned())),
+        }
+        // A `$dynamicAnchor` is also a plain-name fragment, which a `$ref` may name.
+        for key in ["$anchor", "$dynamicAnchor"] {
+            if let Some(Value::String(anchor)) = map.get(key) {
+                self.anchors.insert(anchor.clone(), at.clone());
+            }
         }
         for (key, value) in map {
             let here = format!("{at}/{}", escape(key));
@@ -193,7 +213,7 @@ impl Compiler<'_> {
         self.done.insert(at.clone(), id);
         self.nodes[id] = match schema {
             Value::Bool(b) => Node::Always(*b),
-            Value::Object(map) => Node::Keywords(self.keywords(map, &at)?),
+            Value::Object(map) => Node::Keywords(self.keywords(map, &at, id)?),
             other => {
                 return Err(invalid(
                     &at,
@@ -263,7 +283,13 @@ impl Compiler<'_> {
             .map(Some)
     }
 
-    fn keywords(&mut self, map: &Map<String, Value>, at: &str) -> Result<Vec<Keyword>, Problem> {
+    /// The keywords of node `id`, the schema `map` at `at`.
+    fn keywords(
+        &mut self,
+        map: &Map<String, Value>,
+        at: &str,
+        id: usize,
+    ) -> Result<Vec<Keyword>, Problem> {
         if let Some(key) = UNSUPPORTED.iter().find(|k| map.contains_key(**k)) {
             return Err(Problem::Unsupported(format!("`{key}` at {}", place(at))));
         }
@@ -418,6 +444,12 @@ impl Compiler<'_> {
                 patterns,
             });
         }
+        if let Some(node) = self.sub(map, at, "unevaluatedProperties")? {
+            out.push(Keyword::UnevaluatedProperties { node, owner: id });
+        }
+        if let Some(node) = self.sub(map, at, "unevaluatedItems")? {
+            out.push(Keyword::UnevaluatedItems { node, owner: id });
+        }
         if let Some(node) = self.sub(map, at, "propertyNames")? {
             out.push(Keyword::PropertyNames(node));
         }
@@ -490,7 +522,9 @@ impl Compiler<'_> {
             self.anchors.get(fragment).cloned().ok_or_else(|| {
                 invalid(
                     at,
-                    format!("`$ref` `{reference}` names no `$anchor` of this schema"),
+                    format!(
+                        "`$ref` `{reference}` names no `$anchor` or `$dynamicAnchor` of this schema"
+                    ),
                 )
             })?
         };

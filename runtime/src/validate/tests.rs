@@ -393,8 +393,22 @@ fn malformed_and_unchecked_schemas_are_refused() {
     }
     for (schema, expected) in [
         (
-            json!({"unevaluatedProperties": false}),
-            "`unevaluatedProperties` at the root",
+            json!({"$defs": {"a": {"$dynamicAnchor": "a"}}, "items": {"$dynamicRef": "#a"}}),
+            "`$dynamicRef` at `/items`",
+        ),
+        // Another dialect's meta-schema, or one with other vocabularies, is not read.
+        (
+            json!({"$schema": "http://json-schema.org/draft-07/schema#", "minimum": 1}),
+            "`$schema` `http://json-schema.org/draft-07/schema#` at the root",
+        ),
+        (
+            json!({"$schema": "https://example.com/meta/no-validation", "minimum": 1}),
+            "only 2020-12's own meta-schema",
+        ),
+        (json!({"pattern": "[\\D]"}), "inside a class"),
+        (
+            json!({"pattern": "[a--b]"}),
+            "syntax ECMA-262 does not have",
         ),
         (
             json!({"properties": {"a": {"$ref": "other.json#/x"}}}),
@@ -441,8 +455,7 @@ fn malformed_and_unchecked_schemas_are_refused() {
 fn the_jsonschema_feature_checks_what_the_built_in_validator_does_not() {
     let schema = json!({
         "type": "object",
-        "properties": {"a": {"type": "integer"}},
-        "unevaluatedProperties": false
+        "properties": {"a": {"type": "integer"}, "b": {"pattern": "^(?!x)"}},
     });
     let validator = Validator::new(&schema).expect("compiles");
     assert!(matches!(validator, Validator::Full(_)));
@@ -457,4 +470,88 @@ fn the_jsonschema_feature_checks_what_the_built_in_validator_does_not() {
         .filter_map(|v| v["pointer"].as_str())
         .collect();
     assert!(pointers.contains(&"/a"), "{wire}");
+}
+
+#[test]
+fn the_2020_12_meta_schema_is_read() {
+    for uri in [
+        "https://json-schema.org/draft/2020-12/schema",
+        "https://json-schema.org/draft/2020-12/schema#",
+    ] {
+        let compiled = Compiled::new(&json!({"$schema": uri, "minimum": 2})).expect(uri);
+        assert!(!compiled.is_valid(&json!(1)));
+    }
+    assert!(matches!(
+        Compiled::new(&json!({"$schema": 5})),
+        Err(Problem::Invalid(_))
+    ));
+}
+
+#[test]
+fn a_ref_may_name_a_dynamic_anchor() {
+    let compiled = Compiled::new(&json!({
+        "$defs": {"s": {"$dynamicAnchor": "items", "type": "string"}},
+        "type": "array",
+        "items": {"$ref": "#items"}
+    }))
+    .expect("a `$dynamicAnchor` is a plain-name fragment too");
+    assert!(compiled.is_valid(&json!(["a"])));
+    assert!(!compiled.is_valid(&json!([1])));
+}
+
+#[test]
+fn unicode_properties_and_control_escapes_in_patterns() {
+    let pattern = |p: &str, s: &str| failures(json!({"pattern": p}), json!(s)).is_empty();
+    assert!(pattern("^\\p{Letter}+$", "héllo"));
+    assert!(!pattern("^\\p{Letter}+$", "h1"));
+    assert!(pattern("^\\p{digit}+$", "٢٣"));
+    assert!(pattern("^\\P{digit}+$", "ab"));
+    assert!(pattern("^\\p{Script=Greek}+$", "αβγ"));
+    assert!(pattern("^\\cC$", "\u{3}"));
+    assert!(!pattern("^\\cC$", "C"));
+    assert!(pattern("^[\\cJ]$", "\n"));
+    // `\d`, `\w` and `\b` stay ASCII, as in ECMA-262.
+    assert!(!pattern("^\\w+$", "é"));
+    assert!(pattern("\\bab\\b", "x ab y"));
+    assert!(!pattern("\\bé", "é"));
+    assert!(pattern("^[\\b]$", "\u{8}"));
+    assert!(pattern("^[a&&b]+$", "a&&b"));
+}
+
+#[test]
+fn unevaluated_properties_see_through_applicators() {
+    // What schemars derives for a struct with `deny_unknown_fields` and a flattened
+    // internally tagged enum.
+    let schema = json!({
+        "type": "object",
+        "properties": {"limit": {"type": "integer"}},
+        "oneOf": [
+            {"properties": {"kind": {"const": "a"}, "x": {"type": "string"}}, "required": ["kind", "x"]},
+            {"properties": {"kind": {"const": "b"}, "y": {"type": "integer"}}, "required": ["kind", "y"]}
+        ],
+        "unevaluatedProperties": false
+    });
+    let compiled = Compiled::new(&schema).expect("compiles");
+    assert!(compiled.is_valid(&json!({"limit": 1, "kind": "a", "x": "s"})));
+    assert!(compiled.is_valid(&json!({"kind": "b", "y": 2})));
+    // A member only the branch that failed names is unevaluated.
+    assert!(!compiled.is_valid(&json!({"kind": "a", "x": "s", "y": 2})));
+    assert!(!compiled.is_valid(&json!({"kind": "a", "x": "s", "z": 0})));
+    assert_eq!(
+        failures(schema, json!({"kind": "a", "x": "s", "z": 0})),
+        vec![(
+            String::new(),
+            "unevaluatedProperties: unexpected property 'z'".to_owned()
+        )]
+    );
+    let items = Compiled::new(&json!({
+        "prefixItems": [{"type": "integer"}],
+        "anyOf": [{"prefixItems": [true, {"type": "string"}]}, {"contains": {"type": "null"}}],
+        "unevaluatedItems": false
+    }))
+    .expect("compiles");
+    assert!(items.is_valid(&json!([1, "a"])));
+    assert!(items.is_valid(&json!([1, null, null])));
+    assert!(!items.is_valid(&json!([1, "a", 3])));
+    assert!(!items.is_valid(&json!([1, 2])));
 }

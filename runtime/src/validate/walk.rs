@@ -334,6 +334,50 @@ impl Compiled {
                 }
                 ok
             }
+            (Keyword::UnevaluatedProperties { node, owner }, Value::Object(members)) => {
+                let mut seen = vec![false; members.len()];
+                self.mark_properties(*owner, *owner, value, &mut seen);
+                let mut extra = members
+                    .iter()
+                    .zip(&seen)
+                    .filter(|(_, seen)| !**seen)
+                    .map(|(member, _)| member);
+                if let Node::Always(false) = self.nodes[*node] {
+                    if sink.is_none() {
+                        return extra.next().is_none();
+                    }
+                    let names: Vec<String> = extra.map(|(name, _)| format!("'{name}'")).collect();
+                    return names.is_empty()
+                        || fail(sink, "unevaluatedProperties", || match names.len() {
+                            1 => format!("unexpected property {}", names[0]),
+                            _ => format!("unexpected properties {}", names.join(", ")),
+                        });
+                }
+                let mut ok = true;
+                for (name, member) in extra {
+                    if !self.child(*node, member, Step::Name(name), sink) {
+                        ok = false;
+                        if sink.is_none() {
+                            return false;
+                        }
+                    }
+                }
+                ok
+            }
+            (Keyword::UnevaluatedItems { node, owner }, Value::Array(items)) => {
+                let mut seen = vec![false; items.len()];
+                self.mark_items(*owner, *owner, value, &mut seen);
+                let mut ok = true;
+                for (i, item) in items.iter().enumerate().filter(|(i, _)| !seen[*i]) {
+                    if !self.child(*node, item, Step::Index(i), sink) {
+                        ok = false;
+                        if sink.is_none() {
+                            return false;
+                        }
+                    }
+                }
+                ok
+            }
             (Keyword::PropertyNames(node), Value::Object(members)) => {
                 let bad: Vec<&String> = members
                     .keys()
@@ -447,9 +491,131 @@ impl Compiled {
                 Some(node) => self.walk(*node, value, sink),
                 None => true,
             },
-            // An assertion about another type of value holds.
-            _ => true,
+            // An assertion about another type of value holds. Each keyword is named, so a
+            // keyword added to `Keyword` without a check here does not compile.
+            (
+                Keyword::Minimum(_)
+                | Keyword::Maximum(_)
+                | Keyword::ExclusiveMinimum(_)
+                | Keyword::ExclusiveMaximum(_)
+                | Keyword::MultipleOf(_)
+                | Keyword::MinLength(_)
+                | Keyword::MaxLength(_)
+                | Keyword::Pattern(_)
+                | Keyword::PrefixItems(_)
+                | Keyword::Items { .. }
+                | Keyword::MinItems(_)
+                | Keyword::MaxItems(_)
+                | Keyword::UniqueItems
+                | Keyword::Contains { .. }
+                | Keyword::Required(_)
+                | Keyword::Properties(_)
+                | Keyword::PatternProperties(_)
+                | Keyword::AdditionalProperties { .. }
+                | Keyword::UnevaluatedProperties { .. }
+                | Keyword::UnevaluatedItems { .. }
+                | Keyword::PropertyNames(_)
+                | Keyword::MinProperties(_)
+                | Keyword::MaxProperties(_)
+                | Keyword::DependentRequired(_)
+                | Keyword::DependentSchemas(_),
+                _,
+            ) => true,
         }
+    }
+
+    /// The subschemas of `node` applied in place to `value` whose annotations count for
+    /// `unevaluated*`: every one a valid `node` applies, and of `anyOf`, `oneOf` and `if`
+    /// only those `value` passes (`not` contributes none). `f` gets each keyword of `node`
+    /// and then of those subschemas, deepest last; the keywords of `owner` itself are those
+    /// of the schema asking, whose own `unevaluated*` is the one being checked.
+    fn in_place(&self, node: usize, value: &Value, f: &mut impl FnMut(&Keyword)) {
+        let Node::Keywords(keywords) = &self.nodes[node] else {
+            return;
+        };
+        for keyword in keywords {
+            f(keyword);
+            match keyword {
+                Keyword::Ref(n) => self.in_place(*n, value, f),
+                Keyword::AllOf(ns) => ns.iter().for_each(|n| self.in_place(*n, value, f)),
+                Keyword::AnyOf(ns) | Keyword::OneOf(ns) => {
+                    for n in ns {
+                        if self.test(*n, value) {
+                            self.in_place(*n, value, f);
+                        }
+                    }
+                }
+                Keyword::If {
+                    test,
+                    then,
+                    otherwise,
+                } => {
+                    if self.test(*test, value) {
+                        self.in_place(*test, value, f);
+                        if let Some(n) = then {
+                            self.in_place(*n, value, f);
+                        }
+                    } else if let Some(n) = otherwise {
+                        self.in_place(*n, value, f);
+                    }
+                }
+                Keyword::DependentSchemas(members) => {
+                    if let Value::Object(object) = value {
+                        for (name, n) in members {
+                            if object.contains_key(name) {
+                                self.in_place(*n, value, f);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Mark in `seen` (one flag per member, in order) each member of the object `value` that
+    /// `node`'s keywords evaluate, for `owner`'s `unevaluatedProperties`.
+    fn mark_properties(&self, node: usize, owner: usize, value: &Value, seen: &mut [bool]) {
+        let Value::Object(members) = value else {
+            return;
+        };
+        self.in_place(node, value, &mut |keyword| match keyword {
+            Keyword::Properties(properties) => {
+                for ((name, _), seen) in members.iter().zip(seen.iter_mut()) {
+                    *seen |= properties.iter().any(|(n, _)| n == name);
+                }
+            }
+            Keyword::PatternProperties(patterns) => {
+                for ((name, _), seen) in members.iter().zip(seen.iter_mut()) {
+                    *seen |= patterns.iter().any(|(p, _)| p.regex.is_match(name));
+                }
+            }
+            Keyword::AdditionalProperties { .. } => seen.fill(true),
+            Keyword::UnevaluatedProperties { owner: o, .. } if *o != owner => seen.fill(true),
+            _ => {}
+        });
+    }
+
+    /// Mark in `seen` each item of the array `value` that `node`'s keywords evaluate, for
+    /// `owner`'s `unevaluatedItems`.
+    fn mark_items(&self, node: usize, owner: usize, value: &Value, seen: &mut [bool]) {
+        let Value::Array(items) = value else {
+            return;
+        };
+        self.in_place(node, value, &mut |keyword| match keyword {
+            Keyword::PrefixItems(nodes) => {
+                let n = nodes.len().min(seen.len());
+                seen[..n].fill(true);
+            }
+            Keyword::Items { .. } => seen.fill(true),
+            Keyword::Contains { node, .. } => {
+                for (item, seen) in items.iter().zip(seen.iter_mut()) {
+                    *seen |= self.test(*node, item);
+                }
+            }
+            Keyword::UnevaluatedItems { owner: o, .. } if *o != owner => seen.fill(true),
+            _ => {}
+        });
     }
 
     /// " (string, null)" when every alternative names its types, else nothing.
