@@ -174,3 +174,40 @@ async fn a_head_slower_than_the_read_timeout_loses_its_connection() {
     // A prompt client is served as ever.
     assert_eq!(post(addr, "/mcp", &[], PING).await.status, 200);
 }
+
+/// A client that writes its whole body before it reads (no `Expect: 100-continue`, as
+/// Python's `http.client`, Node's `fetch` and reqwest do) reads the 413 and its JSON-RPC
+/// error, with a declared length and chunked alike, and the server keeps serving.
+#[tokio::test]
+async fn an_oversized_body_sent_whole_still_gets_its_413() {
+    let server = builder(HttpConfig::default()).build().expect("valid");
+    let addr = listen(server).await;
+    let limit = 4 << 20;
+    let body = vec![b' '; limit + 10];
+    let declared = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    let mut chunked = Vec::new();
+    for piece in body.chunks(64 << 10) {
+        chunked.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+        chunked.extend_from_slice(piece);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let streamed = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    );
+    for (head, body) in [(declared, &body), (streamed, &chunked)] {
+        let (received, _) = raw(addr, &head, body, Duration::from_secs(10)).await;
+        assert!(received.starts_with("HTTP/1.1 413"), "{received:.200}");
+        let answer = received.split("\r\n\r\n").nth(1).unwrap_or_default();
+        let message: Value = serde_json::from_str(answer).expect("a JSON-RPC error");
+        assert_eq!(
+            message["error"]["message"],
+            json!(format!("Invalid Request: the body exceeds {limit} bytes")),
+            "{message}"
+        );
+    }
+    assert_eq!(post(addr, "/mcp", &[], PING).await.status, 200);
+}

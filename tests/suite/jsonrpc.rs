@@ -287,3 +287,51 @@ async fn a_2026_07_28_ping_over_http_has_the_same_answer() {
         "{answer:?}"
     );
 }
+
+/// The id of a request refused before any handler saw it is free at once: the next request
+/// with that id is answered, on HTTP and over the line transport alike.
+#[tokio::test]
+async fn a_refused_request_frees_its_id_at_once() {
+    let refused = [
+        // No `jsonrpc`.
+        json!({"id": 5, "method": "ping"}),
+        // A version that is not 2.0.
+        json!({"jsonrpc": "1.0", "id": 5, "method": "ping"}),
+        // A method that is not a string.
+        json!({"jsonrpc": "2.0", "id": 5, "method": 7}),
+    ];
+    let ping = json!({"jsonrpc": "2.0", "id": 5, "method": "ping"});
+    let addr = serve_http(&server()).await;
+    let session = http_session(addr).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    for bad in &refused {
+        let answer = post(addr, "/mcp", &headers, bad.to_string()).await;
+        assert_eq!(answer.status, 400, "{bad}: {answer:?}");
+        assert_eq!(
+            answer.message()["error"]["code"],
+            -32600,
+            "{bad}: {answer:?}"
+        );
+        let again = post(addr, "/mcp", &headers, ping.to_string()).await;
+        assert_eq!(again.status, 200, "{bad}: {again:?}");
+        assert_eq!(
+            again.message(),
+            json!({"jsonrpc": "2.0", "id": 5, "result": {}}),
+            "after {bad}"
+        );
+    }
+    let mut lines = Lines::initialized(&server()).await;
+    for bad in &refused {
+        lines.send(&bad.to_string()).await;
+        assert_eq!(lines.next().await["error"]["code"], -32600, "{bad}");
+        lines.send(&ping.to_string()).await;
+        assert_eq!(
+            lines.next().await,
+            json!({"jsonrpc": "2.0", "id": 5, "result": {}}),
+            "after {bad}"
+        );
+    }
+}

@@ -28,10 +28,11 @@ use crate::auth::AuthError;
 use crate::pipeline;
 use crate::server::Inner;
 use crate::transport::batch;
+use crate::transport::body::{self, BodyError};
 use crate::transport::http_direct::Direct;
-use crate::transport::sessions::Sessions;
+use crate::transport::sessions::{Sessions, Taken};
 use crate::transport::summary::Summary;
-use crate::transport::{answer_id, check_message, rpc_error};
+use crate::transport::{MAX_ANSWERING, answer_id, check_message, rpc_error};
 use crate::{Server, ServerError};
 
 impl Server {
@@ -314,27 +315,11 @@ async fn gate(
             format!("Invalid Request: the body exceeds {limit} bytes"),
         )
     };
-    // A declared length over the limit is refused before a byte of the body is waited for.
-    let declared = parts
-        .headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
-    if declared.is_some_and(|length| length > limit as u64) {
-        return too_large();
-    }
-    let read = tokio::time::timeout(
-        inner.http.body_read_timeout,
-        axum::body::to_bytes(body, limit),
-    );
+    let read = body::read(&parts.headers, body, limit, inner.http.body_read_timeout);
     let bytes: Bytes = match read.await {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(error)) => {
-            let limited = std::error::Error::source(&error)
-                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
-            if limited {
-                return too_large();
-            }
+        Ok(bytes) => bytes,
+        Err(BodyError::TooLarge) => return too_large(),
+        Err(BodyError::Failed(error)) => {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
                 &Value::Null,
@@ -342,7 +327,7 @@ async fn gate(
                 format!("Invalid Request: the body could not be read: {error}"),
             );
         }
-        Err(_) => {
+        Err(BodyError::Slow) => {
             return rpc_error(
                 StatusCode::REQUEST_TIMEOUT,
                 &Value::Null,
@@ -385,11 +370,12 @@ pub(super) async fn serve_one(
     }
     // A request of a session whose id another request of that session still waits on is
     // refused: both would be matched to one answer, and one would never get its own.
+    // The id is held until the answer is made, and free at once when the request is refused.
     let answering = match Sessions::named(&parts.headers).filter(|_| inner.http.stateful) {
         Some(session) => match summary.id.as_ref().filter(|_| summary.method.is_some()) {
             Some(id) => match sessions.answering(session, id.to_string()) {
-                Some(answering) => Some(answering),
-                None => {
+                Ok(answering) => Some(answering),
+                Err(Taken::Repeated) => {
                     return rpc_error(
                         StatusCode::BAD_REQUEST,
                         id,
@@ -397,6 +383,18 @@ pub(super) async fn serve_one(
                         "Invalid Request: a request of this session with this id is still being \
                          answered"
                             .to_owned(),
+                    );
+                }
+                Err(Taken::Full) => {
+                    return rpc_error(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        id,
+                        -32000,
+                        format!(
+                            "Too many requests: {MAX_ANSWERING} requests of this session are \
+                             being answered, the most it may have; send this one again once \
+                             some are answered"
+                        ),
                     );
                 }
             },
@@ -441,8 +439,14 @@ pub(super) async fn serve_one(
     {
         response = insufficient_scope(&summary, caller, metadata, &scope);
     }
-    if let Some(answering) = answering {
-        // The id is free again once the answer (a stream, in a session) has gone out.
+    // A streamed answer holds the id until its end (the handler may still be running); any
+    // other answer is complete, or a refusal of a request no handler saw, and frees it.
+    if let Some(answering) = answering
+        && response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"))
+    {
         let linger = inner.timeout.unwrap_or(Duration::from_secs(600));
         response = response.map(|body| answering.hold(body, linger));
     }

@@ -2,6 +2,7 @@
 //! in-process client.
 
 mod batch;
+mod body;
 pub(crate) mod client;
 pub(crate) mod http;
 mod http_direct;
@@ -11,6 +12,10 @@ mod sessions;
 pub(crate) mod stdio;
 mod stdio_direct;
 mod summary;
+
+/// The requests of one session that may be answered at once, on HTTP and stdio: past them a
+/// request is refused (each id held is memory of the server's, which a client could grow).
+pub(crate) const MAX_ANSWERING: usize = 1024;
 
 use serde_json::{Value, json};
 

@@ -8,8 +8,8 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
-use super::rpc_error;
 use super::summary::Summary;
+use super::{MAX_ANSWERING, rpc_error};
 use crate::Caller;
 use crate::server::HttpConfig;
 
@@ -21,17 +21,26 @@ pub(crate) struct Sessions {
     manager: Arc<LocalSessionManager>,
     /// The caller that opened each session (pruned of closed ones as sessions open).
     owners: Mutex<HashMap<String, Caller>>,
-    /// The requests being answered, by session and id: a session's answers are matched to
-    /// its requests by id, so a second request with the id of one still running would take
-    /// or lose its answer.
-    answering: Arc<Mutex<HashSet<(String, String)>>>,
+    /// The ids of the requests being answered, by session: a session's answers are matched
+    /// to its requests by id, so a second request with the id of one still running would
+    /// take or lose its answer.
+    answering: Arc<Mutex<HashMap<String, HashSet<String>>>>,
     cap: usize,
+}
+
+/// Why a request's id could not be taken.
+pub(crate) enum Taken {
+    /// A request of the session with this id is being answered.
+    Repeated,
+    /// The session has [`MAX_ANSWERING`] requests being answered.
+    Full,
 }
 
 /// A request of a session being answered: its id is free again once the answer is done.
 pub(crate) struct Answering {
-    answering: Arc<Mutex<HashSet<(String, String)>>>,
-    key: (String, String),
+    answering: Arc<Mutex<HashMap<String, HashSet<String>>>>,
+    session: String,
+    id: String,
 }
 
 impl Answering {
@@ -92,10 +101,16 @@ impl Drop for Held {
 
 impl Drop for Answering {
     fn drop(&mut self) {
-        self.answering
+        let mut answering = self
+            .answering
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.key);
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(ids) = answering.get_mut(&self.session) {
+            ids.remove(&self.id);
+            if ids.is_empty() {
+                answering.remove(&self.session);
+            }
+        }
     }
 }
 
@@ -210,17 +225,25 @@ impl Sessions {
     }
 
     /// Mark the request `id` (its JSON) of `session` as being answered, until the guard
-    /// goes; `None` when a request of that session with that id is being answered already.
-    pub(crate) fn answering(&self, session: &str, id: String) -> Option<Answering> {
-        let key = (session.to_owned(), id);
-        let fresh = self
+    /// goes; refused when a request of that session with that id is being answered already,
+    /// or [`MAX_ANSWERING`] of them are.
+    pub(crate) fn answering(&self, session: &str, id: String) -> Result<Answering, Taken> {
+        let mut answering = self
             .answering
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(key.clone());
-        fresh.then(|| Answering {
+            .unwrap_or_else(PoisonError::into_inner);
+        let ids = answering.entry(session.to_owned()).or_default();
+        if ids.contains(&id) {
+            return Err(Taken::Repeated);
+        }
+        if ids.len() >= MAX_ANSWERING {
+            return Err(Taken::Full);
+        }
+        ids.insert(id.clone());
+        Ok(Answering {
             answering: Arc::clone(&self.answering),
-            key,
+            session: session.to_owned(),
+            id,
         })
     }
 
@@ -230,5 +253,32 @@ impl Sessions {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MAX_ANSWERING, Sessions, Taken};
+    use crate::server::HttpConfig;
+
+    #[test]
+    fn a_session_holds_at_most_so_many_ids() {
+        let sessions = Sessions::new(&HttpConfig::default());
+        let held: Vec<_> = (0..MAX_ANSWERING)
+            .map(|i| sessions.answering("s", i.to_string()).ok().expect("free"))
+            .collect();
+        assert!(matches!(
+            sessions.answering("s", "0".to_owned()),
+            Err(Taken::Repeated)
+        ));
+        assert!(matches!(
+            sessions.answering("s", "new".to_owned()),
+            Err(Taken::Full)
+        ));
+        // Another session has its own.
+        assert!(sessions.answering("t", "0".to_owned()).is_ok());
+        drop(held);
+        assert!(sessions.answering("s", "new".to_owned()).is_ok());
+        assert!(sessions.answering.lock().expect("lock").is_empty());
     }
 }

@@ -20,7 +20,9 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use tokio::sync::{Mutex, mpsc};
 
 use super::stdio_direct::{StdioDirect, write_line};
-use super::{answer_id, batch, check_cursor, check_message, error_line, listened_tasks};
+use super::{
+    MAX_ANSWERING, answer_id, batch, check_cursor, check_message, error_line, listened_tasks,
+};
 use crate::{Server, ServerError};
 
 /// The longest line accepted; a longer one is answered with an error and skipped.
@@ -275,10 +277,20 @@ impl<R, W> LineTransport<R, W> {
             return None;
         };
         let key = id_key(&request.id);
+        let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
+        if self.in_flight.len() >= MAX_ANSWERING && !self.in_flight.contains(&key) {
+            return Some(error_line(
+                &id,
+                -32000,
+                format!(
+                    "Too many requests: {MAX_ANSWERING} requests are being answered, the most \
+                     a session may have; send this one again once some are answered"
+                ),
+            ));
+        }
         if !self.direct.holds(&key) && self.in_flight.insert(key) {
             return None;
         }
-        let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
         Some(error_line(
             &id,
             -32600,
