@@ -72,6 +72,10 @@ pub enum ErrorCode {
     /// A call with this idempotency key started and has not finished: it still runs, or
     /// its server stopped before it could say whether it took effect.
     IdempotencyInProgress,
+    /// A call with this idempotency key started on a server that stopped (its claim's lease
+    /// ran out) before it recorded the outcome: whether it took effect is unknown. Read the
+    /// state, then use a new key.
+    IdempotencyOutcomeUnknown,
     /// A server this one forwards to (a bridged upstream) is not running or stopped
     /// answering; the details name it and say why.
     UpstreamUnavailable,
@@ -114,6 +118,7 @@ impl ErrorCode {
             Self::LimitExceeded => "LIMIT_EXCEEDED",
             Self::IdempotencyConflict => "IDEMPOTENCY_CONFLICT",
             Self::IdempotencyInProgress => "IDEMPOTENCY_IN_PROGRESS",
+            Self::IdempotencyOutcomeUnknown => "IDEMPOTENCY_OUTCOME_UNKNOWN",
             Self::UpstreamUnavailable => "UPSTREAM_UNAVAILABLE",
             Self::RateLimited => "RATE_LIMITED",
             Self::Custom(code) => code,
@@ -121,7 +126,7 @@ impl ErrorCode {
     }
 
     /// Every framework code, for [`canonical`](Self::canonical).
-    const FRAMEWORK: [ErrorCode; 30] = [
+    const FRAMEWORK: [ErrorCode; 31] = [
         Self::ValidationMissingParam,
         Self::ValidationInvalidType,
         Self::ValidationInvalidValue,
@@ -150,6 +155,7 @@ impl ErrorCode {
         Self::LimitExceeded,
         Self::IdempotencyConflict,
         Self::IdempotencyInProgress,
+        Self::IdempotencyOutcomeUnknown,
         Self::UpstreamUnavailable,
         Self::RateLimited,
     ];
@@ -174,7 +180,7 @@ impl ErrorCode {
         allow(dead_code, reason = "used by the metrics")
     )]
     pub(crate) fn label(&self) -> &'static str {
-        static FRAMEWORK: [ErrorCode; 30] = ErrorCode::FRAMEWORK;
+        static FRAMEWORK: [ErrorCode; 31] = ErrorCode::FRAMEWORK;
         match self {
             Self::Custom(Cow::Borrowed(code)) => code,
             Self::Custom(Cow::Owned(_)) => "CUSTOM",

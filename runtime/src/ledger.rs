@@ -18,6 +18,11 @@ use crate::{AbilityError, Caller, ErrorCode};
 pub(crate) const DEFAULT_TOKENS_PER_HOLDER: u32 = 100;
 /// How long an idempotency key is remembered, unless the builder says otherwise.
 pub(crate) const DEFAULT_IDEMPOTENCY_WINDOW: Duration = Duration::from_secs(24 * 3600);
+/// How long an idempotency claim is held without news from its owner, unless the builder says
+/// otherwise.
+pub(crate) const DEFAULT_IDEMPOTENCY_LEASE: Duration = Duration::from_secs(30);
+/// The longest wait between two attempts to record an outcome while the store is down.
+const RECORD_RETRY_MAX: Duration = Duration::from_secs(2);
 /// The `_meta` key of a `tools/call` that carries an idempotency key.
 pub const IDEMPOTENCY_META_KEY: &str = "io.github.abilities-rs/idempotencyKey";
 /// The longest idempotency key accepted.
@@ -34,6 +39,7 @@ pub(crate) struct Ledger {
     )]
     pub(crate) tokens_per_holder: u32,
     pub(crate) idempotency_window: Duration,
+    pub(crate) idempotency_lease: Duration,
 }
 
 impl Ledger {
@@ -41,6 +47,7 @@ impl Ledger {
         store: Arc<dyn Store>,
         tokens_per_holder: u32,
         idempotency_window: Duration,
+        idempotency_lease: Duration,
     ) -> Result<Self, StoreError> {
         let mut bytes = [0u8; 8];
         getrandom::fill(&mut bytes)
@@ -50,6 +57,7 @@ impl Ledger {
             instance: bytes.iter().map(|b| format!("{b:02x}")).collect(),
             tokens_per_holder,
             idempotency_window,
+            idempotency_lease,
         })
     }
 }
@@ -169,7 +177,7 @@ pub(crate) fn store_failed(error: &StoreError) -> AbilityError {
 /// A call's idempotency claim: what it found, and what to settle when the call ends.
 pub(crate) enum Idempotent {
     /// The key is this call's: run it, then [`settle`](Self::settle) or release it.
-    Run(Claim),
+    Run(Held),
     /// The first call with this key answered this: send it again.
     Replay(Recorded),
 }
@@ -218,22 +226,24 @@ impl Idempotent {
         };
         let digest = crate::digest::canonical(&json!([what, args]));
         let now_ms = crate::clock::now_ms();
-        let window = u64::try_from(holder.ledger().idempotency_window.as_millis()).unwrap_or(0);
+        let ledger = holder.ledger();
+        let window = u64::try_from(ledger.idempotency_window.as_millis()).unwrap_or(0);
         let claim = Claim {
             holder: holder.id().to_owned(),
             key: key.clone(),
             digest: crate::digest::hex(&digest),
             now_ms,
             expires_at_ms: now_ms.saturating_add(window),
+            owner: ledger.instance.clone(),
+            lease_until_ms: now_ms.saturating_add(lease_ms(ledger)),
         };
-        let found = holder
-            .ledger()
+        let found = ledger
             .store
             .claim(&claim)
             .await
             .map_err(|e| store_failed(&e))?;
         match found {
-            Claimed::New => Ok(Self::Run(claim)),
+            Claimed::New => Ok(Self::Run(Held::new(claim, ledger))),
             Claimed::Done { outcome } => match serde_json::from_value(outcome) {
                 Ok(recorded) => Ok(Self::Replay(recorded)),
                 // Never replayed as what it is not.
@@ -249,11 +259,26 @@ impl Idempotent {
             Claimed::Running { started_at_ms } => Err(AbilityError::new(
                 ErrorCode::IdempotencyInProgress,
                 format!(
-                    "A call with idempotency key '{}' started at {} and has not finished: it \
-                     may still be running, or its server stopped before it could tell whether \
-                     it took effect. Read the state to find out, or retry later",
+                    "A call with idempotency key '{}' started at {} and has not finished: it is \
+                     still running, or its outcome is still being recorded. Retry later to get \
+                     its answer",
                     shown(key),
                     crate::clock::utc(started_at_ms, false)
+                ),
+            )
+            .with_details(json!({"idempotency_key": shown(key)}))),
+            Claimed::Abandoned {
+                started_at_ms,
+                lease_until_ms,
+            } => Err(AbilityError::new(
+                ErrorCode::IdempotencyOutcomeUnknown,
+                format!(
+                    "A call with idempotency key '{}' started at {} on a server that has not been \
+                     heard from since {}, before it recorded the outcome: whether the call took \
+                     effect is unknown. Read the state to find out, then use a new key",
+                    shown(key),
+                    crate::clock::utc(started_at_ms, false),
+                    crate::clock::utc(lease_until_ms, false)
                 ),
             )
             .with_details(json!({"idempotency_key": shown(key)}))),
@@ -269,37 +294,113 @@ impl Idempotent {
         }
     }
 
-    /// Record the call's `outcome` for its retries. A failure is logged: the call happened,
-    /// and its answer still goes out.
-    pub(crate) async fn settle(claim: &Claim, holder: &Holder<'_>, outcome: &Recorded) {
+    /// Record the call's `outcome` for its retries. While the store fails, the outcome is
+    /// kept and written again (and the claim's lease renewed) until the store takes it or
+    /// the key's window ends; meanwhile retries hear the call is in progress, and the answer
+    /// still goes out at once.
+    pub(crate) async fn settle(held: Held, outcome: &Recorded) {
         let outcome = match serde_json::to_value(outcome) {
             Ok(outcome) => outcome,
             Err(error) => {
-                // The key stays claimed: its retries hear the call's fate is unknown.
+                // The key stays claimed until its lease ends: its retries hear the call's
+                // fate is unknown.
                 tracing::error!(%error, "an idempotent call's outcome could not be written");
                 return;
             }
         };
-        if let Err(error) = holder
-            .ledger()
-            .store
-            .settle(&claim.holder, &claim.key, &outcome)
-            .await
-        {
-            tracing::error!(%error, "an idempotent call's outcome could not be recorded");
-        }
+        let claim = &held.claim;
+        let Err(error) = held.store.settle(&claim.holder, &claim.key, &outcome).await else {
+            return;
+        };
+        tracing::warn!(%error, "an idempotent call's outcome could not be recorded yet: retrying");
+        // The lease is renewed as long as the outcome waits (the store may be back for
+        // renewals first).
+        tokio::spawn(async move {
+            let mut wait = Duration::from_millis(50);
+            while crate::clock::now_ms() < held.claim.expires_at_ms {
+                tokio::time::sleep(wait).await;
+                let claim = &held.claim;
+                match held.store.settle(&claim.holder, &claim.key, &outcome).await {
+                    Ok(()) => {
+                        tracing::info!("an idempotent call's outcome was recorded after a retry");
+                        return;
+                    }
+                    Err(error) => tracing::debug!(%error, "recording an outcome failed again"),
+                }
+                wait = (wait * 2).min(RECORD_RETRY_MAX);
+            }
+            tracing::error!("an idempotent call's outcome could not be recorded in its window");
+        });
     }
 
-    /// Free the key of a call that did not run (refused before its handler started).
-    pub(crate) async fn release(claim: &Claim, holder: &Holder<'_>) {
-        if let Err(error) = holder
-            .ledger()
-            .store
-            .release(&claim.holder, &claim.key)
-            .await
-        {
-            tracing::error!(%error, "an idempotency claim could not be released");
+    /// Free the key of a call that did not run (refused before its handler started), retried
+    /// like [`settle`](Self::settle) while the store fails.
+    pub(crate) async fn release(held: Held) {
+        let claim = &held.claim;
+        let Err(error) = held.store.release(&claim.holder, &claim.key).await else {
+            return;
+        };
+        tracing::warn!(%error, "an idempotency claim could not be released yet: retrying");
+        tokio::spawn(async move {
+            let mut wait = Duration::from_millis(50);
+            while crate::clock::now_ms() < held.claim.expires_at_ms {
+                tokio::time::sleep(wait).await;
+                let claim = &held.claim;
+                if held.store.release(&claim.holder, &claim.key).await.is_ok() {
+                    return;
+                }
+                wait = (wait * 2).min(RECORD_RETRY_MAX);
+            }
+        });
+    }
+}
+
+/// The lease of an idempotency claim, in milliseconds.
+fn lease_ms(ledger: &Ledger) -> u64 {
+    u64::try_from(ledger.idempotency_lease.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1)
+}
+
+/// A claim this server holds while its call runs and until its outcome is recorded: its
+/// lease is renewed every third of the lease, by a task that ends with it.
+pub(crate) struct Held {
+    claim: Claim,
+    store: Arc<dyn Store>,
+    renewing: tokio::task::JoinHandle<()>,
+}
+
+impl Held {
+    fn new(claim: Claim, ledger: &Ledger) -> Self {
+        let store = Arc::clone(&ledger.store);
+        let lease = lease_ms(ledger);
+        let renewing = tokio::spawn({
+            let (store, claim) = (Arc::clone(&store), claim.clone());
+            async move {
+                let every = Duration::from_millis((lease / 3).max(1));
+                loop {
+                    tokio::time::sleep(every).await;
+                    let until = crate::clock::now_ms().saturating_add(lease);
+                    let renewed = store
+                        .renew(&claim.holder, &claim.key, &claim.owner, until)
+                        .await;
+                    if let Err(error) = renewed {
+                        tracing::debug!(%error, "an idempotency claim's lease was not renewed");
+                    }
+                }
+            }
+        });
+        Self {
+            claim,
+            store,
+            renewing,
         }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.renewing.abort();
     }
 }
 

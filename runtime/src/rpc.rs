@@ -38,6 +38,7 @@ pub(crate) fn rpc_code(error: &AbilityError) -> i32 {
         Code::PermissionDenied => -32001,
         Code::LimitExceeded
         | Code::IdempotencyInProgress
+        | Code::IdempotencyOutcomeUnknown
         | Code::UpstreamUnavailable
         | Code::RateLimited => -32000,
         _ => -32603,

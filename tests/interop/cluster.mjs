@@ -364,7 +364,9 @@ const writeLoad = (label, workers, attempts) => {
           }
         }
         refusals.push({ status: answer.status, why: String(why ?? JSON.stringify(answer.message)).slice(0, 120) });
-        if (answer.message.error?.data?.code === "IDEMPOTENCY_IN_PROGRESS" || attempt >= attempts) {
+        // In progress: running, or its outcome waits for the store (recorded once it is
+        // back), so retry. Unknown: its replica stopped before recording it.
+        if (answer.message.error?.data?.code === "IDEMPOTENCY_OUTCOME_UNKNOWN" || attempt >= attempts) {
           unknown.push(title);
           break;
         }
@@ -452,7 +454,7 @@ await attempt("kill -9 under load", async () => {
         const code = answer.message.error?.data?.code;
         // Started on the killed replica, never settled: whether it happened is unknown, and
         // the server says so; the row is checked below instead of being counted.
-        if (code === "IDEMPOTENCY_IN_PROGRESS" || attempt >= 20) {
+        if (code === "IDEMPOTENCY_IN_PROGRESS" || code === "IDEMPOTENCY_OUTCOME_UNKNOWN" || attempt >= 20) {
           unknown.push(title);
           break;
         }

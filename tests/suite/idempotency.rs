@@ -10,6 +10,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use crate::support::{post, serve_http};
 use abilities::{Server, State, Surface, ability, protocol::IDEMPOTENCY_META_KEY};
@@ -44,6 +45,7 @@ fn server(rows: &Rows, surface: Surface) -> Server {
     builder!()
         .surface(surface)
         .state(rows.clone())
+        .state(Started::default())
         .build()
         .expect("valid")
 }
@@ -250,4 +252,188 @@ async fn one_key_in_both_places_is_one_key() {
     let replay = text(&send(addr, &call(8, "mcp_aql_create", batch, Some("b-1"))).await);
     assert_eq!(replay, ran);
     assert_eq!(rows.0.load(Ordering::SeqCst), 2);
+}
+
+/// A row that cannot be written: the handler starts, then fails.
+#[ability(semantic = "CREATE")]
+fn fail_row(title: String) -> Result<Row, abilities::AbilityError> {
+    Err(abilities::AbilityError::internal(format!(
+        "the row '{title}' could not be written"
+    )))
+}
+
+/// Calls that started and never end, and a signal that one has started.
+#[derive(Clone, Default)]
+struct Started(Arc<tokio::sync::Notify>);
+
+/// Write a row, slowly: it never finishes.
+#[ability(semantic = "CREATE")]
+async fn slow_row(started: State<Started>, title: String) -> Row {
+    started.0.0.notify_one();
+    std::future::pending::<()>().await;
+    Row { id: 0, title }
+}
+
+fn on_store(
+    rows: &Rows,
+    started: &Started,
+    store: crate::support::Replica,
+    lease: Duration,
+) -> Server {
+    builder!()
+        .state(rows.clone())
+        .state(started.clone())
+        .store(store)
+        .ledger(abilities::config::LedgerConfig::default().idempotency_lease(lease))
+        .build()
+        .expect("valid")
+}
+
+/// The store fails between the call's effect and the record of its outcome: the answer goes
+/// out, the outcome is recorded once the store is back, and a retry gets that first answer
+/// (never a second run, and never "in progress" once it is recorded), for a result and for
+/// an error alike.
+#[tokio::test]
+async fn an_outcome_the_store_failed_to_record_is_recorded_once_it_is_back() {
+    let failures = Arc::new(std::sync::atomic::AtomicU32::new(3));
+    let store = Arc::new(abilities::store::SqliteStore::memory().expect("a store"));
+    let rows = Rows::default();
+    let replica = crate::support::Replica::failing_settles(store, Arc::clone(&failures));
+    let addr = serve_http(&on_store(
+        &rows,
+        &Started::default(),
+        replica,
+        Duration::from_secs(30),
+    ))
+    .await;
+    let first = send(
+        addr,
+        &call(1, "write_row", json!({"title": "a"}), Some("k")),
+    )
+    .await;
+    assert_eq!(
+        first["result"]["structuredContent"],
+        json!({"id": 1, "title": "a"}),
+        "{first}"
+    );
+    // Until the record lands a retry hears the call is in progress; then it gets the answer.
+    let mut replayed = None;
+    for attempt in 2..60 {
+        let retry = send(
+            addr,
+            &call(attempt, "write_row", json!({"title": "a"}), Some("k")),
+        )
+        .await;
+        if retry["result"].is_object() {
+            replayed = Some(retry);
+            break;
+        }
+        assert_eq!(
+            retry["error"]["data"]["code"], "IDEMPOTENCY_IN_PROGRESS",
+            "{retry}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let replayed = replayed.expect("the outcome is recorded once the store is back");
+    assert_eq!(replayed["result"], first["result"]);
+    assert_eq!(rows.0.load(Ordering::SeqCst), 1, "the call ran once");
+    assert_eq!(failures.load(Ordering::SeqCst), 0);
+
+    // A handler that failed while the store was down: its retries get the same error.
+    failures.store(2, Ordering::SeqCst);
+    let failed = send(
+        addr,
+        &call(70, "fail_row", json!({"title": "b"}), Some("f")),
+    )
+    .await;
+    assert_eq!(failed["result"]["isError"], true, "{failed}");
+    let mut same = None;
+    for attempt in 71..130 {
+        let retry = send(
+            addr,
+            &call(attempt, "fail_row", json!({"title": "b"}), Some("f")),
+        )
+        .await;
+        if retry["error"]["data"]["code"] != "IDEMPOTENCY_IN_PROGRESS" {
+            same = Some(retry);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let same = same.expect("the error is recorded once the store is back");
+    assert_eq!(same["result"], failed["result"]);
+}
+
+/// The server running a call stops (its runtime is gone, as a process killed with `kill -9`
+/// is) before it records the outcome: while its lease lasts a retry on another replica hears
+/// the call is in progress; once the lease runs out, that whether the call took effect is
+/// unknown, never that it may still be running.
+#[tokio::test]
+async fn a_claim_whose_server_stopped_is_an_unknown_outcome() {
+    let store = Arc::new(abilities::store::SqliteStore::memory().expect("a store"));
+    let lease = Duration::from_millis(1500);
+    let (rows, started) = (Rows::default(), Started::default());
+    let doomed = on_store(
+        &rows,
+        &started,
+        crate::support::Replica::alone(Arc::clone(&store)),
+        lease,
+    );
+    let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
+    let (kill_tx, kill_rx) = std::sync::mpsc::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async move {
+            let addr = serve_http(&doomed).await;
+            // The call's handler runs on this runtime, and never ends.
+            let slow = call(1, "slow_row", json!({"title": "a"}), Some("dies"));
+            tokio::spawn(async move { send(addr, &slow).await });
+            let _ = addr_tx.send(addr);
+            let _ = tokio::task::spawn_blocking(move || kill_rx.recv()).await;
+        });
+        // Every task of the doomed server ends here, its lease's renewals with them.
+        drop(runtime);
+    });
+    addr_rx.await.expect("the doomed server listens");
+    tokio::time::timeout(Duration::from_secs(20), started.0.notified())
+        .await
+        .expect("the handler starts");
+    // Renewed while it runs: past its first lease, still in progress.
+    tokio::time::sleep(Duration::from_millis(1800)).await;
+    let survivor = on_store(
+        &rows,
+        &Started::default(),
+        crate::support::Replica::alone(Arc::clone(&store)),
+        lease,
+    );
+    let addr = serve_http(&survivor).await;
+    let retry = call(2, "slow_row", json!({"title": "a"}), Some("dies"));
+    let running = send(addr, &retry).await;
+    assert_eq!(
+        running["error"]["data"]["code"], "IDEMPOTENCY_IN_PROGRESS",
+        "{running}"
+    );
+    kill_tx.send(()).expect("the doomed server waits");
+    tokio::task::spawn_blocking(move || thread.join())
+        .await
+        .expect("joined")
+        .expect("the doomed server's thread ends");
+    tokio::time::sleep(lease + Duration::from_millis(300)).await;
+    let unknown = send(addr, &retry).await;
+    assert_eq!(
+        unknown["error"]["data"]["code"], "IDEMPOTENCY_OUTCOME_UNKNOWN",
+        "{unknown}"
+    );
+    let message = unknown["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("whether the call took effect is unknown")
+            && message.contains("use a new key"),
+        "{message}"
+    );
+    // Still that call's key: it does not run again.
+    let again = send(addr, &retry).await;
+    assert_eq!(again["error"], unknown["error"]);
 }

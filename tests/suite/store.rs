@@ -209,7 +209,63 @@ fn claim(holder: &str, key: &str, digest: &str, now_ms: u64) -> Claim {
         digest: digest.to_owned(),
         now_ms,
         expires_at_ms: now_ms + 60_000,
+        owner: "replica-1".to_owned(),
+        lease_until_ms: now_ms + 30_000,
     }
+}
+
+/// A claim whose owner stopped renewing it reads as abandoned, not running; the owner's
+/// renewal moves its lease on (nobody else's does), and an outcome recorded late still
+/// replays.
+async fn a_claim_whose_lease_ran_out_is_abandoned(store: &dyn Store) {
+    let now = now_ms();
+    let (ada, key) = (unique("ada"), unique("key"));
+    let mut first = claim(&ada, &key, "create:1", now);
+    first.lease_until_ms = now + 1_000;
+    assert_eq!(store.claim(&first).await.unwrap(), Claimed::New);
+    let later = claim(&ada, &key, "create:1", now + 5_000);
+    assert_eq!(
+        store.claim(&later).await.unwrap(),
+        Claimed::Abandoned {
+            started_at_ms: now,
+            lease_until_ms: now + 1_000
+        }
+    );
+    // Another owner cannot renew it; its own can.
+    store
+        .renew(&ada, &key, "replica-2", now + 9_000)
+        .await
+        .unwrap();
+    assert!(matches!(
+        store.claim(&later).await.unwrap(),
+        Claimed::Abandoned { .. }
+    ));
+    store
+        .renew(&ada, &key, "replica-1", now + 9_000)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.claim(&later).await.unwrap(),
+        Claimed::Running { started_at_ms: now }
+    );
+    // Still another call's key, whatever its lease.
+    assert_eq!(
+        store
+            .claim(&claim(&ada, &key, "create:2", now + 5_000))
+            .await
+            .unwrap(),
+        Claimed::Conflict
+    );
+    let outcome = json!({"error": {"code": -32603, "message": "the store failed"}});
+    store.settle(&ada, &key, &outcome).await.unwrap();
+    let Claimed::Done { outcome: again } = store
+        .claim(&claim(&ada, &key, "create:1", now + 50_000))
+        .await
+        .unwrap()
+    else {
+        panic!("a settled claim replays, its lease long gone");
+    };
+    assert_eq!(again, outcome);
 }
 
 async fn idempotency_keys_run_once(store: &dyn Store) {
@@ -388,6 +444,7 @@ async fn suite(store: Arc<dyn Store>) {
     tokens_spend_once_and_are_limited_per_holder(&*store).await;
     a_token_is_spent_once_under_a_race(Arc::clone(&store)).await;
     idempotency_keys_run_once(&*store).await;
+    a_claim_whose_lease_ran_out_is_abandoned(&*store).await;
     a_key_is_claimed_once_under_a_race(store).await;
 }
 

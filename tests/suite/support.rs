@@ -468,6 +468,9 @@ pub struct Replica {
     store: std::sync::Arc<abilities::store::SqliteStore>,
     bus: Option<tokio::sync::broadcast::Sender<(u64, abilities::store::TaskEvent)>>,
     me: u64,
+    /// How many of the next outcomes to refuse to record, as a store that went down between
+    /// a call's effect and its record would.
+    settle_failures: std::sync::Arc<std::sync::atomic::AtomicU32>,
 }
 
 impl Replica {
@@ -479,6 +482,7 @@ impl Replica {
                 store: std::sync::Arc::clone(store),
                 bus: Some(bus.clone()),
                 me,
+                settle_failures: std::sync::Arc::default(),
             })
             .collect()
     }
@@ -489,6 +493,19 @@ impl Replica {
             store,
             bus: None,
             me: 0,
+            settle_failures: std::sync::Arc::default(),
+        }
+    }
+
+    /// A replica of `store` alone, whose next `failures` attempts to record an idempotent
+    /// call's outcome fail (the counter is shared: set it again to fail more).
+    pub fn failing_settles(
+        store: std::sync::Arc<abilities::store::SqliteStore>,
+        failures: std::sync::Arc<std::sync::atomic::AtomicU32>,
+    ) -> Replica {
+        Replica {
+            settle_failures: failures,
+            ..Self::alone(store)
         }
     }
 }
@@ -552,7 +569,31 @@ impl abilities::store::Store for Replica {
         key: &'a str,
         outcome: &'a serde_json::Value,
     ) -> abilities::store::StoreFuture<'a, ()> {
+        let failing = self
+            .settle_failures
+            .fetch_update(
+                std::sync::atomic::Ordering::SeqCst,
+                std::sync::atomic::Ordering::SeqCst,
+                |n| n.checked_sub(1),
+            )
+            .is_ok();
+        if failing {
+            return Box::pin(async {
+                Err(abilities::store::StoreError::failed(
+                    "the database is not answering",
+                ))
+            });
+        }
         self.store.settle(holder, key, outcome)
+    }
+    fn renew<'a>(
+        &'a self,
+        holder: &'a str,
+        key: &'a str,
+        owner: &'a str,
+        lease_until_ms: u64,
+    ) -> abilities::store::StoreFuture<'a, ()> {
+        self.store.renew(holder, key, owner, lease_until_ms)
     }
     fn release<'a>(
         &'a self,

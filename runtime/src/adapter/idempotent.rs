@@ -74,8 +74,8 @@ impl McpHandler {
             Err(error) => Some(Recorded::Error(error.clone())),
         };
         match outcome {
-            Some(outcome) => Idempotent::settle(&claim, &holder, &outcome).await,
-            None => Idempotent::release(&claim, &holder).await,
+            Some(outcome) => Idempotent::settle(claim, &outcome).await,
+            None => Idempotent::release(claim).await,
         }
         response
     }

@@ -392,6 +392,7 @@ impl ServerBuilder {
             Arc::clone(&store),
             self.ledger.tokens_per_caller,
             self.ledger.idempotency_ttl,
+            self.ledger.idempotency_lease,
         )?;
         let surface = Arc::new(self.surface.clone());
         let mut surfaces = vec![self.surface];

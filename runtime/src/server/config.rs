@@ -148,6 +148,7 @@ impl HttpConfig {
 pub struct LedgerConfig {
     pub(crate) tokens_per_caller: u32,
     pub(crate) idempotency_ttl: Duration,
+    pub(crate) idempotency_lease: Duration,
     pub(crate) request_state_key: Option<Vec<u8>>,
     pub(crate) request_state_ttl: Duration,
 }
@@ -157,6 +158,7 @@ impl Default for LedgerConfig {
         Self {
             tokens_per_caller: crate::ledger::DEFAULT_TOKENS_PER_HOLDER,
             idempotency_ttl: crate::ledger::DEFAULT_IDEMPOTENCY_WINDOW,
+            idempotency_lease: crate::ledger::DEFAULT_IDEMPOTENCY_LEASE,
             request_state_key: None,
             request_state_ttl: crate::seal::DEFAULT_STATE_LIFETIME,
         }
@@ -182,6 +184,17 @@ impl LedgerConfig {
     /// random UUID): a holder's calls share one key space.
     pub fn idempotency_ttl(mut self, ttl: Duration) -> Self {
         self.idempotency_ttl = ttl;
+        self
+    }
+
+    /// How long an idempotency key's claim is held without news from the server running its
+    /// call (default: 30 seconds). The server renews it every third of that while the call
+    /// runs and while its outcome is being recorded (retried until the store takes it); a
+    /// claim with no outcome whose lease ran out belongs to a server that stopped, and its
+    /// retries are told `IDEMPOTENCY_OUTCOME_UNKNOWN` instead of `IDEMPOTENCY_IN_PROGRESS`.
+    /// Keep it well above the replicas' clock skew.
+    pub fn idempotency_lease(mut self, lease: Duration) -> Self {
+        self.idempotency_lease = lease;
         self
     }
 

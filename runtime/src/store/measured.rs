@@ -125,6 +125,19 @@ impl Store for Measured {
         self.timed("release", self.inner.release(holder, key))
     }
 
+    fn renew<'a>(
+        &'a self,
+        holder: &'a str,
+        key: &'a str,
+        owner: &'a str,
+        lease_until_ms: u64,
+    ) -> StoreFuture<'a, ()> {
+        self.timed(
+            "renew",
+            self.inner.renew(holder, key, owner, lease_until_ms),
+        )
+    }
+
     fn sweep(&self, now_ms: u64) -> StoreFuture<'_, u64> {
         self.timed("sweep", self.inner.sweep(now_ms))
     }

@@ -55,6 +55,8 @@ struct Entry {
     digest: String,
     started_at_ms: u64,
     expires_at_ms: u64,
+    owner: String,
+    lease_until_ms: u64,
     outcome: Option<Value>,
 }
 
@@ -237,6 +239,7 @@ impl Store for MemoryStore {
                     &c,
                     &entry.digest,
                     entry.started_at_ms,
+                    entry.lease_until_ms,
                     entry.outcome.clone(),
                 )),
                 _ => {
@@ -246,6 +249,8 @@ impl Store for MemoryStore {
                             digest: c.digest,
                             started_at_ms: c.now_ms,
                             expires_at_ms: c.expires_at_ms,
+                            owner: c.owner,
+                            lease_until_ms: c.lease_until_ms,
                             outcome: None,
                         },
                     );
@@ -265,6 +270,25 @@ impl Store for MemoryStore {
         self.with(move |t| {
             if let Some(entry) = t.idempotency.get_mut(&slot) {
                 entry.outcome = Some(outcome);
+            }
+            Ok(())
+        })
+    }
+
+    fn renew<'a>(
+        &'a self,
+        holder: &'a str,
+        key: &'a str,
+        owner: &'a str,
+        lease_until_ms: u64,
+    ) -> StoreFuture<'a, ()> {
+        let (slot, owner) = ((holder.to_owned(), key.to_owned()), owner.to_owned());
+        self.with(move |t| {
+            if let Some(entry) = t.idempotency.get_mut(&slot)
+                && entry.outcome.is_none()
+                && entry.owner == owner
+            {
+                entry.lease_until_ms = entry.lease_until_ms.max(lease_until_ms);
             }
             Ok(())
         })

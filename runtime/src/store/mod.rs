@@ -218,6 +218,12 @@ pub struct Claim {
     pub now_ms: u64,
     /// Until when the key is remembered.
     pub expires_at_ms: u64,
+    /// The server process that makes the call, which alone renews the claim's lease.
+    pub owner: String,
+    /// Until when the claim is held without news from its owner: the owner renews it while
+    /// the call runs and its outcome is being recorded ([`Store::renew`]); a claim with no
+    /// outcome whose lease ran out is [`Claimed::Abandoned`].
+    pub lease_until_ms: u64,
 }
 
 /// What a claim found.
@@ -227,10 +233,19 @@ pub enum Claimed {
     /// The key was free: this call runs, then settles the claim.
     New,
     /// A call with this key and these arguments started at `started_at_ms` and has not
-    /// settled (it still runs, or its server stopped).
+    /// settled; its owner still renews the claim (it runs, or its outcome is being recorded).
     Running {
         /// When the first call started.
         started_at_ms: u64,
+    },
+    /// A call with this key and these arguments started at `started_at_ms` and has not
+    /// settled, and its owner stopped renewing the claim at `lease_until_ms`: its server
+    /// stopped, and whether the call took effect is unknown.
+    Abandoned {
+        /// When the first call started.
+        started_at_ms: u64,
+        /// When the claim's lease ran out.
+        lease_until_ms: u64,
     },
     /// A call with this key and these arguments finished with `outcome`.
     Done {
@@ -243,11 +258,13 @@ pub enum Claimed {
 
 impl Claimed {
     /// What a claim found in a record already there: another call's key (`Conflict`), or this
-    /// call's, settled (`Done`) or not (`Running`).
-    pub(in crate::store) fn existing(
+    /// call's, settled (`Done`), or not: renewed by its owner (`Running`) or not since
+    /// `lease_until_ms` (`Abandoned`).
+    pub fn existing(
         claim: &Claim,
         digest: &str,
         started_at_ms: u64,
+        lease_until_ms: u64,
         outcome: Option<Value>,
     ) -> Self {
         if digest != claim.digest {
@@ -255,7 +272,11 @@ impl Claimed {
         }
         match outcome {
             Some(outcome) => Self::Done { outcome },
-            None => Self::Running { started_at_ms },
+            None if lease_until_ms >= claim.now_ms => Self::Running { started_at_ms },
+            None => Self::Abandoned {
+                started_at_ms,
+                lease_until_ms,
+            },
         }
     }
 }
@@ -405,6 +426,16 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreFuture<'a, ()>;
     /// Give up a claim whose call did not run (it was refused before it started).
     fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> StoreFuture<'a, ()>;
+    /// Move the lease of the unsettled claim on `key` of `holder` that `owner` made on to
+    /// `lease_until_ms`: its call still runs, or its outcome is still being recorded. A
+    /// claim settled, released or made by another owner is left as it is.
+    fn renew<'a>(
+        &'a self,
+        holder: &'a str,
+        key: &'a str,
+        owner: &'a str,
+        lease_until_ms: u64,
+    ) -> StoreFuture<'a, ()>;
     /// Delete what expired before `now_ms` (tasks, tokens, idempotency records); how many
     /// records went.
     fn sweep(&self, now_ms: u64) -> StoreFuture<'_, u64>;

@@ -372,11 +372,13 @@ impl Store for PostgresStore {
                 let taken = client
                     .execute(
                         "INSERT INTO abilities_idempotency
-                            (holder, key, digest, started_at_ms, expires_at_ms)
-                         VALUES ($1, $2, $3, $4, $5)
+                            (holder, key, digest, started_at_ms, expires_at_ms, owner,
+                             lease_until_ms)
+                         VALUES ($1, $2, $3, $4, $5, $6, $7)
                          ON CONFLICT (holder, key) DO UPDATE
                          SET digest = EXCLUDED.digest, started_at_ms = EXCLUDED.started_at_ms,
-                             expires_at_ms = EXCLUDED.expires_at_ms, outcome = NULL
+                             expires_at_ms = EXCLUDED.expires_at_ms, outcome = NULL,
+                             owner = EXCLUDED.owner, lease_until_ms = EXCLUDED.lease_until_ms
                          WHERE abilities_idempotency.expires_at_ms < EXCLUDED.started_at_ms",
                         &[
                             &c.holder,
@@ -384,6 +386,8 @@ impl Store for PostgresStore {
                             &c.digest,
                             &int(c.now_ms),
                             &int(c.expires_at_ms),
+                            &c.owner,
+                            &int(c.lease_until_ms),
                         ],
                     )
                     .await
@@ -393,8 +397,8 @@ impl Store for PostgresStore {
                 }
                 let row = client
                     .query_opt(
-                        "SELECT digest, started_at_ms, outcome FROM abilities_idempotency
-                         WHERE holder = $1 AND key = $2",
+                        "SELECT digest, started_at_ms, outcome, lease_until_ms
+                         FROM abilities_idempotency WHERE holder = $1 AND key = $2",
                         &[&c.holder, &c.key],
                     )
                     .await
@@ -405,6 +409,7 @@ impl Store for PostgresStore {
                         c,
                         &row.get::<_, String>(0),
                         row.get(1),
+                        row.get(3),
                         outcome.as_deref(),
                     ));
                 }
@@ -425,6 +430,28 @@ impl Store for PostgresStore {
                 .execute(
                     "UPDATE abilities_idempotency SET outcome = $3 WHERE holder = $1 AND key = $2",
                     &[&holder, &key, &outcome.to_string()],
+                )
+                .await
+                .map(drop)
+                .map_err(failed)
+        })
+    }
+
+    fn renew<'a>(
+        &'a self,
+        holder: &'a str,
+        key: &'a str,
+        owner: &'a str,
+        lease_until_ms: u64,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute(
+                    "UPDATE abilities_idempotency
+                     SET lease_until_ms = GREATEST(lease_until_ms, $4)
+                     WHERE holder = $1 AND key = $2 AND owner = $3 AND outcome IS NULL",
+                    &[&holder, &key, &owner, &int(lease_until_ms)],
                 )
                 .await
                 .map(drop)

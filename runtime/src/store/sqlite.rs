@@ -70,6 +70,23 @@ impl SqliteStore {
             )
             .map_err(failed)?;
         }
+        // A store made before idempotency claims had an owner and a lease.
+        let leased: i64 = db
+            .query_row(
+                "SELECT COUNT(*) FROM pragma_table_info('abilities_idempotency') \
+                 WHERE name = 'lease_until_ms'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(failed)?;
+        if leased == 0 {
+            db.execute_batch(
+                "ALTER TABLE abilities_idempotency ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+                 ALTER TABLE abilities_idempotency
+                     ADD COLUMN lease_until_ms INTEGER NOT NULL DEFAULT 0;",
+            )
+            .map_err(failed)?;
+        }
         let error = serde_json::json!({"code": -32603, "message": INTERRUPTED}).to_string();
         let interrupted = db
             .execute(
@@ -332,26 +349,29 @@ impl Store for SqliteStore {
             )?;
             let inserted = tx.execute(
                 "INSERT OR IGNORE INTO abilities_idempotency
-                    (holder, key, digest, started_at_ms, expires_at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                    (holder, key, digest, started_at_ms, expires_at_ms, owner, lease_until_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![
                     c.holder,
                     c.key,
                     c.digest,
                     int(c.now_ms),
-                    int(c.expires_at_ms)
+                    int(c.expires_at_ms),
+                    c.owner,
+                    int(c.lease_until_ms)
                 ],
             )?;
             let claimed = if inserted == 1 {
                 Claimed::New
             } else {
-                let (digest, started, outcome): (String, i64, Option<String>) = tx.query_row(
-                    "SELECT digest, started_at_ms, outcome FROM abilities_idempotency
-                     WHERE holder = ?1 AND key = ?2",
-                    params![c.holder, c.key],
-                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-                )?;
-                existing(&c, &digest, started, outcome.as_deref())
+                let (digest, started, lease, outcome): (String, i64, i64, Option<String>) = tx
+                    .query_row(
+                        "SELECT digest, started_at_ms, lease_until_ms, outcome
+                         FROM abilities_idempotency WHERE holder = ?1 AND key = ?2",
+                        params![c.holder, c.key],
+                        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+                    )?;
+                existing(&c, &digest, started, lease, outcome.as_deref())
             };
             tx.commit().map(|()| claimed)
         })
@@ -368,6 +388,24 @@ impl Store for SqliteStore {
             db.execute(
                 "UPDATE abilities_idempotency SET outcome = ?3 WHERE holder = ?1 AND key = ?2",
                 params![holder, key, outcome],
+            )
+            .map(drop)
+        })
+    }
+
+    fn renew<'a>(
+        &'a self,
+        holder: &'a str,
+        key: &'a str,
+        owner: &'a str,
+        lease_until_ms: u64,
+    ) -> StoreFuture<'a, ()> {
+        let (holder, key, owner) = (holder.to_owned(), key.to_owned(), owner.to_owned());
+        self.run(move |db| {
+            db.execute(
+                "UPDATE abilities_idempotency SET lease_until_ms = MAX(lease_until_ms, ?4)
+                 WHERE holder = ?1 AND key = ?2 AND owner = ?3 AND outcome IS NULL",
+                params![holder, key, owner, int(lease_until_ms)],
             )
             .map(drop)
         })

@@ -38,6 +38,8 @@ CREATE TABLE IF NOT EXISTS abilities_idempotency (
     started_at_ms INTEGER NOT NULL,
     expires_at_ms INTEGER NOT NULL,
     outcome TEXT,
+    owner TEXT NOT NULL DEFAULT '',
+    lease_until_ms INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (holder, key)
 );
 CREATE TABLE IF NOT EXISTS abilities_rates (
@@ -96,6 +98,8 @@ CREATE TABLE IF NOT EXISTS abilities_idempotency (
     PRIMARY KEY (holder, key)
 );
 CREATE INDEX IF NOT EXISTS abilities_idempotency_expiry ON abilities_idempotency (expires_at_ms);
+ALTER TABLE abilities_idempotency ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE abilities_idempotency ADD COLUMN IF NOT EXISTS lease_until_ms BIGINT NOT NULL DEFAULT 0;
 CREATE TABLE IF NOT EXISTS abilities_rates (
     key TEXT PRIMARY KEY,
     expires_at_ms BIGINT NOT NULL
@@ -115,12 +119,14 @@ pub(super) fn existing(
     claim: &Claim,
     digest: &str,
     started: i64,
+    lease_until: i64,
     outcome: Option<&str>,
 ) -> Claimed {
     Claimed::existing(
         claim,
         digest,
         u64::try_from(started).unwrap_or(0),
+        u64::try_from(lease_until).unwrap_or(0),
         outcome.and_then(|o| serde_json::from_str(o).ok()),
     )
 }

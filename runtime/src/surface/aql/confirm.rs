@@ -180,6 +180,9 @@ pub(crate) async fn spend_answer(
         digest: hex(&crate::digest::canonical(&Value::from(operation))),
         now_ms: now,
         expires_at_ms: now.saturating_add(lifetime).saturating_add(SKEW_MS),
+        // A spent answer is never settled: held for its whole life.
+        owner: String::new(),
+        lease_until_ms: now.saturating_add(lifetime).saturating_add(SKEW_MS),
     };
     let found = holder
         .ledger()

@@ -97,7 +97,7 @@ pub(super) async fn operation(
                 data: done.data.clone(),
                 warnings: done.warnings.clone(),
             };
-            Idempotent::settle(&claim, &served.holder, &record).await;
+            Idempotent::settle(claim, &record).await;
         }
         // Refused before its handler started, never forwarded, or waiting for the client's
         // answer (the call runs again with it): nothing to remember.
@@ -106,11 +106,11 @@ pub(super) async fn operation(
                 || never_forwarded(error)
                 || error.code() == &ErrorCode::InputRequired =>
         {
-            Idempotent::release(&claim, &served.holder).await;
+            Idempotent::release(claim).await;
         }
         Err(error) => {
             let record = Recorded::Failed(error.clone());
-            Idempotent::settle(&claim, &served.holder, &record).await;
+            Idempotent::settle(claim, &record).await;
         }
     }
     outcome
