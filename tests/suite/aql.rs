@@ -238,6 +238,9 @@ impl Aq {
         let text = result["content"][0]["text"].as_str().expect("a text block");
         let envelope: Value = serde_json::from_str(text).expect("JSON text");
         assert_valid(&ENVELOPE, &envelope);
+        if args.get("operations").is_some() {
+            support::assert_aql_batch(&envelope);
+        }
         if args["operation"] == "introspect" {
             assert_valid(&INTROSPECTION, &envelope);
         }
@@ -858,6 +861,18 @@ async fn batches_run_in_order_continue_after_failures_and_halt_for_confirmation(
         .fail("mcp_aql", json!({"operations": [], "operation": "x"}))
         .await;
     assert_eq!(error["code"], "VALIDATION_INVALID_TYPE");
+    // Refused whole for its size: the official batch failure, its numbers in the message.
+    let many: Vec<Value> = (0..101)
+        .map(|_| json!({"operation": "get_task", "params": {"id": 1}}))
+        .collect();
+    let error = aq.fail("mcp_aql", json!({"operations": many})).await;
+    assert_eq!(
+        error,
+        json!({
+            "code": "VALIDATION_PAYLOAD_TOO_LARGE",
+            "message": "Payload exceeds batch_operations limit of 100 operations (it has 101)"
+        })
+    );
 }
 
 /// A client that answers every elicitation with `confirm`.

@@ -91,6 +91,18 @@ async fn deprecated_operations_answer_with_a_warning() {
             "details": {"operation": "get_totals"}
         }]})
     );
+    // A batch item is its data alone: the official batch schema has no place for warnings.
+    let batch = aql(
+        &mut lines,
+        20,
+        json!({"operations": [{"operation": "get_totals"}]}),
+    )
+    .await;
+    crate::support::assert_aql_batch(&batch);
+    assert_eq!(
+        batch["results"][0]["result"],
+        json!({"success": true, "data": {"done": true}})
+    );
     let list = aql(
         &mut lines,
         3,

@@ -200,3 +200,40 @@ async fn the_standard_profile_registers_five_tools() {
         .expect("valid");
     assert_eq!(names(&skipping), ["mcp_aql_read"]);
 }
+
+/// Every answer the evidence bundles hold (made from the `todo` example's live answers and
+/// checked against them in CI) fits the envelope schema, and a batch's the batch schema too:
+/// the rules of the official operation-result and batch-operation schemas.
+#[test]
+fn the_evidence_bundles_answers_fit_the_schemas() {
+    fn answers<'a>(value: &'a Value, out: &mut Vec<&'a Value>) {
+        match value {
+            Value::Object(map) => {
+                if map.get("success").is_some_and(Value::is_boolean)
+                    && (map.contains_key("data") || map.contains_key("error"))
+                {
+                    out.push(value);
+                    return;
+                }
+                map.values().for_each(|v| answers(v, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| answers(v, out)),
+            _ => {}
+        }
+    }
+    for bundle in [
+        include_str!("../../docs/aql-evidence/todo-aql-single.json"),
+        include_str!("../../docs/aql-evidence/todo-aql-crude.json"),
+    ] {
+        let bundle: Value = serde_json::from_str(bundle).expect("a bundle");
+        let mut found = Vec::new();
+        answers(&bundle, &mut found);
+        assert!(found.len() >= 10, "{} answers", found.len());
+        for answer in found {
+            crate::support::assert_aql_envelope(answer);
+            if answer.get("results").is_some() {
+                crate::support::assert_aql_batch(answer);
+            }
+        }
+    }
+}

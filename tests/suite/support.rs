@@ -383,6 +383,14 @@ pub fn assert_aql_envelope(envelope: &Value) {
     assert_valid(&ENVELOPE, envelope);
 }
 
+/// Panic unless `answer` is an MCP-AQL batch's answer as `schemas/aql-batch.schema.json`
+/// (the official batch-operation schema's rules) says.
+pub fn assert_aql_batch(answer: &Value) {
+    static BATCH: std::sync::LazyLock<jsonschema::Validator> =
+        std::sync::LazyLock::new(|| compile(include_str!("../schemas/aql-batch.schema.json")));
+    assert_valid(&BATCH, answer);
+}
+
 /// Panic unless `envelope` is an `introspect` answer as `schemas/aql-introspection.schema.json`
 /// says.
 pub fn assert_aql_introspection(envelope: &Value) {

@@ -20,6 +20,7 @@ pub(crate) async fn call(
     args: Value,
 ) -> CallToolResult {
     let answer = match check_payload(table, &args) {
+        Err(error) if args.get("operations").is_some() => Answer::Refused(error),
         Err(error) => Answer::One(Envelope::Failed(error)),
         Ok(()) => match args.get("operations") {
             Some(operations) => {
@@ -63,10 +64,10 @@ async fn batch(
     operations: &Value,
 ) -> Answer {
     let Some(items) = operations.as_array().filter(|items| !items.is_empty()) else {
-        return Answer::One(Envelope::Failed(AbilityError::new(
+        return Answer::Refused(AbilityError::new(
             ErrorCode::ValidationInvalidType,
             "Parameter 'operations' expected a non-empty array of {operation, params}",
-        )));
+        ));
     };
     let extra: Vec<&String> = args
         .as_object()
@@ -77,7 +78,7 @@ async fn batch(
         })
         .unwrap_or_default();
     if !extra.is_empty() {
-        return Answer::One(Envelope::Failed(AbilityError::new(
+        return Answer::Refused(AbilityError::new(
             ErrorCode::ValidationUnknownParam,
             format!(
                 "A batch request holds only 'operations', not {}",
@@ -87,16 +88,16 @@ async fn batch(
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-        )));
+        ));
     }
     let limit = table.config.limits.max_batch_operations;
     if items.len() > limit {
-        return Answer::One(Envelope::Failed(too_large(
+        return Answer::Refused(too_large(
             "batch_operations",
             limit,
             items.len(),
             "operations",
-        )));
+        ));
     }
     let mut envelope = Batch::new(items.len());
     for (index, item) in items.iter().enumerate() {

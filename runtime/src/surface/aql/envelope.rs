@@ -64,8 +64,9 @@ impl Batch {
 pub(super) struct Item {
     pub(super) index: usize,
     pub(super) operation: String,
-    /// A batch item's envelope is closed: a confirmation offered travels in `error.details`
-    /// only (the official batch schema), not beside `error`.
+    /// A batch item's envelope is closed (the official batch schema): a confirmation offered
+    /// travels in `error.details` only, not beside `error`, and a success is its data alone,
+    /// without warnings.
     #[serde(serialize_with = "in_batch")]
     pub(super) result: Envelope,
 }
@@ -100,6 +101,10 @@ pub(super) struct Pending {
 pub(super) enum Answer {
     One(Envelope),
     Batch(Batch),
+    /// A batch request refused whole (malformed, too large): the official batch schema's
+    /// failure, `{success: false, error: {code, message}}`, whose error has no details (the
+    /// message says the numbers).
+    Refused(AbilityError),
 }
 
 /// The most warnings an envelope carries, as the draft allows.
@@ -112,14 +117,14 @@ impl Serialize for Envelope {
 }
 
 impl Envelope {
-    /// The envelope, with a confirmation offered also at the top (`offered`) or only in the
-    /// error's details.
-    fn write<S: Serializer>(&self, offered: bool, serializer: S) -> Result<S::Ok, S::Error> {
+    /// The envelope of one operation (`alone`), or of a batch item: a confirmation offered
+    /// only in the error's details, and no warnings.
+    fn write<S: Serializer>(&self, alone: bool, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Self::Done(done) => {
                 // Deduplicated, at most ten.
                 let mut warnings: Vec<&Warning> = Vec::new();
-                for warning in &done.warnings {
+                for warning in done.warnings.iter().filter(|_| alone) {
                     if warnings.len() == MAX_WARNINGS {
                         break;
                     }
@@ -150,7 +155,7 @@ impl Envelope {
                                 expires_at: confirmation.map(|c| c.expires_at.as_str()),
                             }),
                     },
-                    confirmation: confirmation.filter(|_| offered).map(|c| Offered {
+                    confirmation: confirmation.filter(|_| alone).map(|c| Offered {
                         token: &c.token,
                         expires_at: &c.expires_at,
                         message: &c.message,
@@ -197,6 +202,13 @@ struct Details<'a> {
     expires_at: Option<&'a str>,
 }
 
+/// A batch request refused whole.
+#[derive(Serialize)]
+struct BatchFailure<'a> {
+    success: bool,
+    error: ErrorBody<'a>,
+}
+
 /// The top-level `confirmation` of a refusal that offers one.
 #[derive(Serialize)]
 struct Offered<'a> {
@@ -214,6 +226,17 @@ pub(super) fn respond(table: &Table, answer: Answer) -> CallToolResult {
         }
         Answer::One(envelope) => (serde_json::to_string(envelope), false),
         Answer::Batch(batch) => (serde_json::to_string(batch), false),
+        Answer::Refused(error) => (
+            serde_json::to_string(&BatchFailure {
+                success: false,
+                error: ErrorBody {
+                    code: error.code().as_str(),
+                    message: error.message(),
+                    details: None,
+                },
+            }),
+            !recoverable(error.code()),
+        ),
     };
     let limit = table.config.limits.max_response_size;
     let refused = match text {

@@ -8,7 +8,7 @@ use crate::{AbilityError, ErrorCode};
 pub(super) fn too_large(kind: &str, limit: usize, actual: usize, unit: &str) -> AbilityError {
     AbilityError::new(
         ErrorCode::ValidationPayloadTooLarge,
-        format!("Payload exceeds {kind} limit of {limit} {unit}"),
+        format!("Payload exceeds {kind} limit of {limit} {unit} (it has {actual})"),
     )
     .with_details(json!({
         "limit_type": kind, "limit_value": limit, "actual_value": actual, "unit": unit
