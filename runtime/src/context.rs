@@ -248,8 +248,13 @@ impl Context {
     }
 
     /// Send a log message to the client (`notifications/message`), if `level` is at or above
-    /// the level the client set with `logging/setLevel` (default: `Info`). Does nothing in
+    /// the level the client set with `logging/setLevel` (default: `Info`); on protocol
+    /// 2026-07-28, the `logLevel` the request carries (none: nothing is sent). Does nothing in
     /// process, without a client.
+    ///
+    /// Deprecated in protocol 2026-07-28 (SEP-2577): still sent to the clients that ask, but
+    /// for what the server's operators need, log to stderr or trace with
+    /// [OpenTelemetry](crate::ServerBuilder) instead.
     pub async fn log(&self, level: LogLevel, data: impl serde::Serialize) {
         if let Some(client) = &self.client {
             let data = serde_json::to_value(data)
@@ -289,6 +294,10 @@ impl Context {
     /// `maxTokens`, optionally `systemPrompt`...); the client's result (`role`, `content`,
     /// `model`...). Fails with `CLIENT_CAPABILITY_MISSING` when the client did not declare
     /// sampling. Multi-round on 2026-07-28, as [`elicit`](Self::elicit).
+    ///
+    /// Deprecated in protocol 2026-07-28 (SEP-2577): it still works with clients that declare
+    /// sampling, and the server logs a warning the first time a handler asks on that version;
+    /// new abilities should call a model provider from the server.
     pub async fn sample(
         &self,
         params: serde_json::Value,
@@ -304,6 +313,9 @@ impl Context {
     /// The roots the client shares (`roots/list`). Fails with `CLIENT_CAPABILITY_MISSING`
     /// when the client did not declare roots. Multi-round on 2026-07-28, as
     /// [`elicit`](Self::elicit).
+    ///
+    /// Deprecated in protocol 2026-07-28 (SEP-2577), as [`sample`](Self::sample) is: take what
+    /// the roots would say as a parameter, a resource URI or the server's configuration.
     pub async fn list_roots(&self) -> Result<Vec<Root>, AbilityError> {
         self.ask(None).list_roots().await
     }

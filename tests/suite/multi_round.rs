@@ -335,6 +335,13 @@ async fn a_capability_the_client_did_not_declare_is_minus_32021() {
         response["error"]["data"]["requiredCapabilities"],
         json!({"sampling": {}})
     );
+    // Sampling is deprecated on this version (SEP-2577), and the answer says so.
+    let said = response["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        said.contains("sampling is deprecated in protocol 2026-07-28 (SEP-2577)")
+            && said.contains("call a model provider from the server instead"),
+        "{said}"
+    );
 }
 
 #[tokio::test]

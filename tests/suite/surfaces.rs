@@ -186,11 +186,12 @@ async fn meta_serves_exactly_three_tools() {
         "string"
     );
     assert_eq!(tools[2]["outputSchema"]["required"], json!(["success"]));
-    // `data` stays untyped where the adapter lists every JSON type (see wordpress-compat.md).
-    assert!(
-        tools[2]["outputSchema"]["properties"]["data"]
-            .get("type")
-            .is_none()
+    // `data` lists every JSON type, as the adapter's own schema does.
+    assert_eq!(
+        tools[2]["outputSchema"]["properties"]["data"]["type"],
+        json!([
+            "object", "array", "string", "number", "integer", "boolean", "null"
+        ])
     );
     // The abilities themselves are not tools here.
     let call = lines

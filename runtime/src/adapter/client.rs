@@ -81,11 +81,27 @@ impl RequestClient {
         P: serde::de::DeserializeOwned,
         R: serde::Serialize,
     {
+        let deprecated = capability.deprecated().filter(|_| self.multi_round());
+        if let Some(instead) = deprecated {
+            warn_deprecated(capability, instead);
+        }
         if !declared {
             if let Some(rounds) = &self.rounds {
                 rounds.missing(capability);
             }
-            return Err(Self::missing(capability));
+            let error = Self::missing(capability);
+            return Err(match deprecated {
+                Some(instead) => AbilityError::new(
+                    ErrorCode::ClientCapabilityMissing,
+                    format!(
+                        "{}; {} is deprecated in protocol 2026-07-28 (SEP-2577), which this \
+                         request speaks: {instead}",
+                        error.message(),
+                        capability.name()
+                    ),
+                ),
+                None => error,
+            });
         }
         if self.task().is_none() && self.rounds.is_none() {
             // A protocol version with requests to the client: ask it.
@@ -134,6 +150,40 @@ impl RequestClient {
                 capability.name()
             ),
         )
+    }
+}
+
+/// Say once per process and feature that a handler asks for `capability`, which protocol
+/// 2026-07-28 deprecates (SEP-2577 asks implementations to warn where it is used).
+fn warn_deprecated(capability: Needed, instead: &str) {
+    static WARNED: [std::sync::atomic::AtomicBool; 2] = [
+        std::sync::atomic::AtomicBool::new(false),
+        std::sync::atomic::AtomicBool::new(false),
+    ];
+    let slot = match capability {
+        Needed::Sampling => &WARNED[0],
+        Needed::Roots => &WARNED[1],
+        Needed::Elicitation => return,
+    };
+    if !slot.swap(true, Ordering::Relaxed) {
+        tracing::warn!(
+            capability = capability.name(),
+            "a handler asks the client for {}, which protocol 2026-07-28 deprecates (SEP-2577): \
+             {instead}",
+            capability.name()
+        );
+    }
+}
+
+/// Say once per process that log messages go to a client of protocol 2026-07-28, which
+/// deprecates them (SEP-2577).
+fn warn_deprecated_logging() {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !WARNED.swap(true, Ordering::Relaxed) {
+        tracing::warn!(
+            "log messages to the client (notifications/message) are deprecated in protocol \
+             2026-07-28 (SEP-2577): log to stderr, or trace with OpenTelemetry"
+        );
     }
 }
 
@@ -306,7 +356,10 @@ impl ClientChannel for RequestClient {
             // On protocol 2026-07-28 a request that sets no `logLevel` gets no log messages.
             let least = if self.multi_round() {
                 match self.request.meta.log_level() {
-                    Some(level) => from_rmcp_level(level) as u8,
+                    Some(level) => {
+                        warn_deprecated_logging();
+                        from_rmcp_level(level) as u8
+                    }
                     None => return,
                 }
             } else {

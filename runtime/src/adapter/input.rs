@@ -216,7 +216,19 @@ impl Rounds {
         for capability in missing.iter() {
             capability.require(&mut required);
         }
-        Some(ErrorData::missing_required_client_capability(required))
+        let mut error = ErrorData::missing_required_client_capability(required);
+        // Say so of a feature this protocol version deprecates (SEP-2577).
+        for capability in missing.iter() {
+            if let Some(instead) = capability.deprecated() {
+                error.message = format!(
+                    "{}; {} is deprecated in protocol 2026-07-28 (SEP-2577): {instead}",
+                    error.message,
+                    capability.name()
+                )
+                .into();
+            }
+        }
+        Some(error)
     }
 
     /// The `input_required` answer, when the handler asked what this round could not answer.
@@ -392,6 +404,18 @@ impl Needed {
             Self::Elicitation => "elicitation",
             Self::Sampling => "sampling",
             Self::Roots => "roots",
+        }
+    }
+
+    /// What replaces it, for a feature protocol 2026-07-28 deprecates (SEP-2577).
+    pub(crate) fn deprecated(self) -> Option<&'static str> {
+        match self {
+            Self::Elicitation => None,
+            Self::Sampling => Some("call a model provider from the server instead"),
+            Self::Roots => Some(
+                "take what the roots would say as a parameter, a resource URI or the server's \
+                 configuration instead",
+            ),
         }
     }
 

@@ -110,7 +110,12 @@ pub(crate) fn execute_tool(name: &str) -> Tool {
         "type": "object",
         "properties": {
             "success": {"type": "boolean"},
-            "data": {"description": "The ability's output, as its output_schema describes it."},
+            // Every JSON type listed, as the adapter's own schema has it (an output schema:
+            // no model provider reads it, so the type list is no portability concern).
+            "data": {
+                "type": ["object", "array", "string", "number", "integer", "boolean", "null"],
+                "description": "The ability's output, as its output_schema describes it."
+            },
             "error": {"type": "string", "description": "Why the execution failed, when success is false."}
         },
         "required": ["success"]
