@@ -40,6 +40,8 @@ pub(crate) struct Ledger {
     pub(crate) tokens_per_holder: u32,
     pub(crate) idempotency_window: Duration,
     pub(crate) idempotency_lease: Duration,
+    /// The idempotency claims this process made: each claim's owner is told apart by it.
+    claims: std::sync::atomic::AtomicU64,
 }
 
 impl Ledger {
@@ -58,6 +60,7 @@ impl Ledger {
             tokens_per_holder,
             idempotency_window,
             idempotency_lease,
+            claims: std::sync::atomic::AtomicU64::new(0),
         })
     }
 }
@@ -234,7 +237,13 @@ impl Idempotent {
             digest: crate::digest::hex(&digest),
             now_ms,
             expires_at_ms: now_ms.saturating_add(window),
-            owner: ledger.instance.clone(),
+            owner: format!(
+                "{}-{}",
+                ledger.instance,
+                ledger
+                    .claims
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            ),
             lease_until_ms: now_ms.saturating_add(lease_ms(ledger)),
         };
         let found = ledger
@@ -309,18 +318,30 @@ impl Idempotent {
             }
         };
         let claim = &held.claim;
-        let Err(error) = held.store.settle(&claim.holder, &claim.key, &outcome).await else {
+        let settled = held
+            .store
+            .settle(&claim.holder, &claim.key, &claim.owner, &outcome)
+            .await;
+        let Err(error) = settled else {
             return;
         };
         tracing::warn!(%error, "an idempotent call's outcome could not be recorded yet: retrying");
         // The lease is renewed as long as the outcome waits (the store may be back for
-        // renewals first).
+        // renewals first). Past the key's window nobody asks for it; and only this claim's
+        // record is ever written, never one another call made since.
         tokio::spawn(async move {
             let mut wait = Duration::from_millis(50);
-            while crate::clock::now_ms() < held.claim.expires_at_ms {
+            loop {
                 tokio::time::sleep(wait).await;
+                if crate::clock::now_ms() >= held.claim.expires_at_ms {
+                    break;
+                }
                 let claim = &held.claim;
-                match held.store.settle(&claim.holder, &claim.key, &outcome).await {
+                let settled = held
+                    .store
+                    .settle(&claim.holder, &claim.key, &claim.owner, &outcome)
+                    .await;
+                match settled {
                     Ok(()) => {
                         tracing::info!("an idempotent call's outcome was recorded after a retry");
                         return;
@@ -337,16 +358,27 @@ impl Idempotent {
     /// like [`settle`](Self::settle) while the store fails.
     pub(crate) async fn release(held: Held) {
         let claim = &held.claim;
-        let Err(error) = held.store.release(&claim.holder, &claim.key).await else {
+        let released = held
+            .store
+            .release(&claim.holder, &claim.key, &claim.owner)
+            .await;
+        let Err(error) = released else {
             return;
         };
         tracing::warn!(%error, "an idempotency claim could not be released yet: retrying");
         tokio::spawn(async move {
             let mut wait = Duration::from_millis(50);
-            while crate::clock::now_ms() < held.claim.expires_at_ms {
+            loop {
                 tokio::time::sleep(wait).await;
+                if crate::clock::now_ms() >= held.claim.expires_at_ms {
+                    return;
+                }
                 let claim = &held.claim;
-                if held.store.release(&claim.holder, &claim.key).await.is_ok() {
+                let released = held
+                    .store
+                    .release(&claim.holder, &claim.key, &claim.owner)
+                    .await;
+                if released.is_ok() {
                     return;
                 }
                 wait = (wait * 2).min(RECORD_RETRY_MAX);

@@ -335,3 +335,48 @@ async fn a_refused_request_frees_its_id_at_once() {
         );
     }
 }
+
+/// Waits until the client goes away.
+#[ability(semantic = "READ")]
+async fn wait_forever() -> i64 {
+    std::future::pending::<i64>().await
+}
+
+/// A session has at most 1,024 requests being answered: past them a request is refused with
+/// a clear error, and the session keeps serving.
+#[tokio::test]
+async fn a_session_holds_at_most_so_many_requests_being_answered() {
+    let mut lines = Lines::initialized(&server()).await;
+    for id in 0..1024u64 {
+        lines
+            .send(
+                &json!({"jsonrpc": "2.0", "id": 100 + id, "method": "tools/call",
+                        "params": {"name": "wait_forever", "arguments": {}}})
+                .to_string(),
+            )
+            .await;
+    }
+    // Any request: a ping too.
+    lines.send(&raw(5000, "ping", None)).await;
+    let refused = lines.response(&json!(5000)).await;
+    assert_eq!(refused["error"]["code"], -32000, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("1024 requests are being answered")),
+        "{refused}"
+    );
+    // One cancelled frees a place.
+    lines
+        .send(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": 100}})
+            .to_string(),
+        )
+        .await;
+    lines.send(&raw(6000, "ping", None)).await;
+    assert_eq!(
+        lines.response(&json!(6000)).await,
+        json!({"jsonrpc": "2.0", "id": 6000, "result": {}})
+    );
+}

@@ -257,7 +257,10 @@ async fn a_claim_whose_lease_ran_out_is_abandoned(store: &dyn Store) {
         Claimed::Conflict
     );
     let outcome = json!({"error": {"code": -32603, "message": "the store failed"}});
-    store.settle(&ada, &key, &outcome).await.unwrap();
+    store
+        .settle(&ada, &key, "replica-1", &outcome)
+        .await
+        .unwrap();
     let Claimed::Done { outcome: again } = store
         .claim(&claim(&ada, &key, "create:1", now + 50_000))
         .await
@@ -293,13 +296,16 @@ async fn idempotency_keys_run_once(store: &dyn Store) {
         Claimed::New
     );
     let outcome = json!({"complete": {"z": 1, "content": [{"type": "text", "text": "7"}]}});
-    store.settle(&ada, &key, &outcome).await.unwrap();
+    store
+        .settle(&ada, &key, "replica-1", &outcome)
+        .await
+        .unwrap();
     let Claimed::Done { outcome: again } = store.claim(&first).await.unwrap() else {
         panic!("a settled claim replays");
     };
     assert_eq!(again.to_string(), outcome.to_string());
     // Releasing a settled claim leaves it; releasing a running one frees the key.
-    store.release(&ada, &key).await.unwrap();
+    store.release(&ada, &key, "replica-1").await.unwrap();
     assert!(matches!(
         store.claim(&first).await.unwrap(),
         Claimed::Done { .. }
@@ -307,11 +313,38 @@ async fn idempotency_keys_run_once(store: &dyn Store) {
     let other = unique("key");
     let running = claim(&ada, &other, "x", now);
     assert_eq!(store.claim(&running).await.unwrap(), Claimed::New);
-    store.release(&ada, &other).await.unwrap();
+    store.release(&ada, &other, "replica-1").await.unwrap();
     assert_eq!(store.claim(&running).await.unwrap(), Claimed::New);
     // Past its window a key is free again, for anything.
-    let later = claim(&ada, &key, "create:3", now + 120_000);
+    let mut later = claim(&ada, &key, "create:3", now + 120_000);
+    later.owner = "replica-2".to_owned();
     assert_eq!(store.claim(&later).await.unwrap(), Claimed::New);
+    // The first claim's owner, late, neither records its outcome on the new claim nor
+    // releases it.
+    store
+        .settle(&ada, &key, "replica-1", &json!({"late": true}))
+        .await
+        .unwrap();
+    store.release(&ada, &key, "replica-1").await.unwrap();
+    assert_eq!(
+        store.claim(&later).await.unwrap(),
+        Claimed::Running {
+            started_at_ms: now + 120_000
+        }
+    );
+    // A claim made before claims had leases (lease 0) may still be running.
+    let (old, key) = (unique("old"), unique("key"));
+    let mut legacy = claim(&old, &key, "x", now);
+    legacy.owner = String::new();
+    legacy.lease_until_ms = 0;
+    assert_eq!(store.claim(&legacy).await.unwrap(), Claimed::New);
+    assert_eq!(
+        store
+            .claim(&claim(&old, &key, "x", now + 50_000))
+            .await
+            .unwrap(),
+        Claimed::Running { started_at_ms: now }
+    );
 }
 
 async fn a_key_is_claimed_once_under_a_race(store: Arc<dyn Store>) {
@@ -463,6 +496,43 @@ async fn the_sqlite_store() {
     let dir = std::env::temp_dir().join(unique("abilities-store"));
     std::fs::create_dir_all(&dir).unwrap();
     suite(Arc::new(SqliteStore::open(dir.join("store.db")).unwrap())).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A store file made before idempotency claims had an owner and a lease opens, its columns
+/// added, and a claim it holds reads as running (it may be), never as abandoned.
+#[tokio::test]
+async fn an_older_sqlite_store_gains_owners_and_leases() {
+    let dir = std::env::temp_dir().join(unique("abilities-old-store"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("store.db");
+    let now = now_ms();
+    {
+        let db = rusqlite::Connection::open(&path).unwrap();
+        db.execute_batch(
+            "CREATE TABLE abilities_idempotency (
+                holder TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL,
+                started_at_ms INTEGER NOT NULL, expires_at_ms INTEGER NOT NULL, outcome TEXT,
+                PRIMARY KEY (holder, key));",
+        )
+        .unwrap();
+        db.execute(
+            "INSERT INTO abilities_idempotency VALUES ('ada', 'k', 'd', ?1, ?2, NULL)",
+            rusqlite::params![now as i64, (now + 60_000) as i64],
+        )
+        .unwrap();
+    }
+    for _ in 0..2 {
+        // Opened twice: the second finds the columns there.
+        let store = SqliteStore::open(&path).unwrap();
+        assert_eq!(
+            store
+                .claim(&claim("ada", "k", "d", now + 1_000))
+                .await
+                .unwrap(),
+            Claimed::Running { started_at_ms: now }
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

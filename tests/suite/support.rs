@@ -575,6 +575,7 @@ impl abilities::store::Store for Replica {
         &'a self,
         holder: &'a str,
         key: &'a str,
+        owner: &'a str,
         outcome: &'a serde_json::Value,
     ) -> abilities::store::StoreFuture<'a, ()> {
         let failing = self
@@ -592,7 +593,7 @@ impl abilities::store::Store for Replica {
                 ))
             });
         }
-        self.store.settle(holder, key, outcome)
+        self.store.settle(holder, key, owner, outcome)
     }
     fn renew<'a>(
         &'a self,
@@ -607,8 +608,9 @@ impl abilities::store::Store for Replica {
         &'a self,
         holder: &'a str,
         key: &'a str,
+        owner: &'a str,
     ) -> abilities::store::StoreFuture<'a, ()> {
-        self.store.release(holder, key)
+        self.store.release(holder, key, owner)
     }
     fn take_rate<'a>(
         &'a self,

@@ -116,13 +116,14 @@ impl Store for Measured {
         &'a self,
         holder: &'a str,
         key: &'a str,
+        owner: &'a str,
         outcome: &'a Value,
     ) -> StoreFuture<'a, ()> {
-        self.timed("settle", self.inner.settle(holder, key, outcome))
+        self.timed("settle", self.inner.settle(holder, key, owner, outcome))
     }
 
-    fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> StoreFuture<'a, ()> {
-        self.timed("release", self.inner.release(holder, key))
+    fn release<'a>(&'a self, holder: &'a str, key: &'a str, owner: &'a str) -> StoreFuture<'a, ()> {
+        self.timed("release", self.inner.release(holder, key, owner))
     }
 
     fn renew<'a>(

@@ -264,11 +264,18 @@ impl Store for MemoryStore {
         &'a self,
         holder: &'a str,
         key: &'a str,
+        owner: &'a str,
         outcome: &'a Value,
     ) -> StoreFuture<'a, ()> {
-        let (slot, outcome) = ((holder.to_owned(), key.to_owned()), outcome.clone());
+        let (slot, owner, outcome) = (
+            (holder.to_owned(), key.to_owned()),
+            owner.to_owned(),
+            outcome.clone(),
+        );
         self.with(move |t| {
-            if let Some(entry) = t.idempotency.get_mut(&slot) {
+            if let Some(entry) = t.idempotency.get_mut(&slot)
+                && entry.owner == owner
+            {
                 entry.outcome = Some(outcome);
             }
             Ok(())
@@ -294,12 +301,12 @@ impl Store for MemoryStore {
         })
     }
 
-    fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> StoreFuture<'a, ()> {
-        let slot = (holder.to_owned(), key.to_owned());
+    fn release<'a>(&'a self, holder: &'a str, key: &'a str, owner: &'a str) -> StoreFuture<'a, ()> {
+        let (slot, owner) = ((holder.to_owned(), key.to_owned()), owner.to_owned());
         self.with(move |t| {
             if t.idempotency
                 .get(&slot)
-                .is_some_and(|entry| entry.outcome.is_none())
+                .is_some_and(|entry| entry.outcome.is_none() && entry.owner == owner)
             {
                 t.idempotency.remove(&slot);
             }

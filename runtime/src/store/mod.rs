@@ -218,7 +218,9 @@ pub struct Claim {
     pub now_ms: u64,
     /// Until when the key is remembered.
     pub expires_at_ms: u64,
-    /// The server process that makes the call, which alone renews the claim's lease.
+    /// Who makes the call: one claim of one server process. Only it renews the claim's
+    /// lease, settles it or releases it, so a late or repeated write of a claim that was
+    /// taken over (its window ended) never touches the new claim.
     pub owner: String,
     /// Until when the claim is held without news from its owner: the owner renews it while
     /// the call runs and its outcome is being recorded ([`Store::renew`]); a claim with no
@@ -272,7 +274,11 @@ impl Claimed {
         }
         match outcome {
             Some(outcome) => Self::Done { outcome },
-            None if lease_until_ms >= claim.now_ms => Self::Running { started_at_ms },
+            // A lease of 0: a claim made before claims had leases, by a server that may still
+            // be running it.
+            None if lease_until_ms == 0 || lease_until_ms >= claim.now_ms => {
+                Self::Running { started_at_ms }
+            }
             None => Self::Abandoned {
                 started_at_ms,
                 lease_until_ms,
@@ -417,15 +423,18 @@ pub trait Store: Send + Sync + 'static {
     fn spend_token<'a>(&'a self, token: &'a TokenRecord) -> StoreFuture<'a, Spend>;
     /// Claim an idempotency key (a claim whose window ended counts as free).
     fn claim<'a>(&'a self, claim: &'a Claim) -> StoreFuture<'a, Claimed>;
-    /// Record the outcome of the call that claimed `key`.
+    /// Record the outcome of the call whose claim on `key` `owner` made (another owner's
+    /// claim is left as it is).
     fn settle<'a>(
         &'a self,
         holder: &'a str,
         key: &'a str,
+        owner: &'a str,
         outcome: &'a Value,
     ) -> StoreFuture<'a, ()>;
-    /// Give up a claim whose call did not run (it was refused before it started).
-    fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> StoreFuture<'a, ()>;
+    /// Give up the unsettled claim on `key` that `owner` made: its call did not run (it was
+    /// refused before it started).
+    fn release<'a>(&'a self, holder: &'a str, key: &'a str, owner: &'a str) -> StoreFuture<'a, ()>;
     /// Move the lease of the unsettled claim on `key` of `holder` that `owner` made on to
     /// `lease_until_ms`: its call still runs, or its outcome is still being recorded. A
     /// claim settled, released or made by another owner is left as it is.

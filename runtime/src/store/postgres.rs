@@ -422,14 +422,16 @@ impl Store for PostgresStore {
         &'a self,
         holder: &'a str,
         key: &'a str,
+        owner: &'a str,
         outcome: &'a Value,
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             self.client()
                 .await?
                 .execute(
-                    "UPDATE abilities_idempotency SET outcome = $3 WHERE holder = $1 AND key = $2",
-                    &[&holder, &key, &outcome.to_string()],
+                    "UPDATE abilities_idempotency SET outcome = $4
+                     WHERE holder = $1 AND key = $2 AND owner = $3",
+                    &[&holder, &key, &owner, &outcome.to_string()],
                 )
                 .await
                 .map(drop)
@@ -459,14 +461,14 @@ impl Store for PostgresStore {
         })
     }
 
-    fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> StoreFuture<'a, ()> {
+    fn release<'a>(&'a self, holder: &'a str, key: &'a str, owner: &'a str) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             self.client()
                 .await?
                 .execute(
                     "DELETE FROM abilities_idempotency
-                     WHERE holder = $1 AND key = $2 AND outcome IS NULL",
-                    &[&holder, &key],
+                     WHERE holder = $1 AND key = $2 AND owner = $3 AND outcome IS NULL",
+                    &[&holder, &key, &owner],
                 )
                 .await
                 .map(drop)

@@ -80,10 +80,13 @@ impl SqliteStore {
             )
             .map_err(failed)?;
         if leased == 0 {
+            // One transaction: both columns, or neither.
             db.execute_batch(
-                "ALTER TABLE abilities_idempotency ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+                "BEGIN;
+                 ALTER TABLE abilities_idempotency ADD COLUMN owner TEXT NOT NULL DEFAULT '';
                  ALTER TABLE abilities_idempotency
-                     ADD COLUMN lease_until_ms INTEGER NOT NULL DEFAULT 0;",
+                     ADD COLUMN lease_until_ms INTEGER NOT NULL DEFAULT 0;
+                 COMMIT;",
             )
             .map_err(failed)?;
         }
@@ -381,13 +384,20 @@ impl Store for SqliteStore {
         &'a self,
         holder: &'a str,
         key: &'a str,
+        owner: &'a str,
         outcome: &'a Value,
     ) -> StoreFuture<'a, ()> {
-        let (holder, key, outcome) = (holder.to_owned(), key.to_owned(), outcome.to_string());
+        let (holder, key, owner, outcome) = (
+            holder.to_owned(),
+            key.to_owned(),
+            owner.to_owned(),
+            outcome.to_string(),
+        );
         self.run(move |db| {
             db.execute(
-                "UPDATE abilities_idempotency SET outcome = ?3 WHERE holder = ?1 AND key = ?2",
-                params![holder, key, outcome],
+                "UPDATE abilities_idempotency SET outcome = ?4
+                 WHERE holder = ?1 AND key = ?2 AND owner = ?3",
+                params![holder, key, owner, outcome],
             )
             .map(drop)
         })
@@ -411,13 +421,13 @@ impl Store for SqliteStore {
         })
     }
 
-    fn release<'a>(&'a self, holder: &'a str, key: &'a str) -> StoreFuture<'a, ()> {
-        let (holder, key) = (holder.to_owned(), key.to_owned());
+    fn release<'a>(&'a self, holder: &'a str, key: &'a str, owner: &'a str) -> StoreFuture<'a, ()> {
+        let (holder, key, owner) = (holder.to_owned(), key.to_owned(), owner.to_owned());
         self.run(move |db| {
             db.execute(
                 "DELETE FROM abilities_idempotency
-                 WHERE holder = ?1 AND key = ?2 AND outcome IS NULL",
-                params![holder, key],
+                 WHERE holder = ?1 AND key = ?2 AND owner = ?3 AND outcome IS NULL",
+                params![holder, key, owner],
             )
             .map(drop)
         })

@@ -11,7 +11,8 @@ use http_body_util::BodyExt;
 
 /// The most of an over-limit body read and thrown away before its refusal is sent.
 pub(crate) const DRAIN_BYTES: u64 = 64 << 20;
-/// The longest an over-limit body is read for before its refusal is sent anyway.
+/// The longest an over-limit body is read for before its refusal is sent anyway (and never
+/// longer than the body read timeout).
 pub(crate) const DRAIN_TIME: Duration = Duration::from_secs(10);
 
 /// Why a body was not read.
@@ -47,7 +48,7 @@ pub(crate) async fn read(
     let drains = !expects_continue(headers);
     if let Some(length) = declared.filter(|length| *length > limit as u64) {
         if drains && length <= DRAIN_BYTES {
-            drain(&mut body, 0).await;
+            drain(&mut body, 0, timeout).await;
         }
         return Err(BodyError::TooLarge);
     }
@@ -68,7 +69,7 @@ pub(crate) async fn read(
         Ok(Ok(())) => Ok(Bytes::from(bytes)),
         Ok(Err(BodyError::TooLarge)) => {
             if drains {
-                drain(&mut body, bytes.len() as u64).await;
+                drain(&mut body, bytes.len() as u64, timeout).await;
             }
             Err(BodyError::TooLarge)
         }
@@ -78,8 +79,8 @@ pub(crate) async fn read(
 }
 
 /// Read the rest of `body` and throw it away, `seen` bytes of it already read, up to
-/// [`DRAIN_BYTES`] in all and for [`DRAIN_TIME`].
-async fn drain(body: &mut Body, mut seen: u64) {
+/// [`DRAIN_BYTES`] in all and for [`DRAIN_TIME`] or `timeout`, whichever is shorter.
+async fn drain(body: &mut Body, mut seen: u64, timeout: Duration) {
     let rest = async {
         while seen <= DRAIN_BYTES {
             match body.frame().await {
@@ -90,5 +91,5 @@ async fn drain(body: &mut Body, mut seen: u64) {
             }
         }
     };
-    let _ = tokio::time::timeout(DRAIN_TIME, rest).await;
+    let _ = tokio::time::timeout(DRAIN_TIME.min(timeout), rest).await;
 }

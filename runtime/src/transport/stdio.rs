@@ -135,6 +135,14 @@ struct Batch {
     answers: Vec<Value>,
 }
 
+/// The refusal of a request past [`MAX_ANSWERING`].
+fn too_many() -> String {
+    format!(
+        "Too many requests: {MAX_ANSWERING} requests are being answered, the most a session \
+         may have; send this one again once some are answered"
+    )
+}
+
 fn id_key(id: &RequestId) -> String {
     serde_json::to_string(id).unwrap_or_default()
 }
@@ -249,6 +257,10 @@ impl<R, W> LineTransport<R, W> {
                             ));
                             continue;
                         }
+                        if self.answering() + waiting.len() >= MAX_ANSWERING {
+                            answer(error_line(&answer_id(&member), -32000, too_many()));
+                            continue;
+                        }
                         waiting.push(key);
                     }
                     queued.push(message);
@@ -270,6 +282,11 @@ impl<R, W> LineTransport<R, W> {
         None
     }
 
+    /// How many requests of the session are being answered: by the server, or in place.
+    fn answering(&self) -> usize {
+        self.in_flight.len() + self.direct.len()
+    }
+
     /// The refusal of a request whose id a request still being answered has; otherwise its
     /// id is taken until its answer goes out.
     fn repeated(&mut self, message: &RxJsonRpcMessage<RoleServer>) -> Option<Vec<u8>> {
@@ -278,15 +295,8 @@ impl<R, W> LineTransport<R, W> {
         };
         let key = id_key(&request.id);
         let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
-        if self.in_flight.len() >= MAX_ANSWERING && !self.in_flight.contains(&key) {
-            return Some(error_line(
-                &id,
-                -32000,
-                format!(
-                    "Too many requests: {MAX_ANSWERING} requests are being answered, the most \
-                     a session may have; send this one again once some are answered"
-                ),
-            ));
+        if self.answering() >= MAX_ANSWERING && !self.in_flight.contains(&key) {
+            return Some(error_line(&id, -32000, too_many()));
         }
         if !self.direct.holds(&key) && self.in_flight.insert(key) {
             return None;

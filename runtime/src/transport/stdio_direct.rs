@@ -74,6 +74,11 @@ impl StdioDirect {
     }
 
     /// Whether a request with this id is being answered in place.
+    /// How many requests are being answered in place.
+    pub(super) fn len(&self) -> usize {
+        self.running().len()
+    }
+
     pub(super) fn holds(&self, key: &str) -> bool {
         self.running().contains_key(key)
     }

@@ -9,6 +9,9 @@ use super::pattern::Pattern;
 #[derive(Debug)]
 pub(crate) struct Compiled {
     pub(super) nodes: Vec<Node>,
+    /// Whether a node has `unevaluatedProperties` or `unevaluatedItems`: then the subschemas
+    /// a value is tested against are remembered for the walk (see `walk::Memo`).
+    pub(super) unevaluated: bool,
 }
 
 /// One (sub)schema.

@@ -25,18 +25,33 @@ const ECMA_WORD: &str = "0-9A-Za-z_";
 /// - `\cX` is the control character X names, and `\b` inside a class a backspace;
 /// - `\p{..}` and `\P{..}` (general categories, scripts, binary properties) are Unicode's.
 ///
-/// `None` for what this does not translate (`\S`, `\D`, `\W` inside a class, the empty classes
-/// `[]` and `[^]`, `--` inside a class), nor the `regex` crate's own syntax (inline flags,
-/// `\A`, `\z`, `\<`, `\>`, `\b{..}`).
+/// `None` for what this does not translate (`\S`, `\D`, `\W` inside a class, a range with a
+/// set such as `\d` at either end, the empty classes `[]` and `[^]`, `--` inside a class), nor
+/// the `regex` crate's own syntax (inline flags, `\A`, `\z`, `\<`, `\>`, `\b{..}`).
 fn ecma(source: &str) -> Option<String> {
     let mut out = String::with_capacity(source.len());
     let mut chars = source.chars().peekable();
     let mut class = false;
+    // Inside a class, what came last: a range would join a set's bounds to its neighbour.
+    let mut last = Last::Start;
     while let Some(c) = chars.next() {
+        if class {
+            let set = c == '\\' && chars.peek().is_some_and(|e| "sSdDwW".contains(*e));
+            if set && last == Last::RangeDash {
+                return None;
+            }
+            last = match c {
+                _ if set => Last::Set,
+                '-' if last == Last::Set && chars.peek() != Some(&']') => return None,
+                '-' if last != Last::Start => Last::RangeDash,
+                _ => Last::Other,
+            };
+        }
         match c {
             '\\' => escape(chars.next()?, class, &mut chars, &mut out)?,
             '[' if !class => {
                 class = true;
+                last = Last::Start;
                 out.push('[');
                 if chars.peek() == Some(&'^') {
                     chars.next();
@@ -73,6 +88,18 @@ fn ecma(source: &str) -> Option<String> {
         }
     }
     Some(out)
+}
+
+/// What came last inside a class.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Last {
+    /// Nothing yet (a `-` here is a literal).
+    Start,
+    /// A set escape (`\d`, `\w`, `\s`).
+    Set,
+    /// A `-` that makes a range with what comes next.
+    RangeDash,
+    Other,
 }
 
 /// One escape (`\` and `c`), in or out of a class, written to `out`.

@@ -50,8 +50,15 @@ impl Compiled {
         };
         compiler.scan(schema, String::new(), true)?;
         compiler.compile(schema, String::new())?;
+        let unevaluated = compiler.nodes.iter().any(|node| {
+            matches!(node, Node::Keywords(keywords) if keywords.iter().any(|k| matches!(
+                k,
+                Keyword::UnevaluatedProperties { .. } | Keyword::UnevaluatedItems { .. }
+            )))
+        });
         let compiled = Self {
             nodes: compiler.nodes,
+            unevaluated,
         };
         compiled.refuse_loops()?;
         Ok(compiled)
@@ -173,10 +180,20 @@ impl Compiler<'_> {
             }
             Some(_) => return Err(invalid(&at, "`$schema` must be a string".to_owned())),
         }
-        // A `$dynamicAnchor` is also a plain-name fragment, which a `$ref` may name.
+        // A `$dynamicAnchor` is also a plain-name fragment, which a `$ref` may name: one name
+        // names one schema.
         for key in ["$anchor", "$dynamicAnchor"] {
-            if let Some(Value::String(anchor)) = map.get(key) {
-                self.anchors.insert(anchor.clone(), at.clone());
+            if let Some(Value::String(anchor)) = map.get(key)
+                && let Some(other) = self.anchors.insert(anchor.clone(), at.clone())
+                && other != at
+            {
+                return Err(invalid(
+                    &at,
+                    format!(
+                        "the anchor `{anchor}` also names the schema at {}",
+                        place(&other)
+                    ),
+                ));
             }
         }
         for (key, value) in map {

@@ -366,6 +366,10 @@ fn malformed_and_unchecked_schemas_are_refused() {
         (json!({"$ref": "#/$defs/missing"}), "points at nothing"),
         (json!({"$ref": "#nowhere"}), "names no `$anchor`"),
         (
+            json!({"$defs": {"a": {"$anchor": "x"}, "b": {"$dynamicAnchor": "x"}}}),
+            "the anchor `x` also names the schema at",
+        ),
+        (
             json!({"properties": {"a": 5}}),
             "a schema is an object or a boolean",
         ),
@@ -408,6 +412,15 @@ fn malformed_and_unchecked_schemas_are_refused() {
         (json!({"pattern": "[\\D]"}), "inside a class"),
         (
             json!({"pattern": "[a--b]"}),
+            "syntax ECMA-262 does not have",
+        ),
+        // A range with a set at either end would join the set's bounds to its neighbour.
+        (
+            json!({"pattern": "[+-\\d]"}),
+            "syntax ECMA-262 does not have",
+        ),
+        (
+            json!({"pattern": "[\\w-z]"}),
             "syntax ECMA-262 does not have",
         ),
         (
@@ -516,6 +529,36 @@ fn unicode_properties_and_control_escapes_in_patterns() {
     assert!(!pattern("\\bé", "é"));
     assert!(pattern("^[\\b]$", "\u{8}"));
     assert!(pattern("^[a&&b]+$", "a&&b"));
+    // A dash beside a set, at either end of the class, is a literal.
+    assert!(pattern("^[\\d-]+$", "1-2"));
+    assert!(pattern("^[-\\w]+$", "a-b"));
+    assert!(!pattern("^[\\d-]+$", ","));
+}
+
+/// A schema whose `anyOf` branch leads back to it, with `unevaluatedProperties`: collecting
+/// what the passing branch evaluated tests it again, which must not double at every level of
+/// a deeply nested value (100 levels would never finish).
+#[test]
+fn unevaluated_keywords_cost_linear_time_in_nesting() {
+    let compiled = Compiled::new(&json!({
+        "$defs": {"n": {
+            "anyOf": [{"properties": {"c": {"$ref": "#/$defs/n"}}}],
+            "unevaluatedProperties": false
+        }},
+        "$ref": "#/$defs/n"
+    }))
+    .expect("compiles");
+    let mut value = json!({});
+    for _ in 0..100 {
+        value = json!({"c": value});
+    }
+    assert!(compiled.is_valid(&value));
+    let mut bad = json!({"x": 1});
+    for _ in 0..100 {
+        bad = json!({"c": bad});
+    }
+    assert!(!compiled.is_valid(&bad));
+    assert!(!compiled.failures(&bad).is_empty());
 }
 
 #[test]

@@ -51,10 +51,20 @@ const QUOTE: usize = 100;
 /// array costs one pass, not a report per item).
 pub(crate) const MAX_FAILURES: usize = 50;
 
+/// The answers of [`Compiled::test`] during one validation of a schema with `unevaluated*`,
+/// by node and value (its address, stable while the value is borrowed). Collecting what the
+/// subschemas applied in place evaluated tests the branches of `anyOf`, `oneOf` and `if`
+/// again; remembered, a value nested `n` deep costs `n` tests, not `2^n`.
+type Memo = std::collections::HashMap<(usize, usize), bool>;
+
+thread_local! {
+    static MEMO: std::cell::RefCell<Option<Memo>> = const { std::cell::RefCell::new(None) };
+}
+
 impl Compiled {
     /// Whether `value` is valid, stopping at the first failure.
     pub(crate) fn is_valid(&self, value: &Value) -> bool {
-        self.walk(0, value, &mut None)
+        self.remembering(|| self.walk(0, value, &mut None))
     }
 
     /// Every failure of `value`, in the order the schema's keywords are checked.
@@ -63,8 +73,25 @@ impl Compiled {
             at: String::new(),
             failures: Vec::new(),
         });
-        self.walk(0, value, &mut sink);
+        self.remembering(|| self.walk(0, value, &mut sink));
         sink.map(|s| s.failures).unwrap_or_default()
+    }
+
+    /// Run `f` with a [`Memo`] of its own when the schema has `unevaluated*` keywords.
+    fn remembering<T>(&self, f: impl FnOnce() -> T) -> T {
+        if !self.unevaluated {
+            return f();
+        }
+        /// Puts back the memo of an enclosing validation, however `f` ends.
+        struct Restore(Option<Memo>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let outer = self.0.take();
+                MEMO.with(|memo| *memo.borrow_mut() = outer);
+            }
+        }
+        let _restore = Restore(MEMO.with(|memo| memo.borrow_mut().replace(Memo::new())));
+        f()
     }
 
     fn walk(&self, node: usize, value: &Value, sink: &mut Option<Sink>) -> bool {
@@ -94,7 +121,20 @@ impl Compiled {
     /// Whether `value` is valid against `node`, reporting nothing (the branches of
     /// `anyOf`, `oneOf`, `not`, `if` and `contains`).
     fn test(&self, node: usize, value: &Value) -> bool {
-        self.walk(node, value, &mut None)
+        if !self.unevaluated {
+            return self.walk(node, value, &mut None);
+        }
+        let key = (node, std::ptr::from_ref(value) as usize);
+        if let Some(known) = MEMO.with(|memo| memo.borrow().as_ref()?.get(&key).copied()) {
+            return known;
+        }
+        let valid = self.walk(node, value, &mut None);
+        MEMO.with(|memo| {
+            if let Some(memo) = memo.borrow_mut().as_mut() {
+                memo.insert(key, valid);
+            }
+        });
+        valid
     }
 
     /// Walk a child of the value at hand, its step added to the pointer.
