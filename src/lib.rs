@@ -104,6 +104,9 @@ mod guide {
 /// ```text
 /// builder.skills(abilities::skills!("../skills")?)
 /// ```
+///
+/// Where `abilities` is known under another path (a crate of yours re-exports it), name it
+/// as `#[ability(crate = "...")]` does: `skills!(crate = "my_kit::abilities", "../skills")`.
 pub use abilities_macros::skills;
 
 /// Turn a free `fn` or `async fn` into a registered ability.

@@ -107,7 +107,7 @@ fn generate(
         #item
 
         #[doc(hidden)]
-        #[allow(non_snake_case, non_camel_case_types, deprecated, clippy::all)]
+        #[allow(non_snake_case, non_camel_case_types, deprecated)]
         const _: () = {
             #support
             #asserts

@@ -1,12 +1,16 @@
 //! Where the annotated function sits. An attribute macro is told nothing about its item's
 //! surroundings, and one inside an `impl` or `trait` block cannot register it (it has no free
-//! path); so the source file is read, once per file per build, to tell the user so instead of
-//! leaving them the generated code's errors. When the file does not settle it, the answer is
-//! "free" and the compiler's own errors stand.
+//! path); so the source file is read to tell the user so instead of leaving them the generated
+//! code's errors. When the file does not settle it, the answer is "free" and the compiler's
+//! own errors stand.
+//!
+//! The file is read at every expansion and parsed again only when its text changed: a
+//! long-lived macro server (rust-analyzer's) sees each edit, never a stale parse.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::{LazyLock, Mutex, PoisonError};
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use syn::{Block, ImplItem, Item, Stmt, TraitItem};
 
@@ -17,7 +21,34 @@ struct Source {
     fns: Vec<(String, bool)>,
 }
 
-static SOURCES: LazyLock<Mutex<HashMap<PathBuf, Option<Source>>>> = LazyLock::new(Mutex::default);
+/// Each file's parse, by path, with a hash of the text it was made from.
+type Parsed = HashMap<PathBuf, (u64, Arc<Source>)>;
+
+static SOURCES: LazyLock<Mutex<Parsed>> = LazyLock::new(Mutex::default);
+
+/// The parse of the file at `path` as it is now: the one kept when its text is the same, else
+/// a new one. `None` when the file cannot be read or parsed.
+fn source(path: &Path) -> Option<Arc<Source>> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    let digest = hasher.finish();
+    let mut sources = SOURCES.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((kept, source)) = sources.get(path)
+        && *kept == digest
+    {
+        return Some(Arc::clone(source));
+    }
+    let parsed = syn::parse_file(&text).ok()?;
+    let mut fns = Vec::new();
+    items(&parsed.items, &mut fns);
+    let source = Arc::new(Source {
+        lines: text.lines().map(str::to_owned).collect(),
+        fns,
+    });
+    sources.insert(path.to_owned(), (digest, Arc::clone(&source)));
+    Some(source)
+}
 
 /// Whether the function named `ident` is an associated function (in an `impl` or `trait`
 /// block).
@@ -31,18 +62,7 @@ pub(crate) fn is_associated(ident: &syn::Ident) -> bool {
     };
     let line = span.line();
     let name = ident.to_string();
-    let mut sources = SOURCES.lock().unwrap_or_else(PoisonError::into_inner);
-    let source = sources.entry(file).or_insert_with_key(|file| {
-        let text = std::fs::read_to_string(file).ok()?;
-        let parsed = syn::parse_file(&text).ok()?;
-        let mut fns = Vec::new();
-        items(&parsed.items, &mut fns);
-        Some(Source {
-            lines: text.lines().map(str::to_owned).collect(),
-            fns,
-        })
-    });
-    let Some(source) = source else {
+    let Some(source) = source(&file) else {
         return false;
     };
     // The lines that declare `fn <name>`, matched one to one with the parsed functions of
@@ -132,7 +152,28 @@ fn block(body: &Block, fns: &mut Vec<(String, bool)>) {
 
 #[cfg(test)]
 mod tests {
-    use super::declares;
+    use super::{declares, source};
+
+    /// A file edited between two expansions is parsed again: the second sees the edit.
+    #[test]
+    fn an_edited_file_is_read_anew() {
+        let dir = std::env::temp_dir().join(format!("abilities-place-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a directory");
+        let path = dir.join("lib.rs");
+        std::fs::write(&path, "struct S;\nimpl S {\n    fn count() {}\n}\n").expect("written");
+        let before = source(&path).expect("parsed");
+        assert_eq!(before.fns, vec![("count".to_owned(), true)]);
+        // The same text: the same parse.
+        assert!(std::sync::Arc::ptr_eq(
+            &before,
+            &source(&path).expect("parsed")
+        ));
+        std::fs::write(&path, "fn count() {}\n").expect("written");
+        let after = source(&path).expect("parsed");
+        assert_eq!(after.fns, vec![("count".to_owned(), false)]);
+        assert_eq!(after.lines, vec!["fn count() {}".to_owned()]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn a_declaration_is_fn_then_the_name() {

@@ -23,8 +23,34 @@ pub(crate) fn skills(input: TokenStream) -> TokenStream {
     }
 }
 
+/// `skills!("dir")`, or `skills!(crate = "path::to::abilities", "dir")` where the crate is
+/// known under another name (re-exported by a crate of the user's), as `#[ability(crate =
+/// "...")]` takes it.
+struct Input {
+    krate: syn::Path,
+    literal: LitStr,
+}
+
+impl syn::parse::Parse for Input {
+    fn parse(input: syn::parse::ParseStream<'_>) -> syn::Result<Self> {
+        let mut krate = syn::parse_quote!(::abilities);
+        if input.peek(syn::Token![crate]) {
+            input.parse::<syn::Token![crate]>()?;
+            input.parse::<syn::Token![=]>()?;
+            krate = if input.peek(LitStr) {
+                input.parse::<LitStr>()?.parse()?
+            } else {
+                input.parse()?
+            };
+            input.parse::<syn::Token![,]>()?;
+        }
+        let literal = input.parse()?;
+        Ok(Self { krate, literal })
+    }
+}
+
 fn expand(input: TokenStream) -> syn::Result<TokenStream> {
-    let literal: LitStr = syn::parse2(input)?;
+    let Input { krate, literal } = syn::parse2(input)?;
     let fail = |message: String| syn::Error::new(literal.span(), message);
     // Relative to the file the macro is written in, as `include_bytes!` is.
     let base = proc_macro::Span::call_site()
@@ -50,14 +76,14 @@ fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             quote! { (#file, ::core::include_bytes!(#at) as &'static [u8], #digest) }
         });
         made.push(quote! {
-            ::abilities::skill::Skill::__embedded(#path, &[#(#entries),*])
+            #krate::skill::Skill::__embedded(#path, &[#(#entries),*])
         });
     }
     Ok(quote! {
         {
             let made: ::core::result::Result<
-                ::std::vec::Vec<::abilities::skill::Skill>,
-                ::abilities::skill::SkillError,
+                ::std::vec::Vec<#krate::skill::Skill>,
+                #krate::skill::SkillError,
             > = (|| ::core::result::Result::Ok(::std::vec![#(#made?),*]))();
             made
         }
