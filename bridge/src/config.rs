@@ -163,7 +163,7 @@ impl Config {
             if let Launch::Http { headers: h, .. } = &upstream.launch {
                 headers(name, h)?;
             }
-            if let Some(other) = namespaces.insert(crate::sync::sanitize(name), name) {
+            if let Some(other) = namespaces.insert(sanitize(name), name) {
                 return Err(ConfigError::Server(
                     name.clone(),
                     format!(
@@ -307,6 +307,23 @@ mod danger_opt {
             ))
         })
     }
+}
+
+/// An ability-name part from an upstream's name: characters outside `A-Za-z0-9_.-` become
+/// `_`, at most 60 characters.
+pub(crate) fn sanitize(name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(60)
+        .collect();
+    if clean.is_empty() { "_".into() } else { clean }
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ use serde_json::{Value, json};
 mod classify;
 mod config;
 mod forward;
+mod listing;
 mod relay;
 mod sync;
 mod upstream;
@@ -95,7 +96,10 @@ impl Bridge {
             tracing::warn!(%error, "the status ability is not served");
         }
         for upstream in &bridge.upstreams {
-            tokio::spawn(Arc::clone(upstream).supervise());
+            tokio::spawn(
+                Arc::clone(upstream)
+                    .supervise(|upstream, peer| Box::pin(sync::resync(upstream, peer))),
+            );
         }
         for upstream in &bridge.upstreams {
             upstream.first_attempt().await;

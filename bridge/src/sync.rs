@@ -11,53 +11,14 @@ use rmcp::{Peer, RoleClient};
 use serde_json::{Map, Value, json};
 
 use crate::classify::{Classification, classify};
+use crate::config::sanitize;
 use crate::forward::{Forward, GetPrompt, ReadResource};
+use crate::listing::{Listing, Served};
 use crate::upstream::Upstream;
 
 /// The most pages the bridge reads of one list: a server that keeps giving cursors past this
 /// is refused rather than read forever.
 const MAX_PAGES: usize = 1000;
-
-/// One thing the bridge serves for an upstream.
-#[derive(Clone, Debug, serde::Serialize)]
-pub(crate) struct Served {
-    /// The ability's name (`<server>/<tool>`), or a skill's URI here.
-    pub(crate) ability: String,
-    /// The upstream's own name for it.
-    pub(crate) upstream: String,
-    /// `tool`, `resource`, `template` (a resource template), `prompt` or `skill`.
-    pub(crate) kind: &'static str,
-    /// A tool's classification.
-    #[serde(skip)]
-    pub(crate) class: Option<Classification>,
-}
-
-/// What an upstream's lists gave, served and not.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Listing {
-    /// What is served.
-    pub(crate) served: Vec<Served>,
-    /// What is not, with why (hidden by the overlay, a schema that does not compile, a name
-    /// taken).
-    pub(crate) skipped: Vec<(String, String)>,
-}
-
-/// An ability-name part from an upstream's name: characters outside `A-Za-z0-9_.-` become
-/// `_`, at most 60 characters.
-pub(crate) fn sanitize(name: &str) -> String {
-    let clean: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(60)
-        .collect();
-    if clean.is_empty() { "_".into() } else { clean }
-}
 
 /// Every page of a list.
 macro_rules! read_all {

@@ -16,8 +16,17 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::Notify;
 
 use crate::config::{self, Launch, ServerOverlay};
+use crate::listing::Listing;
 use crate::relay::Relay;
-use crate::sync::{self, Listing};
+
+/// Reads an upstream's lists and brings the bridge's server in step with them: the sync's
+/// `resync`, handed in by the bridge so that the connection does not depend on what it feeds.
+pub(crate) type Resync = for<'a> fn(
+    &'a Arc<Upstream>,
+    &'a rmcp::Peer<rmcp::RoleClient>,
+) -> std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<(), String>> + Send + 'a>,
+>;
 
 /// How long an upstream may take to start and answer `initialize`, and how the bridge waits
 /// between restarts.
@@ -173,7 +182,7 @@ impl Upstream {
     ) -> Arc<Self> {
         Arc::new(Self {
             name: upstream.name.clone(),
-            namespace: sync::sanitize(&upstream.name),
+            namespace: config::sanitize(&upstream.name),
             launch: upstream.launch.clone(),
             overlay,
             server,
@@ -319,7 +328,7 @@ impl Upstream {
     /// Start the upstream and keep it running: on exit or failure, wait (doubling from
     /// `backoff` up to `max_backoff`, reset once it has run a minute) and start it again,
     /// until the bridge shuts down.
-    pub(crate) async fn supervise(self: Arc<Self>) {
+    pub(crate) async fn supervise(self: Arc<Self>, resync: Resync) {
         let mut wait = self.timing.backoff;
         while !self.is_shut_down() {
             self.update(|s| {
@@ -332,7 +341,7 @@ impl Upstream {
             let start = async {
                 let running = self.connect().await?;
                 let peer = running.peer().clone();
-                sync::resync(&self, &peer).await?;
+                resync(&self, &peer).await?;
                 Ok::<_, String>((running, peer))
             };
             let outcome = tokio::select! {
@@ -355,7 +364,7 @@ impl Upstream {
                             _ = &mut closed => break,
                             () = self.relist.notified() => {
                                 let limit = self.timing.start_timeout;
-                                match tokio::time::timeout(limit, sync::resync(&self, &peer)).await {
+                                match tokio::time::timeout(limit, resync(&self, &peer)).await {
                                     Ok(Ok(())) => {}
                                     Ok(Err(error)) => self.update(|s| s.last_error = Some(error)),
                                     Err(_) => self.update(|s| {

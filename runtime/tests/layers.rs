@@ -1,6 +1,6 @@
 //! The layer check: every path into `crate::` (or `super::`) in `runtime/src` points to a room
 //! on its own floor or below, as the table in `ARCHITECTURE.md` orders them, and no circle of
-//! imports holds more than two files.
+//! imports holds more than two files; the same for `bridge/src` and the bridge's table.
 //!
 //! Paths are read from the source text: `use` trees, paths written inline, and names used
 //! through the crate root's re-exports (resolved to the module that defines them). Comments and
@@ -27,12 +27,13 @@ struct Table {
 }
 
 impl Table {
-    /// The table of `ARCHITECTURE.md`: rows `| <floor> <name> | <rooms in backticks> | ... |`.
-    fn read(text: &str) -> Table {
+    /// The table under `heading` in `ARCHITECTURE.md`: rows `| <floor> <name> | <rooms in
+    /// backticks> | ... |`.
+    fn read(text: &str, heading: &str) -> Table {
         let mut rooms = Vec::new();
         let mut in_table = false;
         for line in text.lines() {
-            if line.starts_with("## Layers") {
+            if line == heading {
                 in_table = true;
                 continue;
             }
@@ -65,8 +66,8 @@ impl Table {
             }
         }
         assert!(
-            rooms.len() > 10,
-            "ARCHITECTURE.md has no layer table under `## Layers`"
+            rooms.len() > 3,
+            "ARCHITECTURE.md has no layer table under `{heading}`"
         );
         Table { rooms }
     }
@@ -524,15 +525,36 @@ fn circles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     out
 }
 
-fn load() -> (Table, Vec<Source>) {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let table = Table::read(&fs::read_to_string(manifest.join("../ARCHITECTURE.md")).unwrap());
-    (table, sources(&manifest.join("src")))
+/// The crates checked: the heading of each one's table in `ARCHITECTURE.md`, and its sources.
+const CRATES: [(&str, &str); 2] = [
+    ("## Layers", "runtime/src"),
+    ("## The bridge's layers", "bridge/src"),
+];
+
+fn load(heading: &str, dir: &str) -> (Table, Vec<Source>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let table = Table::read(
+        &fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap(),
+        heading,
+    );
+    (table, sources(&root.join(dir)))
 }
 
 #[test]
 fn imports_point_down_the_layer_table() {
-    let (table, all) = load();
+    let mut report = String::new();
+    for (heading, dir) in CRATES {
+        report.push_str(&upward(heading, dir));
+    }
+    assert!(
+        report.is_empty(),
+        "imports up the layer tables of ARCHITECTURE.md:\n{report}"
+    );
+}
+
+/// Every import up the table under `heading`, one line each.
+fn upward(heading: &str, dir: &str) -> String {
+    let (table, all) = load(heading, dir);
     let arrows = arrows(&table, &all);
     if std::env::var_os("LAYERS_VERBOSE").is_some() {
         let mut seen = BTreeSet::new();
@@ -549,20 +571,24 @@ fn imports_point_down_the_layer_table() {
     for a in arrows.iter().filter(|a| a.to_floor > a.from_floor) {
         writeln!(
             report,
-            "  runtime/src/{}:{}: crate::{} points up: `{}` (floor {}) imports `{}` (floor {})",
+            "  {dir}/{}:{}: crate::{} points up: `{}` (floor {}) imports `{}` (floor {})",
             a.from_file, a.line, a.path, a.from_room, a.from_floor, a.to_room, a.to_floor
         )
         .unwrap();
     }
-    assert!(
-        report.is_empty(),
-        "imports up the layer table of ARCHITECTURE.md:\n{report}"
-    );
+    report
 }
 
 #[test]
 fn no_circle_of_imports_holds_more_than_two_files() {
-    let (table, all) = load();
+    for (heading, dir) in CRATES {
+        circles_of(heading, dir);
+    }
+}
+
+/// Fail on a circle of more than two files among the sources of `dir`.
+fn circles_of(heading: &str, dir: &str) {
+    let (table, all) = load(heading, dir);
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for a in arrows(&table, &all) {
         edges.entry(a.from_file).or_default().insert(a.to_file);
@@ -578,10 +604,7 @@ fn no_circle_of_imports_holds_more_than_two_files() {
         .iter()
         .map(|c| format!("  {} files: {}\n", c.len(), c.join(", ")))
         .collect();
-    assert!(
-        big.is_empty(),
-        "circles of imports in runtime/src:\n{report}"
-    );
+    assert!(big.is_empty(), "circles of imports in {dir}:\n{report}");
 }
 
 #[test]
