@@ -40,6 +40,7 @@ mod multi_round;
 mod normalize;
 mod notifications;
 mod numbers;
+mod one_map;
 mod otel;
 mod pipeline;
 mod properties;

@@ -25,7 +25,10 @@ use crate::surface::catalog::Catalog;
 use crate::surface::{Listing, Surface, SurfaceError, View, native};
 use crate::{Ability, Caller, Registry, RegistryError, ResourceNotifier, Site, StateMap};
 
-/// Why a server could not be built.
+/// What went wrong with a server: building it ([`ServerBuilder::build`](crate::ServerBuilder::build):
+/// the registry, a skill, a schema, state, the store...), serving it (binding, a session that
+/// failed to start, metrics asked of a server that counts none) or changing it while it runs
+/// (an ability that is not served).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServerError {
