@@ -265,41 +265,7 @@ impl Idempotent {
                     )))
                 }
             },
-            Claimed::Running { started_at_ms } => Err(AbilityError::new(
-                ErrorCode::IdempotencyInProgress,
-                format!(
-                    "A call with idempotency key '{}' started at {} and has not finished: it is \
-                     still running, or its outcome is still being recorded. Retry later to get \
-                     its answer",
-                    shown(key),
-                    crate::clock::utc(started_at_ms, false)
-                ),
-            )
-            .with_details(json!({"idempotency_key": shown(key)}))),
-            Claimed::Abandoned {
-                started_at_ms,
-                lease_until_ms,
-            } => Err(AbilityError::new(
-                ErrorCode::IdempotencyOutcomeUnknown,
-                format!(
-                    "A call with idempotency key '{}' started at {} on a server that has not been \
-                     heard from since {}, before it recorded the outcome: whether the call took \
-                     effect is unknown. Read the state to find out, then use a new key",
-                    shown(key),
-                    crate::clock::utc(started_at_ms, false),
-                    crate::clock::utc(lease_until_ms, false)
-                ),
-            )
-            .with_details(json!({"idempotency_key": shown(key)}))),
-            Claimed::Conflict => Err(AbilityError::new(
-                ErrorCode::IdempotencyConflict,
-                format!(
-                    "Idempotency key '{}' was used for another call or other arguments; use a \
-                     new key for a new call",
-                    shown(key)
-                ),
-            )
-            .with_details(json!({"idempotency_key": shown(key)}))),
+            other => Err(refusal(other, key)),
         }
     }
 
@@ -385,6 +351,45 @@ impl Idempotent {
             }
         });
     }
+}
+
+/// The refusal of a call whose key another call holds (`found`: not new, not done).
+fn refusal(found: Claimed, key: &str) -> AbilityError {
+    let (code, message) = match found {
+        Claimed::Running { started_at_ms } => (
+            ErrorCode::IdempotencyInProgress,
+            format!(
+                "A call with idempotency key '{}' started at {} and has not finished: it is \
+                 still running, or its outcome is still being recorded. Retry later to get its \
+                 answer",
+                shown(key),
+                crate::clock::utc(started_at_ms, false)
+            ),
+        ),
+        Claimed::Abandoned {
+            started_at_ms,
+            lease_until_ms,
+        } => (
+            ErrorCode::IdempotencyOutcomeUnknown,
+            format!(
+                "A call with idempotency key '{}' started at {} on a server that has not been \
+                 heard from since {}, before it recorded the outcome: whether the call took \
+                 effect is unknown. Read the state to find out, then use a new key",
+                shown(key),
+                crate::clock::utc(started_at_ms, false),
+                crate::clock::utc(lease_until_ms, false)
+            ),
+        ),
+        _ => (
+            ErrorCode::IdempotencyConflict,
+            format!(
+                "Idempotency key '{}' was used for another call or other arguments; use a new \
+                 key for a new call",
+                shown(key)
+            ),
+        ),
+    };
+    AbilityError::new(code, message).with_details(json!({"idempotency_key": shown(key)}))
 }
 
 /// The lease of an idempotency claim, in milliseconds.
