@@ -104,12 +104,7 @@ impl McpHandler {
             .with_cancellation(cancel.clone())
             .with_timeout(self.inner.tasks.ttl())
             .with_via("task");
-        let stages: &'static [&'static dyn crate::pipeline::Stage] =
-            if self.inner.profile == crate::SchemaProfile::OpenAiStrict {
-                &[&crate::surface::strict::NullAsAbsent]
-            } else {
-                &[]
-            };
+        let stages = self.inner.snapshot().view(self.slot).stages();
         // The task is recorded (within the caller's and the server's limits) before its
         // handler starts: a call refused for a limit has done nothing.
         let live = self.inner.tasks.create(&owner, cancel).await?;

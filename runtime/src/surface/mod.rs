@@ -289,6 +289,19 @@ impl View {
     }
 
     /// The ability behind the native tool `name` when it may run as a background task.
+    /// The stages this surface adds to an ability's call, run and task alike: the standard
+    /// surface's lenient reading, the strict profile's `null` as absent. Chosen here only.
+    pub(crate) fn stages(&self) -> &'static [&'static dyn Stage] {
+        match (&self.surface, self.strict) {
+            (Surface::Standard, false) => &[&standard::Lenient],
+            (Surface::Standard, true) => {
+                &[&standard::Lenient, &crate::surface::strict::NullAsAbsent]
+            }
+            (_, true) => &[&crate::surface::strict::NullAsAbsent],
+            _ => &[],
+        }
+    }
+
     pub(crate) fn task_ability(
         &self,
         registry: &Registry,
@@ -345,14 +358,7 @@ impl View {
                         "the tool table is inconsistent",
                     )));
                 };
-                let stages: &[&dyn Stage] = match (&self.surface, self.strict) {
-                    (Surface::Standard, false) => &[&standard::Lenient],
-                    (Surface::Standard, true) => {
-                        &[&standard::Lenient, &crate::surface::strict::NullAsAbsent]
-                    }
-                    (_, true) => &[&crate::surface::strict::NullAsAbsent],
-                    _ => &[],
-                };
+                let stages = self.stages();
                 // Not boxed: the handler's waiting path is boxed apart, so this future stays
                 // small, and a call saves an allocation.
                 let around = Around {
