@@ -76,6 +76,17 @@ impl Bridge {
     /// or failed its first start (bounded by `timing.start_timeout`); those that failed keep
     /// being restarted with backoff.
     pub async fn start(config: Config, server: Server, timing: Timing) -> Self {
+        // Each upstream's `abilities_upstream_up`, beside the server's own series when it
+        // counts.
+        let up = server.metrics().map(|metrics| {
+            let up = upstream::Up::default();
+            metrics.register(
+                "upstream_up",
+                "Whether a bridged upstream server answered its last sync (1) or not (0)",
+                up.clone(),
+            );
+            up
+        });
         let upstreams: Vec<Arc<Upstream>> = config
             .servers
             .values()
@@ -85,6 +96,7 @@ impl Bridge {
                     config.overlay.get(&u.name).cloned(),
                     server.clone(),
                     timing,
+                    up.clone(),
                 )
             })
             .collect();

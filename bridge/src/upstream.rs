@@ -19,6 +19,13 @@ use crate::config::{self, Launch, ServerOverlay};
 use crate::listing::Listing;
 use crate::relay::Relay;
 
+/// Whether each upstream answered its last sync (1) or not (0), by its name: the bridge's
+/// family of the server's metrics.
+pub(crate) type Up = abilities::metrics::prometheus_client::metrics::family::Family<
+    Vec<(String, String)>,
+    abilities::metrics::prometheus_client::metrics::gauge::Gauge,
+>;
+
 /// Reads an upstream's lists and brings the bridge's server in step with them: the sync's
 /// `resync`, handed in by the bridge so that the connection does not depend on what it feeds.
 pub(crate) type Resync = for<'a> fn(
@@ -150,6 +157,8 @@ impl Drop for Tracked {
 pub(crate) struct Upstream {
     /// Its name in the configuration.
     pub(crate) name: String,
+    /// The `abilities_upstream_up` family, when the server counts.
+    up: Option<Up>,
     /// The namespace of its abilities (its name, with what an ability name cannot hold
     /// replaced).
     pub(crate) namespace: String,
@@ -179,8 +188,10 @@ impl Upstream {
         overlay: Option<ServerOverlay>,
         server: Server,
         timing: Timing,
+        up: Option<Up>,
     ) -> Arc<Self> {
         Arc::new(Self {
+            up,
             name: upstream.name.clone(),
             namespace: config::sanitize(&upstream.name),
             launch: upstream.launch.clone(),
@@ -216,9 +227,10 @@ impl Upstream {
     pub(crate) fn update(&self, change: impl FnOnce(&mut State)) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         change(&mut state);
-        // The server's `abilities_upstream_up` gauge, when it counts.
-        if let Some(metrics) = self.server.metrics() {
-            metrics.set_upstream_up(&self.name, state.status == Status::Up);
+        // Its `abilities_upstream_up` gauge, when the server counts.
+        if let Some(up) = &self.up {
+            up.get_or_create(&vec![("upstream".to_owned(), self.name.clone())])
+                .set(i64::from(state.status == Status::Up));
         }
     }
 

@@ -406,13 +406,29 @@ async fn serve_metrics_serves_them_on_an_address_of_their_own() {
     );
 }
 
+/// A family of the application's own (here the shape the bridge registers for its
+/// upstreams, `bridge/tests/lifecycle.rs` reads the bridge's) is served beside the server's,
+/// under the same prefix, and promtool-valid text with it.
 #[test]
-fn a_bridged_upstream_reports_whether_it_is_up() {
+fn a_family_of_the_applications_own_is_served_beside_the_servers() {
+    use abilities::metrics::prometheus_client::metrics::{family::Family, gauge::Gauge};
     let server = server(Surface::Native, MetricsConfig::default());
     let metrics = server.metrics().unwrap();
-    metrics.set_upstream_up("files", true);
-    metrics.set_upstream_up("time", false);
+    let up = Family::<Vec<(String, String)>, Gauge>::default();
+    metrics.register(
+        "upstream_up",
+        "Whether a bridged upstream server answered its last sync (1) or not (0)",
+        up.clone(),
+    );
+    up.get_or_create(&vec![("upstream".to_owned(), "files".to_owned())])
+        .set(1);
+    up.get_or_create(&vec![("upstream".to_owned(), "time".to_owned())])
+        .set(0);
     let text = metrics.encode();
+    assert!(
+        text.contains("# TYPE abilities_upstream_up gauge"),
+        "{text}"
+    );
     assert_eq!(
         sample(&text, "abilities_upstream_up", r#"upstream="files""#),
         Some(1.0)

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::Instant;
 
+pub use prometheus_client;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -133,11 +134,6 @@ struct OperationLabel {
     operation: &'static str,
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct UpstreamLabel {
-    upstream: String,
-}
-
 /// Where an ability keeps its series in the metrics of the first server that counted it
 /// (per-call work is then a pointer comparison; another server's finds them by name).
 #[derive(Default)]
@@ -180,7 +176,8 @@ pub(crate) struct PerAbility {
 pub struct Metrics {
     /// Tells this server's series apart in an ability's [`Slot`].
     id: usize,
-    registry: Registry,
+    /// Locked to encode, and to register an application's own families.
+    registry: RwLock<Registry>,
     calls: Family<CallLabels, Counter>,
     durations: Family<AbilityLabel, Histogram, fn() -> Histogram>,
     rate_limited: Family<AbilityLabel, Counter>,
@@ -192,7 +189,6 @@ pub struct Metrics {
     tasks_ended: Family<StatusLabel, Counter>,
     tasks: Family<StatusLabel, Gauge>,
     store: Family<OperationLabel, Histogram, fn() -> Histogram>,
-    upstreams: Family<UpstreamLabel, Gauge>,
     sessions: Gauge,
     sessions_max: Gauge,
     streams: Gauge,
@@ -297,16 +293,10 @@ impl Metrics {
             Unit::Seconds,
             store.clone(),
         );
-        let upstreams = Family::<UpstreamLabel, Gauge>::default();
-        registry.register(
-            "upstream_up",
-            "Whether a bridged upstream server answered its last sync (1) or not (0)",
-            upstreams.clone(),
-        );
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         Self {
             id: NEXT.fetch_add(1, Ordering::Relaxed),
-            registry,
+            registry: RwLock::new(registry),
             calls,
             durations,
             rate_limited,
@@ -314,7 +304,6 @@ impl Metrics {
             tasks_ended,
             tasks,
             store,
-            upstreams,
             sessions,
             sessions_max,
             streams,
@@ -353,17 +342,36 @@ impl Metrics {
         self.sessions.set(to_i64(open));
         let mut text = String::new();
         // Writing to a String cannot fail.
-        let _ = prometheus_client::encoding::prometheus_text::encode(&mut text, &self.registry);
+        let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
+        let _ = prometheus_client::encoding::prometheus_text::encode(&mut text, &registry);
         text
     }
 
-    /// Say whether the bridged upstream `name` answered (its `abilities_upstream_up` gauge).
-    pub fn set_upstream_up(&self, name: &str, up: bool) {
-        self.upstreams
-            .get_or_create(&UpstreamLabel {
-                upstream: name.to_owned(),
-            })
-            .set(i64::from(up));
+    /// Serve a family of the application's own beside the server's, under the same
+    /// `abilities_` prefix: `name` and `help` as Prometheus shows them, `metric` any
+    /// [`prometheus_client`] metric, kept by the caller to count with. Registered once, it is
+    /// in every exposition from then on.
+    ///
+    /// ```
+    /// use abilities::metrics::prometheus_client::metrics::counter::Counter;
+    /// use abilities::{Server, metrics::MetricsConfig};
+    ///
+    /// let server = Server::builder().metrics(MetricsConfig::default()).build().unwrap();
+    /// let exports = Counter::<u64>::default();
+    /// server.metrics().unwrap().register("exports", "Exports written", exports.clone());
+    /// exports.inc();
+    /// assert!(server.metrics().unwrap().encode().contains("abilities_exports_total 1"));
+    /// ```
+    pub fn register(
+        &self,
+        name: &str,
+        help: &str,
+        metric: impl prometheus_client::registry::Metric,
+    ) {
+        self.registry
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .register(name, help, metric);
     }
 
     /// Have `sample` set the figures that are a state before each scrape.
