@@ -1,6 +1,7 @@
 //! What a server counts, for Prometheus (feature `metrics`): calls by ability, surface and
 //! outcome, call latency by ability, tasks, sessions and listen streams against their caps,
-//! confirmation tokens, rate-limit refusals, store latency and the bridge's upstreams.
+//! confirmation tokens, rate-limit refusals and store latency; an application adds its own
+//! families with [`Metrics::register`] (the bridge its upstreams').
 //!
 //! Every label's values come from a bounded set: an ability's name is a label only once the
 //! call found the ability (a tool name a client made up never is), a surface is one of a
