@@ -7,10 +7,8 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::http::{Mcp, serve_one};
-use super::sessions::Sessions;
+use super::http::Gate;
 use super::{answer_id, check_message, error_line};
-use crate::server::Inner;
 
 /// The most messages a batch over HTTP may hold.
 pub(crate) const MAX_MEMBERS: usize = 256;
@@ -115,10 +113,7 @@ pub(crate) fn is_answer(message: &Value) -> bool {
 /// as one JSON array (`202` when no member is a request). What a member's stream carries
 /// besides its answer (progress, logs) is not relayed.
 pub(super) async fn http(
-    inner: &Inner,
-    mcp: &Mcp,
-    sessions: &Sessions,
-    slot: usize,
+    gate: &Gate,
     parts: &axum::http::request::Parts,
     caller: &crate::Caller,
     bytes: &[u8],
@@ -200,16 +195,7 @@ pub(super) async fn http(
                 );
             };
             let body = Bytes::from(member.to_string());
-            let response = Box::pin(serve_one(
-                inner,
-                mcp,
-                sessions,
-                slot,
-                member_parts,
-                caller,
-                body,
-            ))
-            .await;
+            let response = Box::pin(gate.serve_one(member_parts, caller, body)).await;
             let content_type = response
                 .headers()
                 .get(header::CONTENT_TYPE)

@@ -30,7 +30,7 @@ use crate::server::Inner;
 use crate::transport::batch;
 use crate::transport::body::{self, BodyError};
 use crate::transport::http_direct::Direct;
-use crate::transport::sessions::{Sessions, Taken};
+use crate::transport::sessions::{Answering, Sessions, Taken};
 use crate::transport::summary::Summary;
 use crate::transport::{MAX_ANSWERING, answer_id, check_message, rpc_error};
 use crate::{Server, ServerError};
@@ -81,12 +81,12 @@ impl Server {
             direct,
             handler,
         };
-        Endpoint(Arc::new((
-            Arc::clone(&self.inner),
+        Endpoint(Arc::new(Gate {
+            inner: Arc::clone(&self.inner),
             mcp,
             sessions,
-            self.slot,
-        )))
+            slot: self.slot,
+        }))
     }
 
     /// A router serving this server's surface at `path` (e.g. `/mcp`), and, when the
@@ -233,7 +233,17 @@ async fn serve_on(
 /// nothing but an `Arc` (rmcp's service, called as a tower service, clones its whole
 /// configuration per request).
 #[derive(Clone)]
-struct Endpoint(Arc<(Arc<Inner>, Mcp, Sessions, usize)>);
+struct Endpoint(Arc<Gate>);
+
+/// What the endpoint checks a request with before rmcp sees it, and what it serves it with:
+/// the server, rmcp's service (and the in-place answer), the endpoint's sessions, and the
+/// slot of the surface it serves.
+pub(super) struct Gate {
+    inner: Arc<Inner>,
+    mcp: Mcp,
+    sessions: Sessions,
+    slot: usize,
+}
 
 /// rmcp's service, and the path that answers a plain 2026-07-28 request in place.
 pub(super) struct Mcp {
@@ -252,11 +262,8 @@ impl Service<Request> for Endpoint {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let endpoint = Arc::clone(&self.0);
-        Box::pin(async move {
-            let (inner, mcp, sessions, slot) = &*endpoint;
-            Ok(gate(inner, mcp, sessions, *slot, request).await)
-        })
+        let gate = Arc::clone(&self.0);
+        Box::pin(async move { Ok(gate.admit(request).await) })
     }
 }
 
@@ -265,219 +272,275 @@ async fn serve(mcp: &Mcp, request: Request) -> Response {
     mcp.service.handle(request).await.map(Body::new)
 }
 
-async fn gate(
-    inner: &Inner,
-    mcp: &Mcp,
-    sessions: &Sessions,
-    slot: usize,
-    request: Request,
-) -> Response {
-    let (mut parts, body) = request.into_parts();
-    let caller = match inner.authenticator.authenticate(&parts).await {
-        Ok(caller) => caller,
-        Err(error) => {
-            return unauthorized(
-                &error,
-                inner.authenticator.resource_metadata_url().as_deref(),
-            );
+impl Gate {
+    /// A request to the endpoint: authenticated, a `DELETE` allowed only to the session's
+    /// owner, a `POST`'s body read within its limits and served (a batch member by member).
+    async fn admit(&self, request: Request) -> Response {
+        let (mut parts, body) = request.into_parts();
+        let caller = match self.inner.authenticator.authenticate(&parts).await {
+            Ok(caller) => caller,
+            Err(error) => {
+                let metadata = self.inner.authenticator.resource_metadata_url();
+                return unauthorized(&error, metadata.as_deref());
+            }
+        };
+        parts.extensions.insert(caller.clone());
+        if parts.method == Method::DELETE {
+            return self.delete(parts, body, &caller).await;
         }
-    };
-    parts.extensions.insert(caller.clone());
-    if parts.method == Method::DELETE {
+        if parts.method != Method::POST {
+            return serve(&self.mcp, Request::from_parts(parts, body)).await;
+        }
+        let bytes = match self.read(&parts.headers, body).await {
+            Ok(bytes) => bytes,
+            Err(refusal) => return refusal,
+        };
+        if batch::is_batch(&bytes) {
+            return batch::http(self, &parts, &caller, &bytes).await;
+        }
+        self.serve_one(parts, &caller, bytes).await
+    }
+
+    /// `DELETE`: a session ended, by the caller that opened it only.
+    async fn delete(
+        &self,
+        parts: axum::http::request::Parts,
+        body: Body,
+        caller: &crate::Caller,
+    ) -> Response {
         let id = Sessions::named(&parts.headers).map(str::to_owned);
         if let Some(id) = &id
-            && let Err(refusal) = sessions.may_delete(id, Some(&caller)).await
+            && let Err(refusal) = self.sessions.may_delete(id, Some(caller)).await
         {
             return refusal;
         }
         // rmcp answers a terminated session with 202; clients (the Python SDK) expect 200 or
         // 204, and nothing is left to process.
-        let mut response = serve(mcp, Request::from_parts(parts, body)).await;
+        let mut response = serve(&self.mcp, Request::from_parts(parts, body)).await;
         if response.status() == StatusCode::ACCEPTED {
             *response.status_mut() = StatusCode::NO_CONTENT;
         }
         if response.status().is_success()
             && let Some(id) = &id
         {
-            sessions.forget(id);
+            self.sessions.forget(id);
         }
-        return response;
+        response
     }
-    if parts.method != Method::POST {
-        return serve(mcp, Request::from_parts(parts, body)).await;
-    }
-    let limit = inner.http.max_body_bytes;
-    let too_large = || {
-        rpc_error(
-            StatusCode::PAYLOAD_TOO_LARGE,
+
+    /// A `POST`'s body, read within the endpoint's size and time limits, or the refusal.
+    async fn read(&self, headers: &axum::http::HeaderMap, body: Body) -> Result<Bytes, Response> {
+        let (limit, timeout) = (
+            self.inner.http.max_body_bytes,
+            self.inner.http.body_read_timeout,
+        );
+        let (status, why) = match body::read(headers, body, limit, timeout).await {
+            Ok(bytes) => return Ok(bytes),
+            Err(BodyError::TooLarge) => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the body exceeds {limit} bytes"),
+            ),
+            Err(BodyError::Failed(error)) => (
+                StatusCode::BAD_REQUEST,
+                format!("the body could not be read: {error}"),
+            ),
+            Err(BodyError::Slow) => (
+                StatusCode::REQUEST_TIMEOUT,
+                format!("the body did not arrive within {} s", timeout.as_secs_f64()),
+            ),
+        };
+        Err(rpc_error(
+            status,
             &Value::Null,
             -32600,
-            format!("Invalid Request: the body exceeds {limit} bytes"),
-        )
-    };
-    let read = body::read(&parts.headers, body, limit, inner.http.body_read_timeout);
-    let bytes: Bytes = match read.await {
-        Ok(bytes) => bytes,
-        Err(BodyError::TooLarge) => return too_large(),
-        Err(BodyError::Failed(error)) => {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                &Value::Null,
-                -32600,
-                format!("Invalid Request: the body could not be read: {error}"),
-            );
-        }
-        Err(BodyError::Slow) => {
-            return rpc_error(
-                StatusCode::REQUEST_TIMEOUT,
-                &Value::Null,
-                -32600,
-                format!(
-                    "Invalid Request: the body did not arrive within {} s",
-                    inner.http.body_read_timeout.as_secs_f64()
-                ),
-            );
-        }
-    };
-    if batch::is_batch(&bytes) {
-        return batch::http(inner, mcp, sessions, slot, &parts, &caller, &bytes).await;
+            format!("Invalid Request: {why}"),
+        ))
     }
-    serve_one(inner, mcp, sessions, slot, parts, &caller, bytes).await
 }
 
-/// One message, read whole, from an authenticated `caller`: the checks rmcp does not make,
-/// rmcp's answer, and the JSON-RPC error for a body rmcp refuses. The body is read once here,
-/// into a [`Summary`]; what the call learns comes back in a [`Report`](crate::pipeline::Report).
-pub(super) async fn serve_one(
-    inner: &Inner,
-    mcp: &Mcp,
-    sessions: &Sessions,
-    slot: usize,
-    mut parts: axum::http::request::Parts,
-    caller: &crate::Caller,
-    bytes: Bytes,
-) -> Response {
-    let summary = Summary::read(&bytes);
-    if let Err(why) = summary.check_cursor() {
-        return rpc_error(StatusCode::OK, &summary.answer_id(), -32602, why);
+impl Gate {
+    /// One message, read whole, from an authenticated `caller`: the checks rmcp does not
+    /// make, rmcp's answer (or the answer made in place), and the JSON-RPC error for a body
+    /// rmcp refuses. The body is read once here, into a [`Summary`]; what the call learns
+    /// comes back in a [`Report`](crate::pipeline::Report).
+    pub(super) async fn serve_one(
+        &self,
+        mut parts: axum::http::request::Parts,
+        caller: &crate::Caller,
+        bytes: Bytes,
+    ) -> Response {
+        let summary = Summary::read(&bytes);
+        if let Err(why) = summary.check_cursor() {
+            return rpc_error(StatusCode::OK, &summary.answer_id(), -32602, why);
+        }
+        if let Some(tasks) = summary.listened_tasks() {
+            parts.extensions.insert(tasks);
+        }
+        let opens = self.inner.http.stateful && Sessions::named(&parts.headers).is_none();
+        if opens && let Some(refusal) = self.sessions.refuse_new(&summary).await {
+            return refusal;
+        }
+        let answering = match self.hold_id(&parts, &summary) {
+            Ok(answering) => answering,
+            Err(refusal) => return *refusal,
+        };
+        let metadata = self.inner.authenticator.resource_metadata_url();
+        let standard = matches!(
+            self.inner.snapshot().view(self.slot).surface,
+            crate::Surface::Standard
+        );
+        // A tool call whose status code depends on what the pipeline learns: the scope a
+        // resource server's caller lacks (403), a rate limit on the standard surface (429).
+        let mut reading = None;
+        if summary.is_request("tools/call") && (metadata.is_some() || standard) {
+            let (reporter, read) = pipeline::report();
+            parts.extensions.insert(reporter);
+            reading = Some(read);
+        }
+        let json_body = is_json(&parts.headers);
+        let mut response = self.answer(parts, &bytes).await;
+        if opens {
+            self.sessions.opened(&response, Some(caller));
+        }
+        if let (Some(metadata), Some(reading)) = (&metadata, &mut reading)
+            && let Some(Err(scope)) = reading.permission().await
+        {
+            response = insufficient_scope(&summary, caller, metadata, &scope);
+        }
+        response = self.held(response, answering);
+        if standard && let Some(seconds) = reading.as_ref().and_then(|r| r.now().retry_after) {
+            return rate_limited_status(response, seconds);
+        }
+        in_our_words(response, json_body, &bytes).await
     }
-    if let Some(tasks) = summary.listened_tasks() {
-        parts.extensions.insert(tasks);
+
+    /// Hold the request's id in its session while it is answered: a request of a session
+    /// whose id another request of that session still waits on is refused, as both would be
+    /// matched to one answer and one would never get its own.
+    fn hold_id(
+        &self,
+        parts: &axum::http::request::Parts,
+        summary: &Summary<'_>,
+    ) -> Result<Option<Answering>, Box<Response>> {
+        let Some(session) = Sessions::named(&parts.headers).filter(|_| self.inner.http.stateful)
+        else {
+            return Ok(None);
+        };
+        let Some(id) = summary.id.as_ref().filter(|_| summary.method.is_some()) else {
+            return Ok(None);
+        };
+        let refusal = match self.sessions.answering(session, id.to_string()) {
+            Ok(answering) => return Ok(Some(answering)),
+            Err(Taken::Repeated) => rpc_error(
+                StatusCode::BAD_REQUEST,
+                id,
+                -32600,
+                "Invalid Request: a request of this session with this id is still being answered"
+                    .to_owned(),
+            ),
+            Err(Taken::Full) => rpc_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                id,
+                -32000,
+                format!(
+                    "Too many requests: {MAX_ANSWERING} requests of this session are being \
+                     answered, the most it may have; send this one again once some are answered"
+                ),
+            ),
+        };
+        Err(Box::new(refusal))
     }
-    let opens = inner.http.stateful && Sessions::named(&parts.headers).is_none();
-    if opens && let Some(refusal) = sessions.refuse_new(&summary).await {
-        return refusal;
+
+    /// The answer: made in place for a plain 2026-07-28 request whose every wire rule is
+    /// known to hold, else rmcp's.
+    async fn answer(&self, parts: axum::http::request::Parts, bytes: &Bytes) -> Response {
+        let has_headers = |name: &str| {
+            self.inner
+                .snapshot()
+                .view(self.slot)
+                .has_param_headers(name)
+        };
+        match self.mcp.direct.eligible(&parts, bytes, has_headers) {
+            Some(eligible) => {
+                self.mcp
+                    .direct
+                    .answer(&self.mcp.handler, eligible, parts)
+                    .await
+            }
+            None => {
+                serve(
+                    &self.mcp,
+                    Request::from_parts(parts, Body::from(bytes.clone())),
+                )
+                .await
+            }
+        }
     }
-    // A request of a session whose id another request of that session still waits on is
-    // refused: both would be matched to one answer, and one would never get its own.
-    // The id is held until the answer is made, and free at once when the request is refused.
-    let answering = match Sessions::named(&parts.headers).filter(|_| inner.http.stateful) {
-        Some(session) => match summary.id.as_ref().filter(|_| summary.method.is_some()) {
-            Some(id) => match sessions.answering(session, id.to_string()) {
-                Ok(answering) => Some(answering),
-                Err(Taken::Repeated) => {
-                    return rpc_error(
-                        StatusCode::BAD_REQUEST,
-                        id,
-                        -32600,
-                        "Invalid Request: a request of this session with this id is still being \
-                         answered"
-                            .to_owned(),
-                    );
-                }
-                Err(Taken::Full) => {
-                    return rpc_error(
-                        StatusCode::TOO_MANY_REQUESTS,
-                        id,
-                        -32000,
-                        format!(
-                            "Too many requests: {MAX_ANSWERING} requests of this session are \
-                             being answered, the most it may have; send this one again once \
-                             some are answered"
-                        ),
-                    );
-                }
-            },
-            None => None,
-        },
-        None => None,
-    };
-    // rmcp parses the body; only when it refuses it (415) is the body examined again, to
-    // answer with the JSON-RPC error its kind calls for instead of a plain-text status.
-    let json_body = parts
-        .headers
+
+    /// `response`, holding the request's id until a streamed answer has gone out (the
+    /// handler may still be running); any other answer is complete, or a refusal of a
+    /// request no handler saw, and frees it as `answering` is dropped here.
+    fn held(&self, response: Response, answering: Option<Answering>) -> Response {
+        let streamed = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+        match answering {
+            Some(answering) if streamed => {
+                let linger = self.inner.timeout.unwrap_or(Duration::from_secs(600));
+                response.map(|body| answering.hold(body, linger))
+            }
+            _ => response,
+        }
+    }
+}
+
+/// Whether the request says its body is JSON.
+fn is_json(headers: &axum::http::HeaderMap) -> bool {
+    headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| {
             v.trim_start()
                 .to_ascii_lowercase()
                 .starts_with("application/json")
-        });
-    let metadata = inner.authenticator.resource_metadata_url();
-    let standard = matches!(
-        inner.snapshot().view(slot).surface,
-        crate::Surface::Standard
-    );
-    // A tool call whose status code depends on what the pipeline learns: the scope a
-    // resource server's caller lacks (403), a rate limit on the standard surface (429).
-    let mut reading = None;
-    if summary.is_request("tools/call") && (metadata.is_some() || standard) {
-        let (reporter, read) = pipeline::report();
-        parts.extensions.insert(reporter);
-        reading = Some(read);
-    }
-    let has_headers = |name: &str| inner.snapshot().view(slot).has_param_headers(name);
-    let mut response = match mcp.direct.eligible(&parts, &bytes, has_headers) {
-        Some(eligible) => mcp.direct.answer(&mcp.handler, eligible, parts).await,
-        None => serve(mcp, Request::from_parts(parts, Body::from(bytes.clone()))).await,
-    };
-    if opens {
-        sessions.opened(&response, Some(caller));
-    }
-    if let (Some(metadata), Some(reading)) = (&metadata, &mut reading)
-        && let Some(Err(scope)) = reading.permission().await
-    {
-        response = insufficient_scope(&summary, caller, metadata, &scope);
-    }
-    // A streamed answer holds the id until its end (the handler may still be running); any
-    // other answer is complete, or a refusal of a request no handler saw, and frees it.
-    if let Some(answering) = answering
-        && response
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"))
-    {
-        let linger = inner.timeout.unwrap_or(Duration::from_secs(600));
-        response = response.map(|body| answering.hold(body, linger));
-    }
-    if standard && let Some(seconds) = reading.as_ref().and_then(|r| r.now().retry_after) {
-        return rate_limited_status(response, seconds);
-    }
+        })
+}
+
+/// rmcp's refusals in the server's words: a method 2026-07-28 removed (404), and a body rmcp
+/// refused (415) answered with the JSON-RPC error its kind calls for, the body examined again
+/// only then.
+async fn in_our_words(response: Response, json_body: bool, bytes: &[u8]) -> Response {
     if response.status() == StatusCode::NOT_FOUND {
         return removed_in_our_words(response).await;
     }
     if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE || !json_body {
         return response;
     }
-    match serde_json::from_slice::<Value>(&bytes) {
+    match serde_json::from_slice::<Value>(bytes) {
         Err(e) => rpc_error(
             StatusCode::BAD_REQUEST,
             &Value::Null,
             -32700,
             format!("Parse error: {e}"),
         ),
-        Ok(message) => match check_message(&message) {
-            Err((id, why)) => rpc_error(StatusCode::BAD_REQUEST, &id, -32600, why),
-            Ok(()) if message.get("id").is_some() && message.get("method").is_some() => rpc_error(
-                StatusCode::BAD_REQUEST,
-                &answer_id(&message),
-                -32600,
-                "Invalid Request: not a message this server understands".to_owned(),
-            ),
-            // A notification or a response the server cannot read: JSON-RPC answers neither,
-            // and streamable HTTP acknowledges them with 202.
-            Ok(()) => StatusCode::ACCEPTED.into_response(),
-        },
+        Ok(message) => not_served(&message),
+    }
+}
+
+/// The answer to a JSON body rmcp refused as no message it serves.
+fn not_served(message: &Value) -> Response {
+    match check_message(message) {
+        Err((id, why)) => rpc_error(StatusCode::BAD_REQUEST, &id, -32600, why),
+        Ok(()) if message.get("id").is_some() && message.get("method").is_some() => rpc_error(
+            StatusCode::BAD_REQUEST,
+            &answer_id(message),
+            -32600,
+            "Invalid Request: not a message this server understands".to_owned(),
+        ),
+        // A notification or a response the server cannot read: JSON-RPC answers neither,
+        // and streamable HTTP acknowledges them with 202.
+        Ok(()) => StatusCode::ACCEPTED.into_response(),
     }
 }
 
