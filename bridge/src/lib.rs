@@ -78,14 +78,20 @@ impl Bridge {
     pub async fn start(config: Config, server: Server, timing: Timing) -> Self {
         // Each upstream's `abilities_upstream_up`, beside the server's own series when it
         // counts.
-        let up = server.metrics().map(|metrics| {
+        let up = server.metrics().and_then(|metrics| {
             let up = upstream::Up::default();
-            metrics.register(
+            let registered = metrics.register(
                 "upstream_up",
                 "Whether a bridged upstream server answered its last sync (1) or not (0)",
                 up.clone(),
             );
-            up
+            match registered {
+                Ok(()) => Some(up),
+                Err(error) => {
+                    tracing::warn!(%error, "the upstreams' gauge is not served");
+                    None
+                }
+            }
         });
         let upstreams: Vec<Arc<Upstream>> = config
             .servers

@@ -22,7 +22,7 @@ struct Source {
 }
 
 /// Each file's parse, by path, with a hash of the text it was made from.
-type Parsed = HashMap<PathBuf, (u64, Arc<Source>)>;
+type Parsed = HashMap<PathBuf, (u64, Option<Arc<Source>>)>;
 
 static SOURCES: LazyLock<Mutex<Parsed>> = LazyLock::new(Mutex::default);
 
@@ -37,17 +37,19 @@ fn source(path: &Path) -> Option<Arc<Source>> {
     if let Some((kept, source)) = sources.get(path)
         && *kept == digest
     {
-        return Some(Arc::clone(source));
+        return source.clone();
     }
-    let parsed = syn::parse_file(&text).ok()?;
-    let mut fns = Vec::new();
-    items(&parsed.items, &mut fns);
-    let source = Arc::new(Source {
-        lines: text.lines().map(str::to_owned).collect(),
-        fns,
+    // A file that does not parse is remembered too, until its text changes.
+    let source = syn::parse_file(&text).ok().map(|parsed| {
+        let mut fns = Vec::new();
+        items(&parsed.items, &mut fns);
+        Arc::new(Source {
+            lines: text.lines().map(str::to_owned).collect(),
+            fns,
+        })
     });
-    sources.insert(path.to_owned(), (digest, Arc::clone(&source)));
-    Some(source)
+    sources.insert(path.to_owned(), (digest, source.clone()));
+    source
 }
 
 /// Whether the function named `ident` is an associated function (in an `impl` or `trait`

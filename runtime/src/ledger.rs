@@ -380,7 +380,7 @@ fn refusal(found: Claimed, key: &str) -> AbilityError {
                 crate::clock::utc(lease_until_ms, false)
             ),
         ),
-        _ => (
+        Claimed::Conflict => (
             ErrorCode::IdempotencyConflict,
             format!(
                 "Idempotency key '{}' was used for another call or other arguments; use a new \
@@ -388,6 +388,10 @@ fn refusal(found: Claimed, key: &str) -> AbilityError {
                 shown(key)
             ),
         ),
+        // Answered by the caller before it asks for a refusal.
+        Claimed::New | Claimed::Done { .. } => {
+            return AbilityError::internal("an idempotency claim was misread");
+        }
     };
     AbilityError::new(code, message).with_details(json!({"idempotency_key": shown(key)}))
 }

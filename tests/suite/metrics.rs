@@ -415,11 +415,27 @@ fn a_family_of_the_applications_own_is_served_beside_the_servers() {
     let server = server(Surface::Native, MetricsConfig::default());
     let metrics = server.metrics().unwrap();
     let up = Family::<Vec<(String, String)>, Gauge>::default();
-    metrics.register(
-        "upstream_up",
-        "Whether a bridged upstream server answered its last sync (1) or not (0)",
-        up.clone(),
-    );
+    metrics
+        .register(
+            "upstream_up",
+            "Whether a bridged upstream server answered its last sync (1) or not (0)",
+            up.clone(),
+        )
+        .unwrap();
+    // A name served already, one whose series would clash, one Prometheus cannot read.
+    for (name, refused) in [
+        ("upstream_up", "would clash with `abilities_upstream_up`"),
+        ("calls_total", "would clash with `abilities_calls`"),
+        ("tasks", "would clash with `abilities_tasks`"),
+        ("my-exports", "is not a Prometheus metric name"),
+        ("1st", "is not a Prometheus metric name"),
+    ] {
+        let error = metrics
+            .register(name, "x", Family::<Vec<(String, String)>, Gauge>::default())
+            .err()
+            .unwrap_or_else(|| panic!("{name} was registered"));
+        assert!(error.to_string().contains(refused), "{name}: {error}");
+    }
     up.get_or_create(&vec![("upstream".to_owned(), "files".to_owned())])
         .set(1);
     up.get_or_create(&vec![("upstream".to_owned(), "time".to_owned())])

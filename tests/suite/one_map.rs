@@ -95,10 +95,12 @@ fn the_facade_reexports_exactly_the_runtimes_public_face() {
     );
 }
 
-/// The rooms of the layer tables in `ARCHITECTURE.md`, in backticks, crates left out.
-fn rooms(map: &str) -> BTreeSet<String> {
+/// The rooms of the layer table under `heading` in `ARCHITECTURE.md`, in backticks, crates
+/// left out.
+fn rooms(map: &str, heading: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    for line in map.lines() {
+    let mut lines = map.lines().skip_while(|line| *line != heading).skip(1);
+    for line in lines.by_ref().take_while(|line| !line.starts_with("## ")) {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
         let floor = cells.get(1).and_then(|c| c.split_whitespace().next());
         if floor.is_none_or(|f| f.parse::<usize>().is_err()) {
@@ -113,21 +115,46 @@ fn rooms(map: &str) -> BTreeSet<String> {
     out
 }
 
+/// What `text` names in backticks.
+fn named(text: &str) -> BTreeSet<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|s| s.trim_end_matches('/').to_owned())
+        .collect()
+}
+
 #[test]
 fn the_architecture_chapter_names_every_room_of_the_map() {
     let map = read("ARCHITECTURE.md");
     let chapter = read("docs/src/architecture.md");
-    let rooms = rooms(&map);
-    assert!(rooms.len() > 30, "{rooms:?}");
-    let named: BTreeSet<String> = chapter
-        .split('`')
-        .skip(1)
-        .step_by(2)
-        .map(|s| s.trim_end_matches('/').to_owned())
-        .collect();
-    let missing: Vec<_> = rooms.iter().filter(|r| !named.contains(*r)).collect();
-    assert!(
-        missing.is_empty(),
-        "docs/src/architecture.md does not name these rooms of ARCHITECTURE.md: {missing:?}"
+    // The bridge's rooms are named in the chapter's paragraph on the bridge, the runtime's
+    // anywhere else in it.
+    let start = chapter
+        .find("- **The bridge**")
+        .expect("a paragraph on the bridge");
+    // It ends at the next item or paragraph.
+    let end = ["\n- ", "\n\n"]
+        .iter()
+        .filter_map(|next| chapter[start + 2..].find(next))
+        .min()
+        .map_or(chapter.len(), |at| start + 2 + at);
+    let (bridge, runtime) = (
+        &chapter[start..end],
+        format!("{}{}", &chapter[..start], &chapter[end..]),
     );
+    for (heading, text) in [
+        ("## Layers", runtime.as_str()),
+        ("## The bridge's layers", bridge),
+    ] {
+        let rooms = rooms(&map, heading);
+        assert!(rooms.len() > 5, "{heading}: {rooms:?}");
+        let named = named(text);
+        let missing: Vec<_> = rooms.iter().filter(|r| !named.contains(*r)).collect();
+        assert!(
+            missing.is_empty(),
+            "docs/src/architecture.md does not name these rooms of ARCHITECTURE.md's \
+             `{heading}`: {missing:?}"
+        );
+    }
 }

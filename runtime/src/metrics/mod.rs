@@ -135,6 +135,48 @@ struct OperationLabel {
     operation: &'static str,
 }
 
+/// Why [`Metrics::register`] refused a family.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegisterError {
+    /// Not a Prometheus metric name (`[a-zA-Z_:][a-zA-Z0-9_:]*`).
+    #[error("`{0}` is not a Prometheus metric name")]
+    InvalidName(String),
+    /// Its series would have the names of a family served already.
+    #[error("`abilities_{name}` would clash with `{family}`, served already")]
+    Taken {
+        /// The name asked for.
+        name: String,
+        /// The family it clashes with.
+        family: String,
+    },
+}
+
+/// `name`, noted in `names`.
+fn named<'a>(names: &mut Vec<String>, name: &'a str) -> &'a str {
+    names.push(name.to_owned());
+    name
+}
+
+/// `name` of a family in seconds, noted in `names` as it is served (`<name>_seconds`).
+fn seconds<'a>(names: &mut Vec<String>, name: &'a str) -> &'a str {
+    names.push(format!("{name}_seconds"));
+    name
+}
+
+/// Whether families named `a` and `b` would write series of one name: the same name, or one
+/// the other with a suffix Prometheus adds (`_total`, `_bucket`, ...).
+fn clashes(a: &str, b: &str) -> bool {
+    const SUFFIXES: [&str; 6] = ["total", "created", "bucket", "sum", "count", "info"];
+    let under = |longer: &str, shorter: &str| {
+        longer
+            .strip_prefix(shorter)
+            .and_then(|rest| rest.strip_prefix('_'))
+            .is_some_and(|suffix| SUFFIXES.contains(&suffix))
+    };
+    a == b || under(a, b) || under(b, a)
+}
+
 /// Where an ability keeps its series in the metrics of the first server that counted it
 /// (per-call work is then a pointer comparison; another server's finds them by name).
 #[derive(Default)]
@@ -179,6 +221,8 @@ pub struct Metrics {
     id: usize,
     /// Locked to encode, and to register an application's own families.
     registry: RwLock<Registry>,
+    /// The name of every family registered (a unit's suffix included).
+    names: Mutex<Vec<String>>,
     calls: Family<CallLabels, Counter>,
     durations: Family<AbilityLabel, Histogram, fn() -> Histogram>,
     rate_limited: Family<AbilityLabel, Counter>,
@@ -220,9 +264,11 @@ impl std::fmt::Debug for Metrics {
 impl Metrics {
     pub(crate) fn new() -> Self {
         let mut registry = Registry::with_prefix("abilities");
+        // The name of every family, for `register` to refuse a clash with.
+        let mut names = Vec::new();
         let calls = Family::<CallLabels, Counter>::default();
         registry.register(
-            "calls",
+            named(&mut names, "calls"),
             "Ability calls by ability, surface and outcome (OK or the error code)",
             calls.clone(),
         );
@@ -230,58 +276,62 @@ impl Metrics {
             latency as fn() -> Histogram,
         );
         registry.register_with_unit(
-            "call_duration",
+            seconds(&mut names, "call_duration"),
             "How long ability calls took, from the first check to the outcome",
             Unit::Seconds,
             durations.clone(),
         );
         let rate_limited = Family::<AbilityLabel, Counter>::default();
         registry.register(
-            "rate_limited",
+            named(&mut names, "rate_limited"),
             "Calls refused by a rate limit, by ability",
             rate_limited.clone(),
         );
         let confirmations = Family::<EventLabel, Counter>::default();
         registry.register(
-            "confirmations",
+            named(&mut names, "confirmations"),
             "Confirmation tokens issued, redeemed and refused",
             confirmations.clone(),
         );
         let tasks = Family::<StatusLabel, Gauge>::default();
-        registry.register("tasks", "Tasks this process runs, by status", tasks.clone());
+        registry.register(
+            named(&mut names, "tasks"),
+            "Tasks this process runs, by status",
+            tasks.clone(),
+        );
         let tasks_ended = Family::<StatusLabel, Counter>::default();
         registry.register(
-            "tasks_ended",
+            named(&mut names, "tasks_ended"),
             "Tasks this process ran to their end, by final status",
             tasks_ended.clone(),
         );
         let tasks_max = Gauge::default();
         registry.register(
-            "tasks_max",
+            named(&mut names, "tasks_max"),
             "How many tasks the server runs at once (every replica of its store)",
             tasks_max.clone(),
         );
         let sessions = Gauge::default();
         registry.register(
-            "sessions",
+            named(&mut names, "sessions"),
             "Open MCP sessions (protocol 2025) on this process's HTTP endpoints",
             sessions.clone(),
         );
         let sessions_max = Gauge::default();
         registry.register(
-            "sessions_max",
+            named(&mut names, "sessions_max"),
             "How many sessions an HTTP endpoint holds at once",
             sessions_max.clone(),
         );
         let streams = Gauge::default();
         registry.register(
-            "listen_streams",
+            named(&mut names, "listen_streams"),
             "Open subscriptions/listen streams",
             streams.clone(),
         );
         let streams_max = Gauge::default();
         registry.register(
-            "listen_streams_max",
+            named(&mut names, "listen_streams_max"),
             "How many subscriptions/listen streams the server holds at once",
             streams_max.clone(),
         );
@@ -289,7 +339,7 @@ impl Metrics {
             latency as fn() -> Histogram,
         );
         registry.register_with_unit(
-            "store_operation_duration",
+            seconds(&mut names, "store_operation_duration"),
             "How long store operations took, by operation",
             Unit::Seconds,
             store.clone(),
@@ -298,6 +348,7 @@ impl Metrics {
         Self {
             id: NEXT.fetch_add(1, Ordering::Relaxed),
             registry: RwLock::new(registry),
+            names: Mutex::new(names),
             calls,
             durations,
             rate_limited,
@@ -351,7 +402,10 @@ impl Metrics {
     /// Serve a family of the application's own beside the server's, under the same
     /// `abilities_` prefix: `name` and `help` as Prometheus shows them, `metric` any
     /// [`prometheus_client`] metric, kept by the caller to count with. Registered once, it is
-    /// in every exposition from then on.
+    /// in every exposition from then on. A name that is no Prometheus name, or one whose
+    /// series would clash with a family served already (the server's or an earlier one:
+    /// `calls`, `calls_total`), is refused, as Prometheus would refuse the whole scrape. Not
+    /// to be called while the exposition is written (from a metric's own encoding).
     ///
     /// ```
     /// use abilities::metrics::prometheus_client::metrics::counter::Counter;
@@ -359,20 +413,38 @@ impl Metrics {
     ///
     /// let server = Server::builder().metrics(MetricsConfig::default()).build().unwrap();
     /// let exports = Counter::<u64>::default();
-    /// server.metrics().unwrap().register("exports", "Exports written", exports.clone());
+    /// let metrics = server.metrics().unwrap();
+    /// metrics.register("exports", "Exports written", exports.clone()).unwrap();
     /// exports.inc();
-    /// assert!(server.metrics().unwrap().encode().contains("abilities_exports_total 1"));
+    /// assert!(metrics.encode().contains("abilities_exports_total 1"));
+    /// // The server counts its calls already.
+    /// assert!(metrics.register("calls", "Mine", Counter::<u64>::default()).is_err());
     /// ```
     pub fn register(
         &self,
         name: &str,
         help: &str,
         metric: impl prometheus_client::registry::Metric,
-    ) {
+    ) -> Result<(), RegisterError> {
+        let valid = name.chars().enumerate().all(|(i, c)| {
+            c.is_ascii_alphabetic() || c == '_' || c == ':' || (i > 0 && c.is_ascii_digit())
+        });
+        if name.is_empty() || !valid {
+            return Err(RegisterError::InvalidName(name.to_owned()));
+        }
+        let mut names = self.names.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(family) = names.iter().find(|family| clashes(family, name)) {
+            return Err(RegisterError::Taken {
+                name: name.to_owned(),
+                family: format!("abilities_{family}"),
+            });
+        }
+        names.push(name.to_owned());
         self.registry
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .register(name, help, metric);
+        Ok(())
     }
 
     /// Have `sample` set the figures that are a state before each scrape.

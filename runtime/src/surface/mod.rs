@@ -288,7 +288,6 @@ impl View {
             .and_then(|&(_, position)| self.tools.get(position))
     }
 
-    /// The ability behind the native tool `name` when it may run as a background task.
     /// The stages this surface adds to an ability's call, run and task alike: the standard
     /// surface's lenient reading, the strict profile's `null` as absent. Chosen here only.
     pub(crate) fn stages(&self) -> &'static [&'static dyn Stage] {
@@ -302,6 +301,7 @@ impl View {
         }
     }
 
+    /// The ability behind the native tool `name` when it may run as a background task.
     pub(crate) fn task_ability(
         &self,
         registry: &Registry,
