@@ -1,0 +1,147 @@
+//! No function in `runtime/src` grows past 80 lines: one concern a function, read at a
+//! glance. The validator's keyword tables and the MCP-AQL query parser are tables by nature;
+//! tests are left out. The functions over the limit today are listed with their length: each
+//! may shrink (and leave the list), none may grow, and no other may join them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+const LIMIT: usize = 80;
+
+/// Tables by nature: a match arm per keyword, a parser's grammar.
+const TABLES: [&str; 3] = [
+    "validate/walk.rs keyword",
+    "validate/schema.rs keywords",
+    "surface/aql/query/parse.rs parse",
+];
+
+/// Over the limit today, with their length: to be split, never to grow.
+const OVER: [(&str, usize); 18] = [
+    ("ability/mod.rs from_parts", 111),
+    ("adapter/tasks.rs call_as_task", 93),
+    ("metrics/mod.rs new", 104),
+    ("server/builder.rs build", 121),
+    ("surface/aql/call.rs batch", 95),
+    ("surface/aql/discovery.rs read", 92),
+    ("surface/aql/idempotent.rs operation", 95),
+    ("surface/aql/introspect.rs operation_detail", 178),
+    ("surface/aql/mod.rs operation", 94),
+    ("surface/aql/operation.rs operation_once", 119),
+    ("surface/aql/query/apply.rs apply", 126),
+    ("surface/aql/query/apply.rs paginate", 85),
+    ("surface/aql/stages.rs confirm", 103),
+    ("surface/aql/types.rs types", 89),
+    ("task/mod.rs create", 87),
+    ("task/watch.rs follow", 89),
+    ("transport/batch.rs http", 129),
+    ("transport/stdio.rs receive", 100),
+];
+
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The name of the function a line declares, if it does (rustfmt's layout: the signature
+/// starts the line, the body closes at the same indentation).
+fn declared(line: &str) -> Option<&str> {
+    let mut rest = line.trim_start();
+    for word in [
+        "pub(crate) ",
+        "pub(super) ",
+        "pub ",
+        "const ",
+        "async ",
+        "unsafe ",
+    ] {
+        rest = rest.strip_prefix(word).unwrap_or(rest);
+    }
+    let rest = rest.strip_prefix("async ").unwrap_or(rest);
+    let name = rest.strip_prefix("fn ")?;
+    let end = name
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(name.len());
+    Some(&name[..end])
+}
+
+/// Every function's length in lines, by `file name`, outside test modules.
+fn lengths(root: &Path) -> BTreeMap<String, usize> {
+    let mut all = Vec::new();
+    files(root, &mut all);
+    let mut out = BTreeMap::new();
+    for path in all {
+        let file = path
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        // Tests: a file of them, or what follows `#[cfg(test)]` at the top level.
+        let end = lines
+            .iter()
+            .position(|l| *l == "#[cfg(test)]")
+            .unwrap_or(lines.len());
+        for (at, line) in lines[..end].iter().enumerate() {
+            let Some(name) = declared(line) else {
+                continue;
+            };
+            if line.trim_end().ends_with(';') {
+                continue;
+            }
+            let indent = line.len() - line.trim_start().len();
+            let close = format!("{}}}", " ".repeat(indent));
+            let Some(last) = lines[at..end].iter().position(|l| *l == close) else {
+                continue;
+            };
+            let key = format!("{file} {name}");
+            let length = last + 1;
+            let longest = out.entry(key).or_insert(0);
+            *longest = (*longest).max(length);
+        }
+    }
+    out
+}
+
+#[test]
+fn no_function_grows_past_eighty_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lengths = lengths(&root);
+    assert!(lengths.len() > 500, "{} functions found", lengths.len());
+    let over: BTreeMap<&str, usize> = OVER.into_iter().collect();
+    let mut report = String::new();
+    for (key, &length) in &lengths {
+        if length <= LIMIT
+            || TABLES.contains(&key.as_str())
+            || key.starts_with("validate/tests.rs")
+            || key.starts_with("validate/derived.rs")
+            || key.starts_with("validate/suite.rs")
+        {
+            continue;
+        }
+        match over.get(key.as_str()) {
+            Some(&allowed) if length <= allowed => {}
+            Some(&allowed) => report.push_str(&format!(
+                "  runtime/src/{key}: {length} lines, grown past its {allowed}\n"
+            )),
+            None => report.push_str(&format!("  runtime/src/{key}: {length} lines\n")),
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "functions over {LIMIT} lines (split them into functions of one concern):\n{report}"
+    );
+}
