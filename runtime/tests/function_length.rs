@@ -19,7 +19,7 @@ const TABLES: [&str; 3] = [
 ];
 
 /// Over the limit today, with their length: to be split, never to grow.
-const OVER: [(&str, usize); 18] = [
+const OVER: [(&str, usize); 17] = [
     ("ability/mod.rs from_parts", 111),
     ("adapter/tasks.rs call_as_task", 93),
     ("metrics/mod.rs new", 104),
@@ -36,7 +36,6 @@ const OVER: [(&str, usize); 18] = [
     ("surface/aql/types.rs types", 89),
     ("task/mod.rs create", 87),
     ("task/watch.rs follow", 89),
-    ("transport/batch.rs http", 129),
     ("transport/stdio.rs receive", 100),
 ];
 

@@ -118,109 +118,15 @@ pub(super) async fn http(
     caller: &crate::Caller,
     bytes: &[u8],
 ) -> Response {
-    let json = |status: StatusCode, body: Vec<u8>| {
-        (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
-    };
-    let version = parts
-        .headers
-        .get("mcp-protocol-version")
-        .map(|v| v.to_str().unwrap_or("(unreadable)"))
-        .unwrap_or(BATCH_VERSION);
-    if let Some(refusal) = refusal(Some(version)) {
-        return json(StatusCode::BAD_REQUEST, refusal);
-    }
-    let members = match members(bytes) {
+    let members = match admitted(parts, bytes) {
         Ok(members) => members,
-        Err(answer) => return json(StatusCode::BAD_REQUEST, answer),
+        Err(refusal) => return json(StatusCode::BAD_REQUEST, refusal),
     };
-    if members.len() > MAX_MEMBERS {
-        let refusal = error_line(
-            &Value::Null,
-            -32600,
-            format!(
-                "Invalid Request: a batch may hold {} messages, not {}",
-                MAX_MEMBERS,
-                members.len()
-            ),
-        );
-        return json(StatusCode::BAD_REQUEST, refusal);
-    }
-    // A request whose id an earlier request of the batch has is refused, as on stdio: two
-    // requests with one id could not each get their own answer.
-    let mut ids = std::collections::HashSet::new();
-    // Only members that will be served take their id, as on stdio.
-    let repeated: Vec<bool> = members
+    let repeated = repeated_ids(&members);
+    let served = members
         .iter()
-        .map(|member| {
-            let served = check_message(member).is_ok() && forbidden_member(member).is_none();
-            match (served, member.get("method"), member.get("id")) {
-                (true, Some(_), Some(id)) => !ids.insert(id.to_string()),
-                _ => false,
-            }
-        })
-        .collect();
-    let served = members.iter().zip(repeated).map(|(member, repeated)| {
-        let request = member_request(parts);
-        async move {
-            if repeated {
-                return serde_json::from_slice(&error_line(
-                    &answer_id(member),
-                    -32600,
-                    REPEATED_ID.to_owned(),
-                ))
-                .into_iter()
-                .collect();
-            }
-            if let Err((id, why)) = check_message(member) {
-                return serde_json::from_slice(&error_line(&id, -32600, why))
-                    .into_iter()
-                    .collect();
-            }
-            if let Some(refused) = forbidden_member(member) {
-                return vec![refused];
-            }
-            // A request whose answer cannot be had still gets one, with its id.
-            let unanswered = |code: i32, why: String| -> Vec<Value> {
-                if member.get("id").is_none() {
-                    return Vec::new();
-                }
-                serde_json::from_slice(&error_line(&answer_id(member), code, why))
-                    .into_iter()
-                    .collect()
-            };
-            let Some(member_parts) = request else {
-                return unanswered(
-                    -32603,
-                    "Internal error: the member could not be served".to_owned(),
-                );
-            };
-            let body = Bytes::from(member.to_string());
-            let response = Box::pin(gate.serve_one(member_parts, caller, body)).await;
-            let content_type = response
-                .headers()
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_owned();
-            let status = response.status();
-            let Ok(body) = axum::body::to_bytes(response.into_body(), 16 << 20).await else {
-                return unanswered(
-                    -32603,
-                    format!("Internal error: the answer (HTTP {status}) could not be read"),
-                );
-            };
-            let answers: Vec<Value> = messages_of(&content_type, &body)
-                .into_iter()
-                .filter(is_answer)
-                .collect();
-            if answers.is_empty() {
-                // rmcp refused it with a plain status (an unknown session, a missing `Accept`).
-                let why: String = String::from_utf8_lossy(&body).chars().take(200).collect();
-                return unanswered(-32600, format!("Invalid Request: HTTP {status}: {why}"));
-            }
-            answers
-        }
-    });
+        .zip(repeated)
+        .map(|(member, repeated)| serve_member(gate, parts, caller, member, repeated));
     // At most 16 members at once: a batch is one client's, not a way around the limits.
     let mut served = served.collect::<Vec<_>>().into_iter();
     let mut answers = Vec::new();
@@ -240,6 +146,116 @@ pub(super) async fn http(
         Some(body) => json(StatusCode::OK, body),
         None => StatusCode::ACCEPTED.into_response(),
     }
+}
+
+/// A JSON body with `status`.
+fn json(status: StatusCode, body: Vec<u8>) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// The batch's members, or the refusal of the whole batch: batches are not of the request's
+/// protocol version, the body is no array of messages, or it holds too many.
+fn admitted(parts: &axum::http::request::Parts, bytes: &[u8]) -> Result<Vec<Value>, Vec<u8>> {
+    let version = parts
+        .headers
+        .get("mcp-protocol-version")
+        .map(|v| v.to_str().unwrap_or("(unreadable)"))
+        .unwrap_or(BATCH_VERSION);
+    if let Some(refusal) = refusal(Some(version)) {
+        return Err(refusal);
+    }
+    let members = members(bytes)?;
+    if members.len() > MAX_MEMBERS {
+        return Err(error_line(
+            &Value::Null,
+            -32600,
+            format!(
+                "Invalid Request: a batch may hold {} messages, not {}",
+                MAX_MEMBERS,
+                members.len()
+            ),
+        ));
+    }
+    Ok(members)
+}
+
+/// For each member, whether it is a request whose id an earlier request of the batch has: it
+/// is refused, as on stdio (two requests with one id could not each get their own answer).
+/// Only members that will be served take their id, as on stdio.
+fn repeated_ids(members: &[Value]) -> Vec<bool> {
+    let mut ids = std::collections::HashSet::new();
+    members
+        .iter()
+        .map(|member| {
+            let served = check_message(member).is_ok() && forbidden_member(member).is_none();
+            match (served, member.get("method"), member.get("id")) {
+                (true, Some(_), Some(id)) => !ids.insert(id.to_string()),
+                _ => false,
+            }
+        })
+        .collect()
+}
+
+/// One member's answers: its refusal, or what the gate answers it (a request whose answer
+/// cannot be had still gets one, with its id).
+async fn serve_member(
+    gate: &Gate,
+    parts: &axum::http::request::Parts,
+    caller: &crate::Caller,
+    member: &Value,
+    repeated: bool,
+) -> Vec<Value> {
+    let line = |id: &Value, code: i32, why: String| -> Vec<Value> {
+        serde_json::from_slice(&error_line(id, code, why))
+            .into_iter()
+            .collect()
+    };
+    if repeated {
+        return line(&answer_id(member), -32600, REPEATED_ID.to_owned());
+    }
+    if let Err((id, why)) = check_message(member) {
+        return line(&id, -32600, why);
+    }
+    if let Some(refused) = forbidden_member(member) {
+        return vec![refused];
+    }
+    let unanswered = |code: i32, why: String| -> Vec<Value> {
+        if member.get("id").is_none() {
+            return Vec::new();
+        }
+        line(&answer_id(member), code, why)
+    };
+    let Some(member_parts) = member_request(parts) else {
+        return unanswered(
+            -32603,
+            "Internal error: the member could not be served".to_owned(),
+        );
+    };
+    let body = Bytes::from(member.to_string());
+    let response = Box::pin(gate.serve_one(member_parts, caller, body)).await;
+    let content_type = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let status = response.status();
+    let Ok(body) = axum::body::to_bytes(response.into_body(), 16 << 20).await else {
+        return unanswered(
+            -32603,
+            format!("Internal error: the answer (HTTP {status}) could not be read"),
+        );
+    };
+    let answers: Vec<Value> = messages_of(&content_type, &body)
+        .into_iter()
+        .filter(is_answer)
+        .collect();
+    if answers.is_empty() {
+        // rmcp refused it with a plain status (an unknown session, a missing `Accept`).
+        let why: String = String::from_utf8_lossy(&body).chars().take(200).collect();
+        return unanswered(-32600, format!("Invalid Request: HTTP {status}: {why}"));
+    }
+    answers
 }
 
 /// The head of the request a batch member is served as: the batch's method, URI, headers and
