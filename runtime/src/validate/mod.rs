@@ -8,6 +8,7 @@
 
 #[cfg(test)]
 mod derived;
+mod evaluated;
 #[cfg(feature = "jsonschema")]
 mod full;
 mod keyword;

@@ -32,7 +32,7 @@ pub(crate) enum FailureKind {
 }
 
 /// Where failures go while walking, with the pointer of the value at hand.
-struct Sink {
+pub(super) struct Sink {
     at: String,
     failures: Vec<Failure>,
 }
@@ -51,16 +51,6 @@ const QUOTE: usize = 100;
 /// array costs one pass, not a report per item).
 pub(crate) const MAX_FAILURES: usize = 50;
 
-/// The answers of [`Compiled::test`] during one validation of a schema with `unevaluated*`,
-/// by node and value (its address, stable while the value is borrowed). Collecting what the
-/// subschemas applied in place evaluated tests the branches of `anyOf`, `oneOf` and `if`
-/// again; remembered, a value nested `n` deep costs `n` tests, not `2^n`.
-type Memo = std::collections::HashMap<(usize, usize), bool>;
-
-thread_local! {
-    static MEMO: std::cell::RefCell<Option<Memo>> = const { std::cell::RefCell::new(None) };
-}
-
 impl Compiled {
     /// Whether `value` is valid, stopping at the first failure.
     pub(crate) fn is_valid(&self, value: &Value) -> bool {
@@ -77,24 +67,7 @@ impl Compiled {
         sink.map(|s| s.failures).unwrap_or_default()
     }
 
-    /// Run `f` with a [`Memo`] of its own when the schema has `unevaluated*` keywords.
-    fn remembering<T>(&self, f: impl FnOnce() -> T) -> T {
-        if !self.unevaluated {
-            return f();
-        }
-        /// Puts back the memo of an enclosing validation, however `f` ends.
-        struct Restore(Option<Memo>);
-        impl Drop for Restore {
-            fn drop(&mut self) {
-                let outer = self.0.take();
-                MEMO.with(|memo| *memo.borrow_mut() = outer);
-            }
-        }
-        let _restore = Restore(MEMO.with(|memo| memo.borrow_mut().replace(Memo::new())));
-        f()
-    }
-
-    fn walk(&self, node: usize, value: &Value, sink: &mut Option<Sink>) -> bool {
+    pub(super) fn walk(&self, node: usize, value: &Value, sink: &mut Option<Sink>) -> bool {
         match &self.nodes[node] {
             Node::Always(true) => true,
             Node::Always(false) => fail(sink, "false", || {
@@ -116,25 +89,6 @@ impl Compiled {
                 ok
             }
         }
-    }
-
-    /// Whether `value` is valid against `node`, reporting nothing (the branches of
-    /// `anyOf`, `oneOf`, `not`, `if` and `contains`).
-    fn test(&self, node: usize, value: &Value) -> bool {
-        if !self.unevaluated {
-            return self.walk(node, value, &mut None);
-        }
-        let key = (node, std::ptr::from_ref(value) as usize);
-        if let Some(known) = MEMO.with(|memo| memo.borrow().as_ref()?.get(&key).copied()) {
-            return known;
-        }
-        let valid = self.walk(node, value, &mut None);
-        MEMO.with(|memo| {
-            if let Some(memo) = memo.borrow_mut().as_mut() {
-                memo.insert(key, valid);
-            }
-        });
-        valid
     }
 
     /// Walk a child of the value at hand, its step added to the pointer.
@@ -348,61 +302,21 @@ impl Compiled {
                 },
                 Value::Object(members),
             ) => {
-                let mut extra = members.iter().filter(|(name, _)| {
+                let extra = members.iter().filter(|(name, _)| {
                     !named.iter().any(|n| n == *name)
                         && !patterns.iter().any(|p| p.regex.is_match(name))
                 });
-                if let Node::Always(false) = self.nodes[*node] {
-                    if sink.is_none() {
-                        return extra.next().is_none();
-                    }
-                    let names: Vec<String> = extra.map(|(name, _)| format!("'{name}'")).collect();
-                    return names.is_empty()
-                        || fail(sink, "additionalProperties", || match names.len() {
-                            1 => format!("unexpected property {}", names[0]),
-                            _ => format!("unexpected properties {}", names.join(", ")),
-                        });
-                }
-                let mut ok = true;
-                for (name, member) in extra {
-                    if !self.child(*node, member, Step::Name(name), sink) {
-                        ok = false;
-                        if sink.is_none() {
-                            return false;
-                        }
-                    }
-                }
-                ok
+                self.rest(*node, extra, "additionalProperties", sink)
             }
             (Keyword::UnevaluatedProperties { node, owner }, Value::Object(members)) => {
                 let mut seen = vec![false; members.len()];
                 self.mark_properties(*owner, *owner, value, &mut seen);
-                let mut extra = members
+                let extra = members
                     .iter()
                     .zip(&seen)
                     .filter(|(_, seen)| !**seen)
                     .map(|(member, _)| member);
-                if let Node::Always(false) = self.nodes[*node] {
-                    if sink.is_none() {
-                        return extra.next().is_none();
-                    }
-                    let names: Vec<String> = extra.map(|(name, _)| format!("'{name}'")).collect();
-                    return names.is_empty()
-                        || fail(sink, "unevaluatedProperties", || match names.len() {
-                            1 => format!("unexpected property {}", names[0]),
-                            _ => format!("unexpected properties {}", names.join(", ")),
-                        });
-                }
-                let mut ok = true;
-                for (name, member) in extra {
-                    if !self.child(*node, member, Step::Name(name), sink) {
-                        ok = false;
-                        if sink.is_none() {
-                            return false;
-                        }
-                    }
-                }
-                ok
+                self.rest(*node, extra, "unevaluatedProperties", sink)
             }
             (Keyword::UnevaluatedItems { node, owner }, Value::Array(items)) => {
                 let mut seen = vec![false; items.len()];
@@ -564,98 +478,36 @@ impl Compiled {
         }
     }
 
-    /// The subschemas of `node` applied in place to `value` whose annotations count for
-    /// `unevaluated*`: every one a valid `node` applies, and of `anyOf`, `oneOf` and `if`
-    /// only those `value` passes (`not` contributes none). `f` gets each keyword of `node`
-    /// and then of those subschemas, deepest last; the keywords of `owner` itself are those
-    /// of the schema asking, whose own `unevaluated*` is the one being checked.
-    fn in_place(&self, node: usize, value: &Value, f: &mut impl FnMut(&Keyword)) {
-        let Node::Keywords(keywords) = &self.nodes[node] else {
-            return;
-        };
-        for keyword in keywords {
-            f(keyword);
-            match keyword {
-                Keyword::Ref(n) => self.in_place(*n, value, f),
-                Keyword::AllOf(ns) => ns.iter().for_each(|n| self.in_place(*n, value, f)),
-                Keyword::AnyOf(ns) | Keyword::OneOf(ns) => {
-                    for n in ns {
-                        if self.test(*n, value) {
-                            self.in_place(*n, value, f);
-                        }
-                    }
+    /// The members of an object `extra` (those no other keyword took) against `node`: each
+    /// one checked, or, for `false`, each one named in a single failure of `keyword`.
+    fn rest<'v>(
+        &self,
+        node: usize,
+        mut extra: impl Iterator<Item = (&'v String, &'v Value)>,
+        keyword: &'static str,
+        sink: &mut Option<Sink>,
+    ) -> bool {
+        if let Node::Always(false) = self.nodes[node] {
+            if sink.is_none() {
+                return extra.next().is_none();
+            }
+            let names: Vec<String> = extra.map(|(name, _)| format!("'{name}'")).collect();
+            return names.is_empty()
+                || fail(sink, keyword, || match names.len() {
+                    1 => format!("unexpected property {}", names[0]),
+                    _ => format!("unexpected properties {}", names.join(", ")),
+                });
+        }
+        let mut ok = true;
+        for (name, member) in extra {
+            if !self.child(node, member, Step::Name(name), sink) {
+                ok = false;
+                if sink.is_none() {
+                    return false;
                 }
-                Keyword::If {
-                    test,
-                    then,
-                    otherwise,
-                } => {
-                    if self.test(*test, value) {
-                        self.in_place(*test, value, f);
-                        if let Some(n) = then {
-                            self.in_place(*n, value, f);
-                        }
-                    } else if let Some(n) = otherwise {
-                        self.in_place(*n, value, f);
-                    }
-                }
-                Keyword::DependentSchemas(members) => {
-                    if let Value::Object(object) = value {
-                        for (name, n) in members {
-                            if object.contains_key(name) {
-                                self.in_place(*n, value, f);
-                            }
-                        }
-                    }
-                }
-                _ => {}
             }
         }
-    }
-
-    /// Mark in `seen` (one flag per member, in order) each member of the object `value` that
-    /// `node`'s keywords evaluate, for `owner`'s `unevaluatedProperties`.
-    fn mark_properties(&self, node: usize, owner: usize, value: &Value, seen: &mut [bool]) {
-        let Value::Object(members) = value else {
-            return;
-        };
-        self.in_place(node, value, &mut |keyword| match keyword {
-            Keyword::Properties(properties) => {
-                for ((name, _), seen) in members.iter().zip(seen.iter_mut()) {
-                    *seen |= properties.iter().any(|(n, _)| n == name);
-                }
-            }
-            Keyword::PatternProperties(patterns) => {
-                for ((name, _), seen) in members.iter().zip(seen.iter_mut()) {
-                    *seen |= patterns.iter().any(|(p, _)| p.regex.is_match(name));
-                }
-            }
-            Keyword::AdditionalProperties { .. } => seen.fill(true),
-            Keyword::UnevaluatedProperties { owner: o, .. } if *o != owner => seen.fill(true),
-            _ => {}
-        });
-    }
-
-    /// Mark in `seen` each item of the array `value` that `node`'s keywords evaluate, for
-    /// `owner`'s `unevaluatedItems`.
-    fn mark_items(&self, node: usize, owner: usize, value: &Value, seen: &mut [bool]) {
-        let Value::Array(items) = value else {
-            return;
-        };
-        self.in_place(node, value, &mut |keyword| match keyword {
-            Keyword::PrefixItems(nodes) => {
-                let n = nodes.len().min(seen.len());
-                seen[..n].fill(true);
-            }
-            Keyword::Items { .. } => seen.fill(true),
-            Keyword::Contains { node, .. } => {
-                for (item, seen) in items.iter().zip(seen.iter_mut()) {
-                    *seen |= self.test(*node, item);
-                }
-            }
-            Keyword::UnevaluatedItems { owner: o, .. } if *o != owner => seen.fill(true),
-            _ => {}
-        });
+        ok
     }
 
     /// " (string, null)" when every alternative names its types, else nothing.
