@@ -13,7 +13,7 @@ use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -25,14 +25,12 @@ use tower_service::Service;
 
 use crate::adapter::McpHandler;
 use crate::auth::AuthError;
-use crate::pipeline;
 use crate::server::Inner;
 use crate::transport::batch;
 use crate::transport::body::{self, BodyError};
 use crate::transport::http_direct::Direct;
-use crate::transport::sessions::{Answering, Sessions, Taken};
-use crate::transport::summary::Summary;
-use crate::transport::{MAX_ANSWERING, answer_id, check_message, rpc_error};
+use crate::transport::rpc_error;
+use crate::transport::sessions::Sessions;
 use crate::{Server, ServerError};
 
 impl Server {
@@ -239,17 +237,17 @@ struct Endpoint(Arc<Gate>);
 /// the server, rmcp's service (and the in-place answer), the endpoint's sessions, and the
 /// slot of the surface it serves.
 pub(super) struct Gate {
-    inner: Arc<Inner>,
-    mcp: Mcp,
-    sessions: Sessions,
-    slot: usize,
+    pub(super) inner: Arc<Inner>,
+    pub(super) mcp: Mcp,
+    pub(super) sessions: Sessions,
+    pub(super) slot: usize,
 }
 
 /// rmcp's service, and the path that answers a plain 2026-07-28 request in place.
 pub(super) struct Mcp {
     service: StreamableHttpService<McpHandler, LocalSessionManager>,
-    direct: Direct,
-    handler: McpHandler,
+    pub(super) direct: Direct,
+    pub(super) handler: McpHandler,
 }
 
 impl Service<Request> for Endpoint {
@@ -268,7 +266,7 @@ impl Service<Request> for Endpoint {
 }
 
 /// rmcp's answer to `request`.
-async fn serve(mcp: &Mcp, request: Request) -> Response {
+pub(super) async fn serve(mcp: &Mcp, request: Request) -> Response {
     mcp.service.handle(request).await.map(Body::new)
 }
 
@@ -358,278 +356,7 @@ impl Gate {
     }
 }
 
-impl Gate {
-    /// One message, read whole, from an authenticated `caller`: the checks rmcp does not
-    /// make, rmcp's answer (or the answer made in place), and the JSON-RPC error for a body
-    /// rmcp refuses. The body is read once here, into a [`Summary`]; what the call learns
-    /// comes back in a [`Report`](crate::pipeline::Report).
-    pub(super) async fn serve_one(
-        &self,
-        mut parts: axum::http::request::Parts,
-        caller: &crate::Caller,
-        bytes: Bytes,
-    ) -> Response {
-        let summary = Summary::read(&bytes);
-        if let Err(why) = summary.check_cursor() {
-            return rpc_error(StatusCode::OK, &summary.answer_id(), -32602, why);
-        }
-        if let Some(tasks) = summary.listened_tasks() {
-            parts.extensions.insert(tasks);
-        }
-        let opens = self.inner.http.stateful && Sessions::named(&parts.headers).is_none();
-        if opens && let Some(refusal) = self.sessions.refuse_new(&summary).await {
-            return refusal;
-        }
-        let answering = match self.hold_id(&parts, &summary) {
-            Ok(answering) => answering,
-            Err(refusal) => return *refusal,
-        };
-        let metadata = self.inner.authenticator.resource_metadata_url();
-        let standard = matches!(
-            self.inner.snapshot().view(self.slot).surface,
-            crate::Surface::Standard
-        );
-        // A tool call whose status code depends on what the pipeline learns: the scope a
-        // resource server's caller lacks (403), a rate limit on the standard surface (429).
-        let mut reading = None;
-        if summary.is_request("tools/call") && (metadata.is_some() || standard) {
-            let (reporter, read) = pipeline::report();
-            parts.extensions.insert(reporter);
-            reading = Some(read);
-        }
-        let json_body = is_json(&parts.headers);
-        let mut response = self.answer(parts, &bytes).await;
-        if opens {
-            self.sessions.opened(&response, Some(caller));
-        }
-        if let (Some(metadata), Some(reading)) = (&metadata, &mut reading)
-            && let Some(Err(scope)) = reading.permission().await
-        {
-            response = insufficient_scope(&summary, caller, metadata, &scope);
-        }
-        response = self.held(response, answering);
-        if standard && let Some(seconds) = reading.as_ref().and_then(|r| r.now().retry_after) {
-            return rate_limited_status(response, seconds);
-        }
-        in_our_words(response, json_body, &bytes).await
-    }
-
-    /// Hold the request's id in its session while it is answered: a request of a session
-    /// whose id another request of that session still waits on is refused, as both would be
-    /// matched to one answer and one would never get its own.
-    fn hold_id(
-        &self,
-        parts: &axum::http::request::Parts,
-        summary: &Summary<'_>,
-    ) -> Result<Option<Answering>, Box<Response>> {
-        let Some(session) = Sessions::named(&parts.headers).filter(|_| self.inner.http.stateful)
-        else {
-            return Ok(None);
-        };
-        let Some(id) = summary.id.as_ref().filter(|_| summary.method.is_some()) else {
-            return Ok(None);
-        };
-        let refusal = match self.sessions.answering(session, id.to_string()) {
-            Ok(answering) => return Ok(Some(answering)),
-            Err(Taken::Repeated) => rpc_error(
-                StatusCode::BAD_REQUEST,
-                id,
-                -32600,
-                "Invalid Request: a request of this session with this id is still being answered"
-                    .to_owned(),
-            ),
-            Err(Taken::Full) => rpc_error(
-                StatusCode::TOO_MANY_REQUESTS,
-                id,
-                -32000,
-                format!(
-                    "Too many requests: {MAX_ANSWERING} requests of this session are being \
-                     answered, the most it may have; send this one again once some are answered"
-                ),
-            ),
-        };
-        Err(Box::new(refusal))
-    }
-
-    /// The answer: made in place for a plain 2026-07-28 request whose every wire rule is
-    /// known to hold, else rmcp's.
-    async fn answer(&self, parts: axum::http::request::Parts, bytes: &Bytes) -> Response {
-        let has_headers = |name: &str| {
-            self.inner
-                .snapshot()
-                .view(self.slot)
-                .has_param_headers(name)
-        };
-        match self.mcp.direct.eligible(&parts, bytes, has_headers) {
-            Some(eligible) => {
-                self.mcp
-                    .direct
-                    .answer(&self.mcp.handler, eligible, parts)
-                    .await
-            }
-            None => {
-                serve(
-                    &self.mcp,
-                    Request::from_parts(parts, Body::from(bytes.clone())),
-                )
-                .await
-            }
-        }
-    }
-
-    /// `response`, holding the request's id until a streamed answer has gone out (the
-    /// handler may still be running); any other answer is complete, or a refusal of a
-    /// request no handler saw, and frees it as `answering` is dropped here.
-    fn held(&self, response: Response, answering: Option<Answering>) -> Response {
-        let streamed = response
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
-        match answering {
-            Some(answering) if streamed => {
-                let linger = self.inner.timeout.unwrap_or(Duration::from_secs(600));
-                response.map(|body| answering.hold(body, linger))
-            }
-            _ => response,
-        }
-    }
-}
-
-/// Whether the request says its body is JSON.
-fn is_json(headers: &axum::http::HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.trim_start()
-                .to_ascii_lowercase()
-                .starts_with("application/json")
-        })
-}
-
-/// rmcp's refusals in the server's words: a method 2026-07-28 removed (404), and a body rmcp
-/// refused (415) answered with the JSON-RPC error its kind calls for, the body examined again
-/// only then.
-async fn in_our_words(response: Response, json_body: bool, bytes: &[u8]) -> Response {
-    if response.status() == StatusCode::NOT_FOUND {
-        return removed_in_our_words(response).await;
-    }
-    if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE || !json_body {
-        return response;
-    }
-    match serde_json::from_slice::<Value>(bytes) {
-        Err(e) => rpc_error(
-            StatusCode::BAD_REQUEST,
-            &Value::Null,
-            -32700,
-            format!("Parse error: {e}"),
-        ),
-        Ok(message) => not_served(&message),
-    }
-}
-
-/// The answer to a JSON body rmcp refused as no message it serves.
-fn not_served(message: &Value) -> Response {
-    match check_message(message) {
-        Err((id, why)) => rpc_error(StatusCode::BAD_REQUEST, &id, -32600, why),
-        Ok(()) if message.get("id").is_some() && message.get("method").is_some() => rpc_error(
-            StatusCode::BAD_REQUEST,
-            &answer_id(message),
-            -32600,
-            "Invalid Request: not a message this server understands".to_owned(),
-        ),
-        // A notification or a response the server cannot read: JSON-RPC answers neither,
-        // and streamable HTTP acknowledges them with 202.
-        Ok(()) => StatusCode::ACCEPTED.into_response(),
-    }
-}
-
-/// rmcp answers a method protocol 2026-07-28 removed (`ping`, `resources/subscribe`...)
-/// with "method not found" and the bare method name: the same error in the words the
-/// server uses everywhere else (stdio, the adapter), so a client sees one answer.
-async fn removed_in_our_words(response: Response) -> Response {
-    let (parts, body) = response.into_parts();
-    // rmcp's answer to one request: small, and already complete.
-    let Ok(bytes) = axum::body::to_bytes(body, 1 << 20).await else {
-        return rpc_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &Value::Null,
-            -32603,
-            "Internal error: the answer could not be read".to_owned(),
-        );
-    };
-    let removed = serde_json::from_slice::<Value>(&bytes)
-        .ok()
-        .and_then(|message| {
-            let error = message.get("error")?;
-            let method = error.get("message")?.as_str()?;
-            (error.get("code")?.as_i64()? == -32601 && crate::adapter::REMOVED.contains(&method))
-                .then(|| (answer_id(&message), crate::adapter::removed(method)))
-        });
-    match removed {
-        Some((id, error)) => rpc_error(
-            StatusCode::NOT_FOUND,
-            &id,
-            error.code.0,
-            error.message.into_owned(),
-        ),
-        None => Response::from_parts(parts, Body::from(bytes)),
-    }
-}
-
-/// On the standard surface, whose failures are JSON-RPC errors: a call refused for its rate
-/// is `429 Too Many Requests` with `Retry-After` (whole seconds), the body as it was, when
-/// the answer is one JSON message. (A streamed answer has sent its status before the refusal
-/// is known.)
-fn rate_limited_status(mut response: Response, seconds: u64) -> Response {
-    let json = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
-    if response.status() == StatusCode::OK && json {
-        *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-    }
-    response
-}
-
-/// For an OAuth resource server: a `tools/call` of a native tool whose ability needs a scope
-/// the token lacks (as the pipeline's permission check reported it) is `403` with
-/// `WWW-Authenticate: Bearer error="insufficient_scope", scope="..."` (RFC 6750 §3.1), so the
-/// client can ask the user for that scope and retry; without a token, `401`.
-fn insufficient_scope(
-    summary: &Summary<'_>,
-    caller: &crate::Caller,
-    metadata: &str,
-    scope: &str,
-) -> Response {
-    if caller.is_anonymous() {
-        // No token at all: log in first, rather than ask for a scope.
-        return unauthorized(&AuthError::MissingToken, Some(metadata));
-    }
-    let name = summary.tool().unwrap_or_default();
-    let mut response = rpc_error(
-        StatusCode::FORBIDDEN,
-        &summary.answer_id(),
-        -32001,
-        format!("Forbidden: tool '{name}' needs the scope '{scope}', which the token lacks"),
-    );
-    let url = metadata.replace(['"', '\\'], "");
-    let scope = scope.replace(['"', '\\'], "");
-    let challenge =
-        format!(r#"Bearer resource_metadata="{url}", error="insufficient_scope", scope="{scope}""#);
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
-    }
-    response
-}
-
-fn unauthorized(error: &AuthError, metadata: Option<&str>) -> Response {
+pub(super) fn unauthorized(error: &AuthError, metadata: Option<&str>) -> Response {
     let mut response = rpc_error(
         StatusCode::UNAUTHORIZED,
         &Value::Null,
