@@ -283,69 +283,62 @@ impl Idempotent {
                 return;
             }
         };
-        let claim = &held.claim;
-        let settled = held
-            .store
-            .settle(&claim.holder, &claim.key, &claim.owner, &outcome)
-            .await;
-        let Err(error) = settled else {
-            return;
-        };
-        tracing::warn!(%error, "an idempotent call's outcome could not be recorded yet: retrying");
-        // The lease is renewed as long as the outcome waits (the store may be back for
-        // renewals first). Past the key's window nobody asks for it; and only this claim's
-        // record is ever written, never one another call made since.
-        tokio::spawn(async move {
-            let mut wait = Duration::from_millis(50);
-            loop {
-                tokio::time::sleep(wait).await;
-                if crate::clock::now_ms() >= held.claim.expires_at_ms {
-                    break;
-                }
-                let claim = &held.claim;
-                let settled = held
-                    .store
-                    .settle(&claim.holder, &claim.key, &claim.owner, &outcome)
-                    .await;
-                match settled {
-                    Ok(()) => {
-                        tracing::info!("an idempotent call's outcome was recorded after a retry");
-                        return;
-                    }
-                    Err(error) => tracing::debug!(%error, "recording an outcome failed again"),
-                }
-                wait = (wait * 2).min(RECORD_RETRY_MAX);
-            }
-            tracing::error!("an idempotent call's outcome could not be recorded in its window");
-        });
+        held.write(Write::Settle(outcome)).await;
     }
 
     /// Free the key of a call that did not run (refused before its handler started), retried
     /// like [`settle`](Self::settle) while the store fails.
     pub(crate) async fn release(held: Held) {
-        let claim = &held.claim;
-        let released = held
-            .store
-            .release(&claim.holder, &claim.key, &claim.owner)
-            .await;
-        let Err(error) = released else {
+        held.write(Write::Release).await;
+    }
+}
+
+/// What is written of a held claim when its call ends.
+enum Write {
+    /// Its outcome, for the retries.
+    Settle(Value),
+    /// Nothing happened: the key is free again.
+    Release,
+}
+
+impl Write {
+    /// This write of `claim`'s record, in `store`: only this claim's, never one another call
+    /// made since.
+    fn to<'a>(
+        &'a self,
+        store: &'a dyn Store,
+        claim: &'a Claim,
+    ) -> crate::store::StoreFuture<'a, ()> {
+        match self {
+            Self::Settle(outcome) => store.settle(&claim.holder, &claim.key, &claim.owner, outcome),
+            Self::Release => store.release(&claim.holder, &claim.key, &claim.owner),
+        }
+    }
+}
+
+impl Held {
+    /// Write `write` now; while the store fails, again every 50 ms to 2 s in a task of its
+    /// own, until the store takes it or the key's window ends (past it nobody asks). The task
+    /// holds the claim, so its lease is renewed as long as the write waits.
+    async fn write(self, write: Write) {
+        let Err(error) = write.to(&*self.store, &self.claim).await else {
             return;
         };
-        tracing::warn!(%error, "an idempotency claim could not be released yet: retrying");
+        tracing::warn!(%error, "an idempotency record could not be written yet: retrying");
         tokio::spawn(async move {
             let mut wait = Duration::from_millis(50);
             loop {
                 tokio::time::sleep(wait).await;
-                if crate::clock::now_ms() >= held.claim.expires_at_ms {
+                if crate::clock::now_ms() >= self.claim.expires_at_ms {
+                    tracing::error!("an idempotency record could not be written in its window");
                     return;
                 }
-                let claim = &held.claim;
-                let released = held
-                    .store
-                    .release(&claim.holder, &claim.key, &claim.owner)
-                    .await;
-                if released.is_ok() {
-                    return;
+                match write.to(&*self.store, &self.claim).await {
+                    Ok(()) => {
+                        tracing::info!("an idempotency record was written after a retry");
+                        return;
+                    }
+                    Err(error) => tracing::debug!(%error, "writing it failed again"),
                 }
                 wait = (wait * 2).min(RECORD_RETRY_MAX);
             }

@@ -7,7 +7,9 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod common;
 
 const LIMIT: usize = 80;
 
@@ -39,21 +41,6 @@ const OVER: [(&str, usize); 17] = [
     ("transport/stdio.rs receive", 100),
 ];
 
-fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// The name of the function a line declares, if it does (rustfmt's layout: the signature
 /// starts the line, the body closes at the same indentation).
 fn declared(line: &str) -> Option<&str> {
@@ -78,10 +65,8 @@ fn declared(line: &str) -> Option<&str> {
 
 /// Every function's length in lines, by `file name`, outside test modules.
 fn lengths(root: &Path) -> BTreeMap<String, usize> {
-    let mut all = Vec::new();
-    files(root, &mut all);
     let mut out = BTreeMap::new();
-    for path in all {
+    for path in common::rust_files(root) {
         let file = path
             .strip_prefix(root)
             .unwrap()

@@ -13,7 +13,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod common;
 
 /// A room of the table: a module and its descendants, on a floor.
 struct Room {
@@ -89,23 +91,7 @@ struct Source {
 }
 
 fn sources(root: &Path) -> Vec<Source> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let mut entries: Vec<_> = fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        entries.sort();
-        for path in entries {
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(root, &mut files);
-    files
+    common::rust_files(root)
         .into_iter()
         .map(|path| {
             let rel = path
