@@ -63,6 +63,9 @@ mod guide {
     mod getting_started {}
     #[doc = include_str!("../docs/src/server.md")]
     mod server {}
+    #[cfg(feature = "tower")]
+    #[doc = include_str!("../docs/src/middleware.md")]
+    mod middleware {}
     #[doc = include_str!("../docs/src/asking-the-client.md")]
     mod asking_the_client {}
     #[doc = include_str!("../docs/src/tasks.md")]
@@ -161,6 +164,7 @@ pub mod handler;
 pub mod http;
 #[cfg(feature = "metrics")]
 pub use abilities_runtime::metrics;
+pub use abilities_runtime::middleware;
 #[cfg(feature = "otel")]
 pub use abilities_runtime::otel;
 pub mod prompt;

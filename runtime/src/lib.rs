@@ -66,7 +66,7 @@ pub use jsonwebtoken;
 #[cfg(feature = "jwt")]
 pub use jwt::{JwtAuthenticator, JwtAuthenticatorBuilder, JwtError};
 pub use ledger::IDEMPOTENCY_META_KEY;
-pub use pipeline::CallOutput;
+pub use pipeline::{CallOutput, middleware};
 pub use profile::SchemaProfile;
 pub use prompt::{Prompt, PromptMessage, Role};
 pub use rate::{Rate, RateError, RateProblem};

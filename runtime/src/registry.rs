@@ -175,12 +175,17 @@ impl Registry {
     /// The ability with this ability name (`my-plugin/count-posts`) or tool name
     /// (`my-plugin-count-posts`). The two never clash: a clash is a build error.
     pub fn get(&self, name: &str) -> Option<&Ability> {
-        self.index.get(name).map(|&i| &*self.abilities[i])
+        self.shared(name).map(|a| &**a)
+    }
+
+    /// The ability named `name`, shared.
+    pub(crate) fn shared(&self, name: &str) -> Option<&Arc<Ability>> {
+        self.index.get(name).map(|&i| &self.abilities[i])
     }
 
     /// The ability at `index` in name order.
-    pub(crate) fn at(&self, index: usize) -> Option<&Ability> {
-        self.abilities.get(index).map(|a| &**a)
+    pub(crate) fn at(&self, index: usize) -> Option<&Arc<Ability>> {
+        self.abilities.get(index)
     }
 
     /// The ability at `index`, shared (for work that outlives the request).

@@ -36,6 +36,7 @@ mod jwt;
 mod listen_streams;
 mod live_abilities;
 mod metrics;
+mod middleware;
 mod multi_round;
 mod normalize;
 mod notifications;

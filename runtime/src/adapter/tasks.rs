@@ -110,10 +110,7 @@ impl McpHandler {
         let live = self.inner.tasks.create(&owner, cancel).await?;
         let guards = Arc::clone(&self.inner.guards);
         let mut call = Box::pin(async move {
-            let around = pipeline::Around {
-                guards: Some(&guards),
-                report: report.as_ref(),
-            };
+            let around = pipeline::Around::new(&guards, report.as_ref(), &ability);
             pipeline::run(&ability, ctx, args, around, stages).await
         });
         let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;

@@ -13,6 +13,8 @@ impl Stage for Audit {
             return None;
         }
         let event = CallEvent::start(ability, ctx, args);
-        Some(Box::new(move |outcome| event.finish(self, outcome)))
+        Some(Box::new(move |outcome| {
+            event.finish(self, outcome.map(drop))
+        }))
     }
 }

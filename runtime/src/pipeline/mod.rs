@@ -13,10 +13,14 @@
 //! queries among the arguments, the confirmation gate before the handler). The server's
 //! [`Guards`] add two: the rate limit, right after the permission check (a call refused later,
 //! for its arguments, still counts), and the audit trail, which watches the call from before
-//! its first check and records one event however it ends. [`order`] chooses a call's stages,
+//! its first check and records one event however it ends. [`Order`](order::Order) chooses a call's stages,
 //! for every surface; surfaces only map the wire to a call and the output back.
 
 mod audit;
+#[cfg(feature = "tower")]
+mod layered;
+pub mod middleware;
+mod order;
 mod output;
 pub(crate) mod rate;
 mod report;
@@ -37,6 +41,8 @@ use crate::audit::Audit;
 use crate::error::Lookup;
 use crate::normalize::into_object;
 use crate::{Ability, AbilityError, Context, Registry};
+use middleware::{Builtin, Chain, Link, Middleware};
+use order::Order;
 use rate::RateLimits;
 
 /// One call of one ability, as it goes through the stages.
@@ -45,7 +51,10 @@ pub(crate) struct Call<'a> {
     pub(crate) ctx: Context,
     /// The arguments object; stages before the input stage may take keys out or rewrite it.
     pub(crate) args: Map<String, Value>,
-    /// What the handler gets: set by the input stage.
+    /// `input` holds the arguments as sent, until the first stage that reads them makes
+    /// them `args`.
+    unread: bool,
+    /// What the handler gets: set by the input stage (until then, see `unread`).
     pub(crate) input: Value,
     /// Where the call reports what the HTTP gate needs to know.
     pub(crate) report: Option<&'a Reporter>,
@@ -80,6 +89,14 @@ impl<'a> Call<'a> {
 pub(crate) struct Guards {
     pub(crate) rates: RateLimits,
     pub(crate) audit: Audit,
+    /// The chain's links that check among the arguments as sent, in order.
+    arguments: Box<[Link]>,
+    /// The chain's links that check among the validated arguments, in order.
+    validated: Box<[Link]>,
+    /// The chain's links that may watch, in order.
+    watches: Box<[Link]>,
+    /// The middleware among the links, for their `around`s (empty: the handler runs bare).
+    users: Arc<[Arc<dyn Middleware>]>,
     #[cfg(feature = "metrics")]
     pub(crate) metrics: Option<Arc<crate::metrics::Metrics>>,
     #[cfg(feature = "otel")]
@@ -92,30 +109,153 @@ impl std::fmt::Debug for Guards {
     }
 }
 
+impl Guards {
+    /// A server's guards, running the links of `chain`.
+    pub(crate) fn new(rates: RateLimits, audit: Audit, chain: &Chain) -> Self {
+        let watches = chain
+            .links
+            .iter()
+            .filter(|link| matches!(link, Link::Builtin(Builtin::Audit) | Link::User(_)))
+            .cloned()
+            .collect();
+        // A middleware's place is read once, here.
+        let at = |place| {
+            chain
+                .links
+                .iter()
+                .filter(|link| match link {
+                    Link::Builtin(Builtin::Audit) => false,
+                    Link::Builtin(_) => place == Place::Arguments,
+                    Link::User(middleware) => Stage::place(middleware) == place,
+                })
+                .cloned()
+                .collect()
+        };
+        Self {
+            rates,
+            audit,
+            arguments: at(Place::Arguments),
+            validated: at(Place::Validated),
+            watches,
+            users: chain.users(),
+            #[cfg(feature = "metrics")]
+            metrics: None,
+            #[cfg(feature = "otel")]
+            tracing: None,
+        }
+    }
+
+    /// The same, counting calls in `metrics`.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn with_metrics(self, metrics: Option<Arc<crate::metrics::Metrics>>) -> Self {
+        Self { metrics, ..self }
+    }
+
+    /// The same, tracing calls with `tracing`.
+    #[cfg(feature = "otel")]
+    pub(crate) fn with_tracing(self, tracing: Option<Arc<crate::otel::Tracing>>) -> Self {
+        Self { tracing, ..self }
+    }
+}
+
 /// What a server puts around one call: its guards, and where to report what the call
 /// learned (for the HTTP gate's status codes).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Around<'a> {
     pub(crate) guards: Option<&'a Arc<Guards>>,
     pub(crate) report: Option<&'a Reporter>,
+    /// The ability called, shared: what a middleware's `around` owns.
+    pub(crate) shared: Option<&'a Arc<Ability>>,
 }
 
 impl<'a> Around<'a> {
-    /// Inside `guards`, reporting nothing.
-    pub(crate) fn guarded(guards: &'a Arc<Guards>) -> Self {
+    /// A call of `ability` inside `guards`, reporting to `report`.
+    pub(crate) fn new(
+        guards: &'a Arc<Guards>,
+        report: Option<&'a Reporter>,
+        ability: &'a Arc<Ability>,
+    ) -> Self {
         Self {
             guards: Some(guards),
-            report: None,
+            report,
+            shared: Some(ability),
+        }
+    }
+
+    /// Inside `guards`, reporting nothing.
+    pub(crate) fn guarded(guards: &'a Arc<Guards>, ability: &'a Arc<Ability>) -> Self {
+        Self::new(guards, None, ability)
+    }
+
+    /// What hears how `ability`'s call ends: the chain's links that watch it, one after
+    /// the other.
+    fn watchers(self, ability: &Ability, ctx: &Context, args: &Value) -> Option<Settle<'a>> {
+        let guards = self.guards?;
+        let mut watching = guards
+            .watches
+            .iter()
+            .filter_map(|link| order::step(link, Some(guards), ability, false))
+            .filter_map(|(stage, _)| stage.watch(ability, ctx, args));
+        let first = watching.next()?;
+        let rest: Vec<Settle<'a>> = watching.collect();
+        if rest.is_empty() {
+            return Some(first);
+        }
+        Some(Box::new(move |outcome| {
+            first(outcome);
+            for settle in rest {
+                settle(outcome);
+            }
+        }))
+    }
+
+    /// The handler of `ability`'s call, inside the `around`s of the chain's middleware.
+    fn handler(self, ability: &'a Ability, ctx: Context, input: Value) -> Handler<'a> {
+        if let (Some(guards), Some(shared)) = (self.guards, self.shared)
+            && !guards.users.is_empty()
+        {
+            let next = middleware::Next {
+                links: Arc::clone(&guards.users),
+                at: 0,
+            };
+            return Handler::Wrapped(next.run(middleware::Invocation {
+                ability: Arc::clone(shared),
+                ctx,
+                input,
+            }));
+        }
+        Handler::Bare(stages::handle(ability, ctx, input))
+    }
+}
+
+/// A call's handler, running: bare, or inside the middleware's `around`s.
+enum Handler<'a> {
+    Bare(stages::Handling<'a>),
+    Wrapped(middleware::Running),
+}
+
+impl Future for Handler<'_> {
+    type Output = Result<CallOutput, AbilityError>;
+
+    fn poll(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        match self.get_mut() {
+            Self::Bare(handling) => Pin::new(handling).poll(cx),
+            Self::Wrapped(running) => running.as_mut().poll(cx),
         }
     }
 }
 
-/// Where a surface's stage runs.
+/// Where a stage runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Place {
     /// Among the arguments as sent, after the permission and site checks, before the input
     /// is normalized and validated.
     Arguments,
+    /// Among the validated arguments: the middleware's checks, before the gates.
+    Validated,
     /// After validation, just before the handler: gates that act on a valid call.
     Gate,
 }
@@ -127,7 +267,7 @@ pub(crate) type StageFuture<'a> =
 /// One step of a call. Every method has a default that does nothing, so a stage implements
 /// only what its job needs.
 pub(crate) trait Stage: Send + Sync {
-    /// Where the stage runs (surface stages; the core stages have their own places).
+    /// Where the stage runs.
     fn place(&self) -> Place {
         Place::Arguments
     }
@@ -163,10 +303,11 @@ pub(crate) trait Stage: Send + Sync {
     }
 }
 
-/// What hears a watched call's outcome (`Ok` when it produced an output).
-pub(crate) type Settle<'a> = Box<dyn FnOnce(Result<(), &AbilityError>) + Send + 'a>;
+/// What hears a watched call's outcome.
+pub(crate) type Settle<'a> = Box<dyn FnOnce(Result<&CallOutput, &AbilityError>) + Send + 'a>;
 
-/// Run `ability` with wire `args` through the stages of [`order`] and then its handler.
+/// Run `ability` with wire `args` through the stages of [`Order`](order::Order) and then its handler
+/// (inside the `around`s of the chain's middleware).
 ///
 /// The stages that only check run at once, when the future is made (a pipeline future is
 /// always awaited where it is made): with none that waits (native tools, meta,
@@ -181,10 +322,8 @@ pub(crate) fn run<'a>(
     around: Around<'a>,
     surface: &'a [&'a dyn Stage],
 ) -> impl Future<Output = Result<CallOutput, AbilityError>> + Send + 'a {
-    // The stages that watch the whole call (the server's audit trail) look first.
-    let watching = around
-        .guards
-        .and_then(|guards| (&guards.audit as &dyn Stage).watch(ability, &ctx, &args));
+    // The links that watch the whole call (the server's audit trail) look first.
+    let watching = around.watchers(ability, &ctx, &args);
     #[cfg(feature = "metrics")]
     let timer = around
         .guards
@@ -221,8 +360,9 @@ pub(crate) fn run<'a>(
             let (handler, finish) = match start {
                 Start::Handler(handler, finish) => (handler, finish),
                 Start::Waiting(call, done) => {
-                    let rest = order(around, call.ctx.continues(), surface).skip(done);
-                    Box::pin(waiting(call, rest)).await?
+                    let rest =
+                        Order::new(call.ability, around, call.ctx.continues(), surface).skip(done);
+                    Box::pin(waiting(call, around, rest)).await?
                 }
                 Start::Refused(error) => return Err(error),
             };
@@ -245,7 +385,7 @@ pub(crate) fn run<'a>(
             );
         }
         if let Some(settle) = watching {
-            settle(outcome.as_ref().map(drop));
+            settle(outcome.as_ref());
         }
         #[cfg(feature = "metrics")]
         if let Some(timer) = timer {
@@ -258,33 +398,23 @@ pub(crate) fn run<'a>(
 /// Where a call stands once the stages that only check have run.
 enum Start<'a> {
     /// Every stage passed: the handler is running, and what the stages left for its output.
-    Handler(stages::Handling<'a>, Finishes<'a>),
-    /// The stage after the first `done` of [`order`] may wait: it and the rest are next.
+    Handler(Handler<'a>, Finishes<'a>),
+    /// The stage after the first `done` of [`Order`](order::Order) may wait: it and the rest are next.
     Waiting(Call<'a>, usize),
     Refused(AbilityError),
 }
 
-/// The stages of a call after the permission check, in order, for every surface: the rate
-/// (unless the call goes on with one already counted), the site, the surface's argument
-/// stages, the input, the surface's gate stages. (The permission check runs first, before the
-/// arguments are read; the audit event wraps the whole call.)
-fn order<'s>(
-    around: Around<'s>,
-    continues: bool,
-    surface: &'s [&'s dyn Stage],
-) -> impl Iterator<Item = &'s dyn Stage> + 's {
-    const SITE: &dyn Stage = &stages::SiteCheck;
-    const INPUT: &dyn Stage = &stages::Input;
-    let rate = around
-        .guards
-        .filter(|_| !continues)
-        .map(|guards| &guards.rates as &dyn Stage);
-    let at = move |place| surface.iter().copied().filter(move |s| s.place() == place);
-    rate.into_iter()
-        .chain([SITE])
-        .chain(at(Place::Arguments))
-        .chain([INPUT])
-        .chain(at(Place::Gate))
+impl Call<'_> {
+    /// Make the arguments as sent the arguments object, if `stage` reads it and no stage has
+    /// yet.
+    #[inline]
+    fn read_for(&mut self, reads: bool) -> Result<(), AbilityError> {
+        if self.unread && reads {
+            self.unread = false;
+            self.args = into_object(std::mem::take(&mut self.input))?;
+        }
+        Ok(())
+    }
 }
 
 fn start<'a>(
@@ -298,24 +428,28 @@ fn start<'a>(
         ability,
         ctx,
         args: Map::new(),
-        input: Value::Null,
+        unread: true,
+        input: args,
         report: around.report,
         finish: None,
     };
-    // Permission first: nothing about the input is revealed to a caller without the scope.
-    if let Err(error) = Stage::check(&stages::Permission, &mut call) {
-        return Start::Refused(error);
-    }
-    call.args = match into_object(args) {
-        Ok(args) => args,
-        Err(error) => return Start::Refused(error),
-    };
-    for (done, stage) in order(around, call.ctx.continues(), surface).enumerate() {
-        if stage.waits() {
-            return Start::Waiting(call, done);
+    let guards = around.guards.map(|guards| &**guards);
+    if surface.is_empty() && guards.is_none_or(|guards| guards.users.is_empty()) {
+        let links = guards.map_or(&order::UNGUARDED[..], |guards| &guards.arguments);
+        match order::direct(&mut call, links, guards.map(|guards| &guards.rates)) {
+            Ok(None) => {}
+            Ok(Some(done)) => return Start::Waiting(call, done),
+            Err(error) => return Start::Refused(error),
         }
-        if let Err(error) = stage.check(&mut call) {
-            return Start::Refused(error);
+    } else {
+        let order = Order::new(ability, around, call.ctx.continues(), surface);
+        for (done, (stage, reads)) in order.enumerate() {
+            if stage.waits() {
+                return Start::Waiting(call, done);
+            }
+            if let Err(error) = call.read_for(reads).and_then(|()| stage.check(&mut call)) {
+                return Start::Refused(error);
+            }
         }
     }
     let Call {
@@ -325,15 +459,17 @@ fn start<'a>(
         finish,
         ..
     } = call;
-    Start::Handler(stages::handle(ability, ctx, input), finish)
+    Start::Handler(around.handler(ability, ctx, input), finish)
 }
 
 /// The stages from the first that may wait to the last, then the handler.
 async fn waiting<'a>(
     mut call: Call<'a>,
-    rest: impl Iterator<Item = &'a dyn Stage>,
-) -> Result<(stages::Handling<'a>, Finishes<'a>), AbilityError> {
-    for stage in rest {
+    around: Around<'a>,
+    rest: impl Iterator<Item = order::Step<'a>>,
+) -> Result<(Handler<'a>, Finishes<'a>), AbilityError> {
+    for (stage, reads) in rest {
+        call.read_for(reads)?;
         stage.check(&mut call)?;
         if let Some(waiting) = stage.wait(&call) {
             waiting.await?;
@@ -346,7 +482,7 @@ async fn waiting<'a>(
         finish,
         ..
     } = call;
-    Ok((stages::handle(ability, ctx, input), finish))
+    Ok((around.handler(ability, ctx, input), finish))
 }
 
 impl Registry {
@@ -383,12 +519,12 @@ impl Ability {
 
     /// The same, inside a server's rate limits and audit trail.
     pub(crate) async fn call_guarded(
-        &self,
+        self: &Arc<Self>,
         ctx: Context,
         args: Value,
         guards: &Arc<Guards>,
     ) -> Result<CallOutput, AbilityError> {
-        run(self, ctx, args, Around::guarded(guards), &[]).await
+        run(self, ctx, args, Around::guarded(guards, self), &[]).await
     }
 
     /// `PERMISSION_DENIED` unless the caller holds the ability's scope: the permission stage,

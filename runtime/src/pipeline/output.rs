@@ -61,6 +61,19 @@ impl CallOutput {
             .as_deref()
     }
 
+    /// The handler's structured value as it returned it (not wrapped), absent for
+    /// content-only results.
+    pub fn value(&self) -> Option<&Value> {
+        self.value.as_ref()
+    }
+
+    /// The handler's structured value, to change (a middleware's redactor): the wire form
+    /// is made again from it.
+    pub fn value_mut(&mut self) -> Option<&mut Value> {
+        self.wire = OnceLock::new();
+        self.value.as_mut()
+    }
+
     /// Content blocks beyond the JSON text, if the ability returned any.
     pub fn content(&self) -> Option<&[Content]> {
         self.content.as_deref()

@@ -274,6 +274,16 @@ fn finish(ability: &Ability, outcome: Outcome) -> Result<Output, AbilityError> {
     })
 }
 
+/// What a panic in a middleware comes to: logged, and `INTERNAL_ERROR` for the call.
+pub(crate) fn middleware_panicked(name: &str, panic: &(dyn Any + Send)) -> AbilityError {
+    tracing::error!(
+        middleware = name,
+        panic = panic_message(panic),
+        "middleware panicked"
+    );
+    AbilityError::internal("the call failed unexpectedly")
+}
+
 fn panic_message(panic: &(dyn Any + Send)) -> &str {
     panic
         .downcast_ref::<&str>()

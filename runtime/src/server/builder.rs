@@ -57,6 +57,7 @@ pub struct ServerBuilder {
     ledger: LedgerConfig,
     rate_limit: Option<crate::Rate>,
     audit_log: Option<AuditLog>,
+    chain: crate::middleware::Chain,
     /// `subscriptions/listen` streams at once: per server, per caller.
     listen_streams: (usize, usize),
     skills: Vec<crate::Skill>,
@@ -71,6 +72,24 @@ pub struct ServerBuilder {
 enum AuditLog {
     File(std::path::PathBuf),
     Writer(Box<dyn std::io::Write + Send>),
+}
+
+impl AuditLog {
+    /// The writer: the file opened to append.
+    fn open(self) -> Result<Box<dyn std::io::Write + Send>, ServerError> {
+        match self {
+            Self::Writer(writer) => Ok(writer),
+            Self::File(path) => std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map(|file| Box::new(file) as Box<dyn std::io::Write + Send>)
+                .map_err(|error| ServerError::AuditLog {
+                    path: path.display().to_string(),
+                    error,
+                }),
+        }
+    }
 }
 
 impl ServerBuilder {
@@ -98,6 +117,7 @@ impl ServerBuilder {
             ledger: LedgerConfig::default(),
             rate_limit: None,
             audit_log: None,
+            chain: crate::middleware::Chain::default(),
             listen_streams: (
                 super::streams::DEFAULT_PER_SERVER,
                 super::streams::DEFAULT_PER_CALLER,
@@ -154,6 +174,21 @@ impl ServerBuilder {
     /// a line, from a thread of its own.
     pub fn audit_writer(mut self, writer: impl std::io::Write + Send + 'static) -> Self {
         self.audit_log = Some(AuditLog::Writer(Box::new(writer)));
+        self
+    }
+
+    /// Put `middleware` around every call (at the end of the [chain](Self::chain)): see
+    /// [`middleware`](crate::middleware).
+    pub fn middleware(mut self, middleware: impl crate::middleware::Middleware) -> Self {
+        self.chain = self.chain.with(middleware);
+        self
+    }
+
+    /// The links every call runs through, in order: the built-in concerns and middleware
+    /// (by default [`Chain::default`](crate::middleware::Chain::default), the built-ins, then
+    /// what [`middleware`](Self::middleware) added). Replaces the chain set so far.
+    pub fn chain(mut self, chain: crate::middleware::Chain) -> Self {
+        self.chain = chain;
         self
     }
 
@@ -401,28 +436,17 @@ impl ServerBuilder {
             mounts.push((path, surfaces.len(), Arc::new(mounted.clone())));
             surfaces.push(mounted);
         }
-        let sink: Option<Box<dyn std::io::Write + Send>> = match self.audit_log {
-            None => None,
-            Some(AuditLog::Writer(writer)) => Some(writer),
-            Some(AuditLog::File(path)) => Some(Box::new(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&path)
-                    .map_err(|error| ServerError::AuditLog {
-                        path: path.display().to_string(),
-                        error,
-                    })?,
-            )),
-        };
-        let guards = Arc::new(crate::pipeline::Guards {
-            rates: crate::pipeline::rate::RateLimits::new(self.rate_limit, &store),
-            audit: crate::audit::Audit::new(sink)?,
-            #[cfg(feature = "metrics")]
-            metrics: metrics.as_ref().map(|(metrics, _)| Arc::clone(metrics)),
-            #[cfg(feature = "otel")]
-            tracing,
-        });
+        let sink = self.audit_log.map(AuditLog::open).transpose()?;
+        let guards = crate::pipeline::Guards::new(
+            crate::pipeline::rate::RateLimits::new(self.rate_limit, &store),
+            crate::audit::Audit::new(sink)?,
+            &self.chain,
+        );
+        #[cfg(feature = "metrics")]
+        let guards = guards.with_metrics(metrics.as_ref().map(|(metrics, _)| Arc::clone(metrics)));
+        #[cfg(feature = "otel")]
+        let guards = guards.with_tracing(tracing);
+        let guards = Arc::new(guards);
         let notifier = ResourceNotifier::shared(&store);
         let mut state = self.state;
         state.insert(notifier.clone());

@@ -136,9 +136,9 @@ fn label(ability: &Ability) -> &str {
 
 /// The public ability named `name`: its ability name, as discover lists it, or its tool name.
 /// A non-public ability is reported exactly like a missing one.
-fn public<'r>(registry: &'r Registry, name: &str) -> Result<&'r Ability, AbilityError> {
+fn public<'r>(registry: &'r Registry, name: &str) -> Result<&'r Arc<Ability>, AbilityError> {
     registry
-        .get(name)
+        .shared(name)
         .filter(|a| a.is_public())
         .ok_or_else(|| AbilityError::unknown(crate::error::Lookup::Ability, name))
 }

@@ -361,10 +361,7 @@ impl View {
                 let stages = self.stages();
                 // Not boxed: the handler's waiting path is boxed apart, so this future stays
                 // small, and a call saves an allocation.
-                let around = Around {
-                    guards: Some(served.guards),
-                    report: served.report.as_ref(),
-                };
+                let around = Around::new(served.guards, served.report.as_ref(), ability);
                 let outcome = pipeline::run(ability, ctx, args, around, stages).await;
                 self.finish(outcome)
             }

@@ -94,7 +94,7 @@ pub(super) async fn operation_once(
         ability,
         run_ctx,
         Value::Object(params),
-        Around::guarded(served.guards),
+        Around::guarded(served.guards, ability),
         &stages,
     ))
     .await
