@@ -30,6 +30,7 @@ pub(crate) const ABILITY_KEYS: &[&str] = &[
     DANGER,
     TASK,
     RATE,
+    META,
     CRATE,
 ];
 pub(crate) const SEMANTIC: &str = "semantic";
@@ -52,6 +53,7 @@ const FAMILY: &str = "family";
 const DANGER: &str = "danger";
 const TASK: &str = "task";
 const RATE: &str = "rate";
+const META: &str = "meta";
 const CRATE: &str = "crate";
 
 /// The keys `#[param]` accepts.
@@ -94,6 +96,8 @@ pub(crate) struct AbilityArgs {
     pub(crate) prompt: Option<Span>,
     /// `family = "observe"`: the MCP-AQL endpoint family.
     pub(crate) family: Option<LitStr>,
+    /// `meta(owner = "billing", tier = 2)`: the tool's `_meta`, as JSON object text.
+    pub(crate) meta: Option<LitStr>,
     /// `danger = "destructive"`: the MCP-AQL danger level.
     pub(crate) danger: Option<Written<Danger>>,
     /// `task = "optional"`: whether the ability may run as a background task.
@@ -241,6 +245,8 @@ pub(crate) fn parse_ability_args(tokens: TokenStream, errors: &mut Errors) -> Ab
                 "mime_type = \"text/markdown\"",
                 errors,
             )?,
+            // meta(owner = "billing", tier = 2, beta = true)
+            META => meta_key(&meta, &mut args.meta, errors)?,
             // family = "observe"
             FAMILY => string_key(
                 &meta,
@@ -471,6 +477,67 @@ fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
         syn::parenthesized!(_content in meta.input);
         let _: TokenStream = _content.parse()?;
     }
+    Ok(())
+}
+
+/// `meta(key = value, ...)`: each value a string, number or bool literal, each key once;
+/// kept as the text of a JSON object.
+fn meta_key(
+    meta: &ParseNestedMeta<'_>,
+    slot: &mut Option<LitStr>,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    const EXAMPLE: &str = "meta(owner = \"billing\", tier = 2)";
+    if !meta.input.peek(syn::token::Paren) {
+        errors.spanned(&meta.path, format!("`meta` takes a list, like `{EXAMPLE}`"));
+        return skip_value(meta);
+    }
+    let mut object = serde_json::Map::new();
+    meta.parse_nested_meta(|entry| {
+        let key = entry.path.get_ident().map(ToString::to_string);
+        let Some(key) = key else {
+            errors.spanned(
+                &entry.path,
+                format!("a `meta` key is one name, like `{EXAMPLE}`"),
+            );
+            return skip_value(&entry);
+        };
+        if !entry.input.peek(Token![=]) {
+            errors.spanned(
+                &entry.path,
+                format!("`{key}` needs a value, like `{EXAMPLE}`"),
+            );
+            return skip_value(&entry);
+        }
+        let expr: Expr = entry.value()?.parse()?;
+        let value = match &expr {
+            Expr::Lit(syn::ExprLit { lit, .. }) => match lit {
+                syn::Lit::Str(s) => Some(serde_json::Value::String(s.value())),
+                syn::Lit::Bool(b) => Some(serde_json::Value::Bool(b.value)),
+                syn::Lit::Int(i) => i.base10_parse::<i64>().ok().map(Into::into),
+                syn::Lit::Float(f) => f
+                    .base10_parse::<f64>()
+                    .ok()
+                    .and_then(serde_json::Number::from_f64)
+                    .map(serde_json::Value::Number),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(value) = value else {
+            errors.spanned(
+                &expr,
+                "a `meta` value is a string, a number or `true`/`false`",
+            );
+            return Ok(());
+        };
+        if object.insert(key.clone(), value).is_some() {
+            errors.spanned(&entry.path, format!("duplicate `meta` key `{key}`"));
+        }
+        Ok(())
+    })?;
+    let text = serde_json::Value::Object(object).to_string();
+    set(slot, LitStr::new(&text, meta.path.span()), meta, errors);
     Ok(())
 }
 

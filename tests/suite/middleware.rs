@@ -25,7 +25,11 @@ use abilities::{
 use serde_json::{Value, json};
 
 /// Look a customer up (billing).
-#[ability(semantic = "READ", category = "billing")]
+#[ability(
+    semantic = "READ",
+    category = "billing",
+    meta(owner = "billing", tier = 2, pii = true)
+)]
 fn customer(id: u64) -> Value {
     json!({ "id": id, "name": "Ada", "email": "ada@example.com" })
 }
@@ -452,4 +456,54 @@ async fn middleware_holds_on_every_surface() {
         .map(|s| s.1.clone())
         .collect();
     assert_eq!(surfaces, ["standard", "meta", "aql"]);
+}
+
+#[tokio::test]
+async fn declared_meta_is_the_tools_meta_and_what_a_middleware_reads() {
+    /// Marks outputs of abilities whose `_meta` says they hold personal data.
+    struct MarkPii;
+    impl Middleware for MarkPii {
+        fn around(&self, call: Invocation, next: Next) -> Running {
+            Box::pin(async move {
+                let mut output = next.run(call).await?;
+                if let Some(Value::Object(map)) = output.value_mut() {
+                    map.insert("pii".to_owned(), json!(true));
+                }
+                Ok(output)
+            })
+        }
+    }
+    let pii = |a: &Ability| a.meta().get("pii") == Some(&json!(true));
+    let server = server(builder!().middleware(Only::matching(pii, MarkPii)));
+    let client = server.connect().await.unwrap();
+    let tools = client.list_tools().await.unwrap();
+    let listed = |name: &str| {
+        let tool = tools.iter().find(|t| t.name == name).unwrap();
+        serde_json::to_value(tool).unwrap()
+    };
+    assert_eq!(
+        listed("customer")["_meta"],
+        json!({"owner": "billing", "tier": 2, "pii": true})
+    );
+    assert!(
+        listed("refund").get("_meta").is_none(),
+        "none declared: none sent"
+    );
+    let customer = client.call("customer", json!({"id": 3})).await.unwrap();
+    let customer = serde_json::to_value(customer).unwrap();
+    assert_eq!(customer["structuredContent"]["result"]["pii"], true);
+    let shout = client.call("shout", json!({"input": "x"})).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(shout).unwrap()["structuredContent"],
+        json!({"result": "X"})
+    );
+    client.close().await;
+
+    let built = Ability::builder("notes/read", abilities::Semantic::Read)
+        .description("Read a note.")
+        .meta("owner", "notes")
+        .handler(|_ctx, _args: Value| async move { Ok(json!({})) })
+        .build()
+        .unwrap();
+    assert_eq!(built.meta().get("owner"), Some(&json!("notes")));
 }

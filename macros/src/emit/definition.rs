@@ -62,6 +62,7 @@ pub(crate) fn definition(def: &Definition<'_>) -> TokenStream {
         (None, None) => quote!(#p::AbilityKind::Tool),
     };
     let family = option_str(args.family.as_ref());
+    let meta = option_str(args.meta.as_ref());
     let danger = match &args.danger {
         Some(danger) => {
             let danger = variant(danger);
@@ -108,6 +109,7 @@ pub(crate) fn definition(def: &Definition<'_>) -> TokenStream {
             },
             kind: #kind,
             family: #family,
+            meta: #meta,
             danger: #danger,
             task: #task,
             rate: #rate,

@@ -34,6 +34,7 @@ pub struct AbilityBuilder {
     annotations: Annotations,
     kind: AbilityKind,
     family: Option<Cow<'static, str>>,
+    meta: Option<Map<String, Value>>,
     danger: Option<Danger>,
     task: TaskSupport,
     rate: Option<crate::Rate>,
@@ -63,6 +64,7 @@ impl AbilityBuilder {
             annotations: Annotations::default(),
             kind: AbilityKind::Tool,
             family: None,
+            meta: None,
             danger: None,
             task: TaskSupport::Forbidden,
             rate: None,
@@ -133,6 +135,14 @@ impl AbilityBuilder {
     /// Serve it as a prompt: its input properties are the prompt's arguments.
     pub fn prompt(mut self) -> Self {
         self.kind = AbilityKind::Prompt;
+        self
+    }
+
+    /// `key` set to `value` in the tool's `_meta` (see [`Ability::meta`]).
+    pub fn meta(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.meta
+            .get_or_insert_default()
+            .insert(key.into(), value.into());
         self
     }
 
@@ -272,6 +282,7 @@ impl AbilityBuilder {
             annotations: self.annotations,
             kind: self.kind,
             family: self.family,
+            meta: self.meta,
             danger: self.danger,
             task: self.task,
             rate: self.rate,

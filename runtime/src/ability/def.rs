@@ -71,6 +71,8 @@ pub struct AbilityDef {
     pub annotations: Annotations,
     pub kind: AbilityKind,
     pub family: Option<&'static str>,
+    /// From `meta(...)`: the text of a JSON object, checked by the macro.
+    pub meta: Option<&'static str>,
     pub danger: Option<Danger>,
     /// From `task = "..."`.
     pub task: TaskSupport,

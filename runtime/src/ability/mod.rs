@@ -50,6 +50,8 @@ pub struct Ability {
     annotations: Annotations,
     kind: AbilityKind,
     family: Option<Cow<'static, str>>,
+    /// The tool's `_meta`: what the author declared about it, for clients and middleware.
+    meta: Option<Arc<Map<String, Value>>>,
     danger: Danger,
     /// `danger` was declared, not taken from the semantic.
     danger_declared: bool,
@@ -75,6 +77,17 @@ pub struct Ability {
     /// This ability's series in the metrics of the first server that counted it.
     #[cfg(feature = "metrics")]
     pub(crate) metered: crate::metrics::Slot,
+}
+
+/// The wire output schema of a declared one, and whether the wire wraps the output.
+fn output_schema(output: Option<Map<String, Value>>) -> (Option<Arc<Map<String, Value>>>, bool) {
+    match output {
+        None => (None, false),
+        Some(output) => {
+            let wire = schema::to_wire(output, Side::Output);
+            (Some(Arc::new(wire.schema)), wire.wrapped)
+        }
+    }
 }
 
 /// One argument of a prompt or resource template: a property of the wire input.
@@ -117,6 +130,7 @@ pub(crate) struct Parts {
     pub(crate) annotations: Annotations,
     pub(crate) kind: AbilityKind,
     pub(crate) family: Option<Cow<'static, str>>,
+    pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) danger: Option<Danger>,
     pub(crate) task: TaskSupport,
     pub(crate) rate: Option<Rate>,
@@ -203,6 +217,10 @@ impl Ability {
             annotations: def.annotations,
             kind: def.kind.clone(),
             family: def.family.map(Cow::Borrowed),
+            // The macro wrote a JSON object; anything else is not one.
+            meta: def
+                .meta
+                .and_then(|text| serde_json::from_str::<Map<String, Value>>(text).ok()),
             danger: def.danger,
             task: def.task,
             rate: def
@@ -253,13 +271,7 @@ impl Ability {
                 })?,
             ),
         };
-        let (output_schema, output_wrapped) = match parts.output {
-            None => (None, false),
-            Some(output) => {
-                let wire = schema::to_wire(output, Side::Output);
-                (Some(Arc::new(wire.schema)), wire.wrapped)
-            }
-        };
+        let (output_schema, output_wrapped) = output_schema(parts.output);
         let declares_site_id = input_schema
             .get("properties")
             .and_then(Value::as_object)
@@ -305,6 +317,7 @@ impl Ability {
             annotations: Annotations::for_semantic(parts.semantic).overridden_by(parts.annotations),
             kind: parts.kind,
             family: parts.family,
+            meta: parts.meta.filter(|meta| !meta.is_empty()).map(Arc::new),
             danger: parts
                 .danger
                 .unwrap_or_else(|| Danger::for_semantic(parts.semantic)),
@@ -331,6 +344,14 @@ impl Ability {
             #[cfg(feature = "metrics")]
             metered: crate::metrics::Slot::default(),
         })
+    }
+
+    /// What the author declared about the ability (`meta(...)` on the attribute,
+    /// [`AbilityBuilder::meta`]): served as the tool's `_meta`, read by middleware. Empty when
+    /// none was.
+    pub fn meta(&self) -> &Map<String, Value> {
+        static NONE: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
+        self.meta.as_deref().unwrap_or(&NONE)
     }
 
     /// The MCP-AQL endpoint family named by `family = "..."`, if any.

@@ -29,6 +29,9 @@ pub(crate) fn tool(ability: &Ability, site: bool) -> Tool {
     if let Some(output) = ability.output_schema() {
         tool = tool.with_raw_output_schema(Arc::clone(output));
     }
+    if !ability.meta().is_empty() {
+        tool = tool.with_meta(rmcp::model::MetaObject(ability.meta().clone()));
+    }
     tool
 }
 
