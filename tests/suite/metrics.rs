@@ -454,3 +454,32 @@ fn a_family_of_the_applications_own_is_served_beside_the_servers() {
         Some(0.0)
     );
 }
+
+#[tokio::test]
+async fn the_metrics_link_removed_counts_no_call() {
+    use abilities::middleware::{Builtin, Chain};
+    let server = builder!()
+        .metrics(MetricsConfig::default())
+        .chain(Chain::default().without(Builtin::Metrics))
+        .build()
+        .expect("valid server");
+    let mut client = Lines::initialized(&server).await;
+    let done = client
+        .call(1, "count_posts", json!({"input": "post"}))
+        .await;
+    assert_eq!(done["isError"], false, "{done}");
+    let text = server.metrics().expect("configured").encode();
+    assert_eq!(
+        sample(
+            &text,
+            "abilities_call_duration_seconds_count",
+            r#"ability="count_posts""#
+        ),
+        None,
+        "{text}"
+    );
+    assert!(
+        !text.contains(r#"ability="count_posts",surface="native""#),
+        "{text}"
+    );
+}

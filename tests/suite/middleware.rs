@@ -341,7 +341,7 @@ async fn a_panicking_middleware_fails_its_call_and_the_server_serves_on() {
 async fn the_builtins_are_links_a_chain_reorders_and_removes() {
     assert_eq!(
         Chain::default().names(),
-        ["audit", "permission", "rate", "site"]
+        ["metrics", "audit", "permission", "rate", "site"]
     );
     let unscoped = || Some(Caller::new("eve", ["other"]));
 
@@ -354,7 +354,10 @@ async fn the_builtins_are_links_a_chain_reorders_and_removes() {
 
     // The rate moved before the permission check: the first refusal spends the budget.
     let reordered = Chain::default().move_before(Builtin::Rate, Builtin::Permission);
-    assert_eq!(reordered.names(), ["audit", "rate", "permission", "site"]);
+    assert_eq!(
+        reordered.names(),
+        ["metrics", "audit", "rate", "permission", "site"]
+    );
     let rate_first = server(builder!().chain(reordered));
     let refused = call(&rate_first, unscoped(), "refund", json!({"order": 1})).await;
     assert_eq!(code(&refused), "PERMISSION_DENIED");
@@ -392,7 +395,10 @@ async fn a_replaced_builtin_runs_where_it_is_put() {
     let chain = Chain::default()
         .with_before(Builtin::Permission, BillingStaff)
         .without(Builtin::Permission);
-    assert_eq!(chain.names(), ["audit", "billing-staff", "rate", "site"]);
+    assert_eq!(
+        chain.names(),
+        ["metrics", "audit", "billing-staff", "rate", "site"]
+    );
     let server = server(builder!().chain(chain));
     let staff = call(
         &server,

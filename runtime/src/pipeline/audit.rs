@@ -8,7 +8,12 @@ use crate::audit::{Audit, CallEvent};
 use crate::{Ability, Context};
 
 impl Stage for Audit {
-    fn watch<'a>(&'a self, ability: &Ability, ctx: &Context, args: &Value) -> Option<Settle<'a>> {
+    fn watch<'a>(
+        &'a self,
+        ability: &'a Ability,
+        ctx: &Context,
+        args: &Value,
+    ) -> Option<Settle<'a>> {
         if !self.enabled() {
             return None;
         }

@@ -11,8 +11,8 @@
 //!   answer in its place, or hand it to a `tower` service ([`Layered`], feature `tower`);
 //! - hear how every call ended, refused or not, in [`watch`](Middleware::watch).
 //!
-//! The server's own concerns sit in the same [`Chain`] as named [`Builtin`]s: the audit
-//! trail, the permission check, the rate limit and the site check. A chain runs its links in
+//! The server's own concerns sit in the same [`Chain`] as named [`Builtin`]s: the metrics,
+//! the audit trail, the permission check, the rate limit and the site check. A chain runs its links in
 //! their order within each place:
 //!
 //! ```text
@@ -292,6 +292,10 @@ impl Next {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Builtin {
+    /// The server's metrics ([`ServerBuilder::metrics`](crate::ServerBuilder), feature
+    /// `metrics`): every call counted by ability, surface and outcome, and timed, however
+    /// it ends. Does nothing on a server without metrics.
+    Metrics,
     /// The audit trail ([`ServerBuilder::audit_log`](crate::ServerBuilder::audit_log)):
     /// watches every call and records one event however it ends.
     Audit,
@@ -305,9 +309,10 @@ pub enum Builtin {
 }
 
 impl Builtin {
-    /// Its name in a chain: `audit`, `permission`, `rate`, `site`.
+    /// Its name in a chain: `metrics`, `audit`, `permission`, `rate`, `site`.
     pub fn name(self) -> &'static str {
         match self {
+            Self::Metrics => "metrics",
             Self::Audit => "audit",
             Self::Permission => "permission",
             Self::Rate => "rate",
@@ -325,7 +330,8 @@ pub(crate) enum Link {
 
 /// The ordered links of a server's calls: its built-in concerns and its middleware.
 ///
-/// [`Chain::default`] is the built-ins in their order (audit, permission, rate, site).
+/// [`Chain::default`] is the built-ins in their order (metrics, audit, permission, rate,
+/// site).
 ///
 /// ```
 /// use abilities::Server;
@@ -335,7 +341,7 @@ pub(crate) enum Link {
 /// let chain = Chain::default()
 ///     .without(Builtin::Site)
 ///     .move_before(Builtin::Rate, Builtin::Permission);
-/// assert_eq!(chain.names(), ["audit", "rate", "permission"]);
+/// assert_eq!(chain.names(), ["metrics", "audit", "rate", "permission"]);
 /// let server = Server::builder().chain(chain).build().unwrap();
 /// # drop(server);
 /// ```
@@ -349,6 +355,7 @@ impl Default for Chain {
     fn default() -> Self {
         Self {
             links: [
+                Builtin::Metrics,
                 Builtin::Audit,
                 Builtin::Permission,
                 Builtin::Rate,
@@ -533,7 +540,7 @@ impl super::Stage for Arc<dyn Middleware> {
 
     fn watch<'a>(
         &'a self,
-        ability: &Ability,
+        ability: &'a Ability,
         ctx: &Context,
         args: &Value,
     ) -> Option<super::Settle<'a>> {

@@ -19,6 +19,8 @@
 mod audit;
 #[cfg(feature = "tower")]
 mod layered;
+#[cfg(feature = "metrics")]
+mod metered;
 pub mod middleware;
 mod order;
 mod output;
@@ -95,9 +97,16 @@ pub(crate) struct Guards {
     validated: Box<[Link]>,
     /// The chain's links that may watch, in order.
     watches: Box<[Link]>,
+    /// The metrics link's stage, when the server counts calls.
+    metered: Option<Arc<dyn Stage>>,
     /// The middleware among the links, for their `around`s (empty: the handler runs bare).
     users: Arc<[Arc<dyn Middleware>]>,
+    /// The metrics, for what a surface counts (MCP-AQL's confirmation tokens).
     #[cfg(feature = "metrics")]
+    #[cfg_attr(
+        not(feature = "aql"),
+        allow(dead_code, reason = "read by the MCP-AQL surface")
+    )]
     pub(crate) metrics: Option<Arc<crate::metrics::Metrics>>,
     #[cfg(feature = "otel")]
     pub(crate) tracing: Option<Arc<crate::otel::Tracing>>,
@@ -115,7 +124,12 @@ impl Guards {
         let watches = chain
             .links
             .iter()
-            .filter(|link| matches!(link, Link::Builtin(Builtin::Audit) | Link::User(_)))
+            .filter(|link| {
+                matches!(
+                    link,
+                    Link::Builtin(Builtin::Audit | Builtin::Metrics) | Link::User(_)
+                )
+            })
             .cloned()
             .collect();
         // A middleware's place is read once, here.
@@ -138,6 +152,7 @@ impl Guards {
             validated: at(Place::Validated),
             watches,
             users: chain.users(),
+            metered: None,
             #[cfg(feature = "metrics")]
             metrics: None,
             #[cfg(feature = "otel")]
@@ -148,7 +163,11 @@ impl Guards {
     /// The same, counting calls in `metrics`.
     #[cfg(feature = "metrics")]
     pub(crate) fn with_metrics(self, metrics: Option<Arc<crate::metrics::Metrics>>) -> Self {
-        Self { metrics, ..self }
+        Self {
+            metered: metrics.clone().map(|metrics| metrics as Arc<dyn Stage>),
+            metrics,
+            ..self
+        }
     }
 
     /// The same, tracing calls with `tracing`.
@@ -189,7 +208,7 @@ impl<'a> Around<'a> {
 
     /// What hears how `ability`'s call ends: the chain's links that watch it, one after
     /// the other.
-    fn watchers(self, ability: &Ability, ctx: &Context, args: &Value) -> Option<Settle<'a>> {
+    fn watchers(self, ability: &'a Ability, ctx: &Context, args: &Value) -> Option<Settle<'a>> {
         let guards = self.guards?;
         let mut watching = guards
             .watches
@@ -295,7 +314,7 @@ pub(crate) trait Stage: Send + Sync {
     /// does not watch this call.
     fn watch<'a>(
         &'a self,
-        _ability: &Ability,
+        _ability: &'a Ability,
         _ctx: &Context,
         _args: &Value,
     ) -> Option<Settle<'a>> {
@@ -324,11 +343,6 @@ pub(crate) fn run<'a>(
 ) -> impl Future<Output = Result<CallOutput, AbilityError>> + Send + 'a {
     // The links that watch the whole call (the server's audit trail) look first.
     let watching = around.watchers(ability, &ctx, &args);
-    #[cfg(feature = "metrics")]
-    let timer = around
-        .guards
-        .and_then(|guards| guards.metrics.as_deref())
-        .map(|metrics| metrics.start(&ability.metered, ability.name(), ctx.via()));
     #[cfg(feature = "otel")]
     let traced = around
         .guards
@@ -386,10 +400,6 @@ pub(crate) fn run<'a>(
         }
         if let Some(settle) = watching {
             settle(outcome.as_ref());
-        }
-        #[cfg(feature = "metrics")]
-        if let Some(timer) = timer {
-            timer.finish(outcome.as_ref().map(drop).map_err(AbilityError::code));
         }
         outcome
     }
