@@ -341,7 +341,7 @@ async fn a_panicking_middleware_fails_its_call_and_the_server_serves_on() {
 async fn the_builtins_are_links_a_chain_reorders_and_removes() {
     assert_eq!(
         Chain::default().names(),
-        ["metrics", "audit", "permission", "rate", "site"]
+        ["traces", "metrics", "audit", "permission", "rate", "site"]
     );
     let unscoped = || Some(Caller::new("eve", ["other"]));
 
@@ -356,7 +356,7 @@ async fn the_builtins_are_links_a_chain_reorders_and_removes() {
     let reordered = Chain::default().move_before(Builtin::Rate, Builtin::Permission);
     assert_eq!(
         reordered.names(),
-        ["metrics", "audit", "rate", "permission", "site"]
+        ["traces", "metrics", "audit", "rate", "permission", "site"]
     );
     let rate_first = server(builder!().chain(reordered));
     let refused = call(&rate_first, unscoped(), "refund", json!({"order": 1})).await;
@@ -397,7 +397,14 @@ async fn a_replaced_builtin_runs_where_it_is_put() {
         .without(Builtin::Permission);
     assert_eq!(
         chain.names(),
-        ["metrics", "audit", "billing-staff", "rate", "site"]
+        [
+            "traces",
+            "metrics",
+            "audit",
+            "billing-staff",
+            "rate",
+            "site"
+        ]
     );
     let server = server(builder!().chain(chain));
     let staff = call(

@@ -438,3 +438,35 @@ async fn a_handler_spans_its_own_work_and_hands_the_trace_on() {
     abilities::otel::inject(&mut meta);
     assert!(meta.is_empty());
 }
+
+#[tokio::test]
+async fn the_traces_link_removed_opens_no_call_span() {
+    use abilities::middleware::{Builtin, Chain};
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    let server = builder!()
+        .otel(OtelConfig::provider(provider))
+        .chain(Chain::default().without(Builtin::Traces))
+        .build()
+        .expect("valid server");
+    let mut client = Lines::initialized(&server).await;
+    let answer = call_in_trace(
+        &mut client,
+        3,
+        "count_posts",
+        json!({"input": "post"}),
+        json!({}),
+    )
+    .await;
+    assert_eq!(answer["result"]["structuredContent"], json!({"result": 3}));
+    let spans = spans(&exporter);
+    // The request is still traced (the adapter's span); the call's own span is not.
+    named(&spans, "tools/call count_posts");
+    assert!(
+        spans.iter().all(|s| s.name != "call count_posts"),
+        "{:?}",
+        names(&spans)
+    );
+}

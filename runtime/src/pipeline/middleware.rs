@@ -11,8 +11,8 @@
 //!   answer in its place, or hand it to a `tower` service ([`Layered`], feature `tower`);
 //! - hear how every call ended, refused or not, in [`watch`](Middleware::watch).
 //!
-//! The server's own concerns sit in the same [`Chain`] as named [`Builtin`]s: the metrics,
-//! the audit trail, the permission check, the rate limit and the site check. A chain runs its links in
+//! The server's own concerns sit in the same [`Chain`] as named [`Builtin`]s: the traces,
+//! the metrics, the audit trail, the permission check, the rate limit and the site check. A chain runs its links in
 //! their order within each place:
 //!
 //! ```text
@@ -292,6 +292,10 @@ impl Next {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Builtin {
+    /// The server's traces ([`ServerBuilder::otel`](crate::ServerBuilder), feature `otel`):
+    /// one span per call, the rest of the call inside it. Does nothing on a server that does
+    /// not trace.
+    Traces,
     /// The server's metrics ([`ServerBuilder::metrics`](crate::ServerBuilder), feature
     /// `metrics`): every call counted by ability, surface and outcome, and timed, however
     /// it ends. Does nothing on a server without metrics.
@@ -309,9 +313,10 @@ pub enum Builtin {
 }
 
 impl Builtin {
-    /// Its name in a chain: `metrics`, `audit`, `permission`, `rate`, `site`.
+    /// Its name in a chain: `traces`, `metrics`, `audit`, `permission`, `rate`, `site`.
     pub fn name(self) -> &'static str {
         match self {
+            Self::Traces => "traces",
             Self::Metrics => "metrics",
             Self::Audit => "audit",
             Self::Permission => "permission",
@@ -330,8 +335,8 @@ pub(crate) enum Link {
 
 /// The ordered links of a server's calls: its built-in concerns and its middleware.
 ///
-/// [`Chain::default`] is the built-ins in their order (metrics, audit, permission, rate,
-/// site).
+/// [`Chain::default`] is the built-ins in their order (traces, metrics, audit, permission,
+/// rate, site).
 ///
 /// ```
 /// use abilities::Server;
@@ -341,7 +346,7 @@ pub(crate) enum Link {
 /// let chain = Chain::default()
 ///     .without(Builtin::Site)
 ///     .move_before(Builtin::Rate, Builtin::Permission);
-/// assert_eq!(chain.names(), ["metrics", "audit", "rate", "permission"]);
+/// assert_eq!(chain.names(), ["traces", "metrics", "audit", "rate", "permission"]);
 /// let server = Server::builder().chain(chain).build().unwrap();
 /// # drop(server);
 /// ```
@@ -355,6 +360,7 @@ impl Default for Chain {
     fn default() -> Self {
         Self {
             links: [
+                Builtin::Traces,
                 Builtin::Metrics,
                 Builtin::Audit,
                 Builtin::Permission,

@@ -27,6 +27,8 @@ mod output;
 pub(crate) mod rate;
 mod report;
 mod stages;
+#[cfg(feature = "otel")]
+mod traced;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -99,6 +101,8 @@ pub(crate) struct Guards {
     watches: Box<[Link]>,
     /// The metrics link's stage, when the server counts calls.
     metered: Option<Arc<dyn Stage>>,
+    /// The traces link's stage, when the server traces calls.
+    traced: Option<Arc<dyn Stage>>,
     /// The middleware among the links, for their `around`s (empty: the handler runs bare).
     users: Arc<[Arc<dyn Middleware>]>,
     /// The metrics, for what a surface counts (MCP-AQL's confirmation tokens).
@@ -127,7 +131,8 @@ impl Guards {
             .filter(|link| {
                 matches!(
                     link,
-                    Link::Builtin(Builtin::Audit | Builtin::Metrics) | Link::User(_)
+                    Link::Builtin(Builtin::Traces | Builtin::Metrics | Builtin::Audit)
+                        | Link::User(_)
                 )
             })
             .cloned()
@@ -153,6 +158,7 @@ impl Guards {
             watches,
             users: chain.users(),
             metered: None,
+            traced: None,
             #[cfg(feature = "metrics")]
             metrics: None,
             #[cfg(feature = "otel")]
@@ -173,7 +179,11 @@ impl Guards {
     /// The same, tracing calls with `tracing`.
     #[cfg(feature = "otel")]
     pub(crate) fn with_tracing(self, tracing: Option<Arc<crate::otel::Tracing>>) -> Self {
-        Self { tracing, ..self }
+        Self {
+            traced: tracing.clone().map(|tracing| tracing as Arc<dyn Stage>),
+            tracing,
+            ..self
+        }
     }
 }
 
@@ -206,15 +216,34 @@ impl<'a> Around<'a> {
         Self::new(guards, None, ability)
     }
 
-    /// What hears how `ability`'s call ends: the chain's links that watch it, one after
-    /// the other.
-    fn watchers(self, ability: &'a Ability, ctx: &Context, args: &Value) -> Option<Settle<'a>> {
-        let guards = self.guards?;
+    /// What hears how `ability`'s call ends (the chain's links that watch it, one after the
+    /// other), and what the rest of the call runs inside (the traces link's span).
+    fn watchers(
+        self,
+        ability: &'a Ability,
+        ctx: &Context,
+        args: &Value,
+    ) -> (Option<Settle<'a>>, Option<Enclose<'a>>) {
+        let Some(guards) = self.guards else {
+            return (None, None);
+        };
+        let mut enclosing = None;
         let mut watching = guards
             .watches
             .iter()
             .filter_map(|link| order::step(link, Some(guards), ability, false))
-            .filter_map(|(stage, _)| stage.watch(ability, ctx, args));
+            .filter_map(|(stage, _)| match stage.enclose(ability, ctx, args) {
+                Some((settle, enclose)) => {
+                    enclosing.get_or_insert(enclose);
+                    Some(settle)
+                }
+                None => stage.watch(ability, ctx, args),
+            });
+        (Self::one(&mut watching), enclosing)
+    }
+
+    /// The settles of `watching` as one.
+    fn one(watching: &mut impl Iterator<Item = Settle<'a>>) -> Option<Settle<'a>> {
         let first = watching.next()?;
         let rest: Vec<Settle<'a>> = watching.collect();
         if rest.is_empty() {
@@ -320,7 +349,32 @@ pub(crate) trait Stage: Send + Sync {
     ) -> Option<Settle<'a>> {
         None
     }
+
+    /// Like [`watch`](Self::watch), and run the rest of the call inside what the stage opened
+    /// for it (the traces link's span, so the spans of the work below are its children).
+    fn enclose<'a>(
+        &'a self,
+        _ability: &'a Ability,
+        _ctx: &Context,
+        _args: &Value,
+    ) -> Option<(Settle<'a>, Enclose<'a>)> {
+        None
+    }
 }
+
+/// The rest of a call, as an enclosing stage gets it to run (in place: it is not moved).
+pub(crate) type Work<'w> =
+    Pin<&'w mut (dyn Future<Output = Result<CallOutput, AbilityError>> + Send)>;
+
+/// What runs the rest of a call inside what a stage opened for it.
+pub(crate) type Enclose<'a> = Box<
+    dyn for<'w> FnOnce(
+            Work<'w>,
+        ) -> Pin<
+            Box<dyn Future<Output = Result<CallOutput, AbilityError>> + Send + 'w>,
+        > + Send
+        + 'a,
+>;
 
 /// What hears a watched call's outcome.
 pub(crate) type Settle<'a> = Box<dyn FnOnce(Result<&CallOutput, &AbilityError>) + Send + 'a>;
@@ -342,32 +396,7 @@ pub(crate) fn run<'a>(
     surface: &'a [&'a dyn Stage],
 ) -> impl Future<Output = Result<CallOutput, AbilityError>> + Send + 'a {
     // The links that watch the whole call (the server's audit trail) look first.
-    let watching = around.watchers(ability, &ctx, &args);
-    #[cfg(feature = "otel")]
-    let traced = around
-        .guards
-        .and_then(|guards| guards.tracing.as_deref())
-        .map(|tracing| {
-            tracing.call(crate::otel::CallSpan {
-                ability: ability.name(),
-                tool: ability.is_tool().then(|| ability.tool_name()),
-                surface: ctx.via(),
-                semantic: ability.semantic().as_str(),
-                principal: ctx.caller().principal(),
-                args: match &args {
-                    Value::Object(map) if tracing.records_arguments() => Some(
-                        ability
-                            .redacted(map)
-                            .map_or(std::borrow::Cow::Borrowed(map), std::borrow::Cow::Owned),
-                    ),
-                    _ => None,
-                },
-                declared: ability
-                    .tool_input_schema()
-                    .get("properties")
-                    .and_then(Value::as_object),
-            })
-        });
+    let (watching, enclosing) = around.watchers(ability, &ctx, &args);
     let start = start(ability, ctx, args, around, surface);
     async move {
         let work = async {
@@ -376,7 +405,7 @@ pub(crate) fn run<'a>(
                 Start::Waiting(call, done) => {
                     let rest =
                         Order::new(call.ability, around, call.ctx.continues(), surface).skip(done);
-                    Box::pin(waiting(call, around, rest)).await?
+                    Box::pin(waiting(*call, around, rest)).await?
                 }
                 Start::Refused(error) => return Err(error),
             };
@@ -388,16 +417,12 @@ pub(crate) fn run<'a>(
             }
             Ok(output)
         };
-        #[cfg(feature = "otel")]
-        let work = crate::otel::within(traced.as_ref(), work);
-        let outcome = work.await;
-        #[cfg(feature = "otel")]
-        if let Some(cx) = &traced {
-            crate::otel::end(
-                cx,
-                outcome.as_ref().map(drop).map_err(|e| e.code().as_str()),
-            );
-        }
+        // The work stays where it is: awaited in place, or through what encloses it.
+        let work = std::pin::pin!(work);
+        let outcome = match enclosing {
+            Some(enclose) => enclose(work).await,
+            None => work.await,
+        };
         if let Some(settle) = watching {
             settle(outcome.as_ref());
         }
@@ -410,7 +435,8 @@ enum Start<'a> {
     /// Every stage passed: the handler is running, and what the stages left for its output.
     Handler(Handler<'a>, Finishes<'a>),
     /// The stage after the first `done` of [`Order`](order::Order) may wait: it and the rest are next.
-    Waiting(Call<'a>, usize),
+    /// (Boxed: the rare path keeps every call's future small.)
+    Waiting(Box<Call<'a>>, usize),
     Refused(AbilityError),
 }
 
@@ -448,14 +474,14 @@ fn start<'a>(
         let links = guards.map_or(&order::UNGUARDED[..], |guards| &guards.arguments);
         match order::direct(&mut call, links, guards.map(|guards| &guards.rates)) {
             Ok(None) => {}
-            Ok(Some(done)) => return Start::Waiting(call, done),
+            Ok(Some(done)) => return Start::Waiting(Box::new(call), done),
             Err(error) => return Start::Refused(error),
         }
     } else {
         let order = Order::new(ability, around, call.ctx.continues(), surface);
         for (done, (stage, reads)) in order.enumerate() {
             if stage.waits() {
-                return Start::Waiting(call, done);
+                return Start::Waiting(Box::new(call), done);
             }
             if let Err(error) = call.read_for(reads).and_then(|()| stage.check(&mut call)) {
                 return Start::Refused(error);

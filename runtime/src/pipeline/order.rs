@@ -147,6 +147,9 @@ pub(super) fn step<'s>(
             guards.map(|guards| (&guards.rates as &dyn Stage, false))
         }
         Link::Builtin(Builtin::Audit) => guards.map(|guards| (&guards.audit as &dyn Stage, false)),
+        Link::Builtin(Builtin::Traces) => guards
+            .and_then(|guards| guards.traced.as_deref())
+            .map(|stage| (stage, false)),
         Link::Builtin(Builtin::Metrics) => guards
             .and_then(|guards| guards.metered.as_deref())
             .map(|stage| (stage, false)),
