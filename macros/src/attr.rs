@@ -510,24 +510,10 @@ fn meta_key(
             return skip_value(&entry);
         }
         let expr: Expr = entry.value()?.parse()?;
-        let value = match &expr {
-            Expr::Lit(syn::ExprLit { lit, .. }) => match lit {
-                syn::Lit::Str(s) => Some(serde_json::Value::String(s.value())),
-                syn::Lit::Bool(b) => Some(serde_json::Value::Bool(b.value)),
-                syn::Lit::Int(i) => i.base10_parse::<i64>().ok().map(Into::into),
-                syn::Lit::Float(f) => f
-                    .base10_parse::<f64>()
-                    .ok()
-                    .and_then(serde_json::Number::from_f64)
-                    .map(serde_json::Value::Number),
-                _ => None,
-            },
-            _ => None,
-        };
-        let Some(value) = value else {
+        let Some(value) = meta_value(&expr) else {
             errors.spanned(
                 &expr,
-                "a `meta` value is a string, a number or `true`/`false`",
+                "a `meta` value is a string, a number (an integer within 64 bits) or `true`/`false`",
             );
             return Ok(());
         };
@@ -539,6 +525,37 @@ fn meta_key(
     let text = serde_json::Value::Object(object).to_string();
     set(slot, LitStr::new(&text, meta.path.span()), meta, errors);
     Ok(())
+}
+
+/// The JSON of a `meta` value: a string, bool or number literal, a number with a minus.
+fn meta_value(expr: &Expr) -> Option<serde_json::Value> {
+    use serde_json::Value;
+    let (negative, lit) = match expr {
+        Expr::Lit(syn::ExprLit { lit, .. }) => (false, lit),
+        Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => match &**expr {
+            Expr::Lit(syn::ExprLit { lit, .. }) => (true, lit),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    match lit {
+        syn::Lit::Str(s) if !negative => Some(Value::String(s.value())),
+        syn::Lit::Bool(b) if !negative => Some(Value::Bool(b.value)),
+        syn::Lit::Int(i) if negative => {
+            let magnitude = i.base10_parse::<u64>().ok()?;
+            0i64.checked_sub_unsigned(magnitude).map(Into::into)
+        }
+        syn::Lit::Int(i) => i.base10_parse::<u64>().ok().map(Into::into),
+        syn::Lit::Float(f) => {
+            let value = f.base10_parse::<f64>().ok()?;
+            serde_json::Number::from_f64(if negative { -value } else { value }).map(Value::Number)
+        }
+        _ => None,
+    }
 }
 
 fn string_key(

@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 #[ability(
     semantic = "READ",
     category = "billing",
-    meta(owner = "billing", tier = 2, pii = true)
+    meta(owner = "billing", tier = 2, pii = true, delta = -3)
 )]
 fn customer(id: u64) -> Value {
     json!({ "id": id, "name": "Ada", "email": "ada@example.com" })
@@ -211,7 +211,7 @@ async fn an_around_changes_the_output_for_one_category() {
     assert_eq!(text["result"]["email"], "[redacted]");
 }
 
-/// Answers `shout` from a cache without running it.
+/// Rewrites one argument before the handler gets it.
 struct Cached;
 
 impl Middleware for Cached {
@@ -358,6 +358,8 @@ async fn the_builtins_are_links_a_chain_reorders_and_removes() {
         reordered.names(),
         ["traces", "metrics", "audit", "rate", "permission", "site"]
     );
+    let same = Chain::default().move_before(Builtin::Rate, Builtin::Rate);
+    assert_eq!(same.names(), Chain::default().names());
     let rate_first = server(builder!().chain(reordered));
     let refused = call(&rate_first, unscoped(), "refund", json!({"order": 1})).await;
     assert_eq!(code(&refused), "PERMISSION_DENIED");
@@ -496,7 +498,7 @@ async fn declared_meta_is_the_tools_meta_and_what_a_middleware_reads() {
     };
     assert_eq!(
         listed("customer")["_meta"],
-        json!({"owner": "billing", "tier": 2, "pii": true})
+        json!({"owner": "billing", "tier": 2, "pii": true, "delta": -3})
     );
     assert!(
         listed("refund").get("_meta").is_none(),
@@ -519,4 +521,69 @@ async fn declared_meta_is_the_tools_meta_and_what_a_middleware_reads() {
         .build()
         .unwrap();
     assert_eq!(built.meta().get("owner"), Some(&json!("notes")));
+}
+
+/// Answers `shout` from a cache, without running it.
+struct FromCache;
+
+impl Middleware for FromCache {
+    fn around(&self, call: Invocation, next: Next) -> Running {
+        if call.arguments() == &json!("cached") {
+            let answer = call.output(json!("FROM THE CACHE"));
+            return Box::pin(std::future::ready(answer));
+        }
+        next.run(call)
+    }
+}
+
+#[tokio::test]
+async fn an_around_answers_in_the_handlers_place() {
+    let server = server(builder!().middleware(Only::ability("shout", FromCache)));
+    let cached = call(&server, None, "shout", json!({"input": "cached"})).await;
+    // Wrapped as the handler's own answer would be.
+    assert_eq!(
+        cached["structuredContent"],
+        json!({"result": "FROM THE CACHE"})
+    );
+    let ran = call(&server, None, "shout", json!({"input": "ran"})).await;
+    assert_eq!(ran["structuredContent"], json!({"result": "RAN"}));
+}
+
+/// Never lets a call through.
+struct Stall;
+
+impl Middleware for Stall {
+    fn around(&self, _call: Invocation, _next: Next) -> Running {
+        Box::pin(std::future::pending())
+    }
+}
+
+#[tokio::test]
+async fn the_calls_time_limit_bounds_its_middleware_too() {
+    let server = server(
+        builder!()
+            .timeout(Some(Duration::from_millis(100)))
+            .middleware(Only::ability("shout", Stall)),
+    );
+    let stalled = call(&server, None, "shout", json!({"input": "x"})).await;
+    assert_eq!(code(&stalled), "TIMEOUT", "{stalled}");
+}
+
+/// Its test of which abilities it takes part in panics for one of them.
+struct BrokenFilter;
+
+impl Middleware for BrokenFilter {
+    fn applies_to(&self, ability: &Ability) -> bool {
+        assert_ne!(ability.name(), "refund", "a bug in a filter");
+        true
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_filter_fails_the_call_it_cannot_judge() {
+    let server = server(builder!().middleware(BrokenFilter));
+    let refused = call(&server, None, "refund", json!({"order": 1})).await;
+    assert_eq!(code(&refused), "INTERNAL_ERROR", "{refused}");
+    let ok = call(&server, None, "shout", json!({"input": "on"})).await;
+    assert_eq!(ok["structuredContent"]["result"], "ON");
 }

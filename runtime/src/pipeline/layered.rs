@@ -44,7 +44,8 @@ impl Service<LayerCall> for Rest {
 /// across calls.
 ///
 /// Errors come back typed: an [`AbilityError`] as it is, a timeout's `Elapsed` as `TIMEOUT`,
-/// load shedding's `Overloaded` as `LIMIT_EXCEEDED`, anything else as `EXECUTION_FAILED`.
+/// load shedding's `Overloaded` as `LIMIT_EXCEEDED`, anything else as `EXECUTION_FAILED`
+/// (its text logged, not sent).
 ///
 /// ```
 /// use std::time::Duration;
@@ -126,9 +127,8 @@ fn typed(ability: &str, error: BoxError) -> AbilityError {
             format!("'{ability}' is at capacity; retry later"),
         )
     } else {
-        AbilityError::new(
-            ErrorCode::ExecutionFailed,
-            format!("'{ability}' failed: {error}"),
-        )
+        // The layer's own words stay in the log: they may say more than a client should see.
+        tracing::error!(ability, %error, "a tower layer failed a call");
+        AbilityError::new(ErrorCode::ExecutionFailed, format!("'{ability}' failed"))
     }
 }

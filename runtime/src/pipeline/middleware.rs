@@ -81,12 +81,14 @@ pub trait Middleware: Send + Sync + 'static {
         std::any::type_name::<Self>()
     }
 
-    /// Whether it takes part in calls of `ability` (by default, every ability's).
+    /// Whether it takes part in calls of `ability` (by default, every ability's): asked at
+    /// each of its hooks, so keep it cheap and steady. A panic here fails the call.
     fn applies_to(&self, _ability: &Ability) -> bool {
         true
     }
 
-    /// Where [`check`](Self::check) runs.
+    /// Where [`check`](Self::check) runs: read when the server is built, and at each call,
+    /// so it must not change.
     fn place(&self) -> Place {
         Place::Validated
     }
@@ -141,8 +143,9 @@ impl<M: Middleware + ?Sized> Middleware for Arc<M> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Place {
-    /// Among the arguments as sent (an object; `site_id` already taken out), after the
-    /// built-in checks before it in the chain, before the input is normalized and validated.
+    /// Among the arguments as sent (an object; without `site_id` when the site check comes
+    /// earlier in the chain, as by default), after the chain's checks before it, before the
+    /// input is normalized and validated.
     Arguments,
     /// Among the validated arguments, as the handler gets them (the bare value of a
     /// flattened input), before the surface's gates and the handler.
@@ -229,6 +232,13 @@ impl Invocation {
     pub fn arguments_mut(&mut self) -> &mut Value {
         &mut self.input
     }
+
+    /// `value` as the handler's output would be: what an `around` answers in the handler's
+    /// place (a cached answer). An error when the ability's output schema is an object and
+    /// `value` is not.
+    pub fn output(&self, value: Value) -> Result<CallOutput, AbilityError> {
+        super::stages::structured(&self.ability, value)
+    }
 }
 
 /// The rest of a call after one [`around`](Middleware::around): the `around`s of later links,
@@ -251,10 +261,18 @@ impl Next {
     /// Run the rest of the call.
     pub fn run(self, call: Invocation) -> Running {
         let Self { links, at } = self;
-        match links[at.min(links.len())..]
-            .iter()
-            .position(|link| link.applies_to(&call.ability))
-        {
+        let mut found = None;
+        for (i, link) in links.iter().enumerate().skip(at) {
+            match applies(&**link, &call.ability) {
+                Ok(true) => {
+                    found = Some(i - at);
+                    break;
+                }
+                Ok(false) => {}
+                Err(()) => return Box::pin(std::future::ready(Err(Panicked::error()))),
+            }
+        }
+        match found {
             Some(found) => {
                 let link = Arc::clone(&links[at + found]);
                 let next = Self {
@@ -285,6 +303,29 @@ impl Next {
                 super::stages::handle(&ability, ctx, input).await
             }),
         }
+    }
+}
+
+/// Whether `middleware` takes part in a call of `ability`: `Err` when asking it panicked
+/// (logged).
+pub(super) fn applies(middleware: &dyn Middleware, ability: &Ability) -> Result<bool, ()> {
+    catch_unwind(AssertUnwindSafe(|| middleware.applies_to(ability))).map_err(|panic| {
+        middleware_panicked(middleware.name(), &*panic);
+    })
+}
+
+/// The stage of a middleware whose `applies_to` panicked: the call fails.
+pub(super) struct Panicked;
+
+impl Panicked {
+    fn error() -> AbilityError {
+        AbilityError::internal("the call failed unexpectedly")
+    }
+}
+
+impl super::Stage for Panicked {
+    fn check<'s>(&'s self, _call: &mut super::Call<'s>) -> Result<(), AbilityError> {
+        Err(Self::error())
     }
 }
 
@@ -415,6 +456,9 @@ impl Chain {
 
     /// `builtin` moved just before `anchor` (nothing changes if either is missing).
     pub fn move_before(mut self, builtin: Builtin, anchor: Builtin) -> Self {
+        if builtin == anchor {
+            return self;
+        }
         if let (Some(from), Some(_)) = (self.position(builtin), self.position(anchor)) {
             let link = self.links.remove(from);
             let to = self.position(anchor).unwrap_or(self.links.len());

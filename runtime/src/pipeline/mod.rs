@@ -143,7 +143,8 @@ impl Guards {
                 .links
                 .iter()
                 .filter(|link| match link {
-                    Link::Builtin(Builtin::Audit) => false,
+                    // They only watch.
+                    Link::Builtin(Builtin::Audit | Builtin::Traces | Builtin::Metrics) => false,
                     Link::Builtin(_) => place == Place::Arguments,
                     Link::User(middleware) => Stage::place(middleware) == place,
                 })
@@ -259,20 +260,30 @@ impl<'a> Around<'a> {
 
     /// The handler of `ability`'s call, inside the `around`s of the chain's middleware.
     fn handler(self, ability: &'a Ability, ctx: Context, input: Value) -> Handler<'a> {
-        if let (Some(guards), Some(shared)) = (self.guards, self.shared)
-            && !guards.users.is_empty()
-        {
-            let next = middleware::Next {
-                links: Arc::clone(&guards.users),
-                at: 0,
-            };
-            return Handler::Wrapped(next.run(middleware::Invocation {
-                ability: Arc::clone(shared),
-                ctx,
-                input,
-            }));
-        }
-        Handler::Bare(stages::handle(ability, ctx, input))
+        let Some(guards) = self.guards.filter(|guards| !guards.users.is_empty()) else {
+            return Handler::Bare(stages::handle(ability, ctx, input));
+        };
+        // Never the handler without the `around`s it is meant to run inside.
+        let Some(shared) = self.shared else {
+            let error = AbilityError::internal("the call could not be run inside its middleware");
+            return Handler::Wrapped(Box::pin(std::future::ready(Err(error))));
+        };
+        let (timeout, cancellation) = (ctx.timeout(), ctx.watch().token().clone());
+        let next = middleware::Next {
+            links: Arc::clone(&guards.users),
+            at: 0,
+        };
+        let running = next.run(middleware::Invocation {
+            ability: Arc::clone(shared),
+            ctx,
+            input,
+        });
+        Handler::Wrapped(stages::bounded(
+            Arc::clone(shared),
+            running,
+            timeout,
+            cancellation,
+        ))
     }
 }
 

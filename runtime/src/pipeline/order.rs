@@ -5,7 +5,7 @@
 //! gates. (The chain's watchers wrap the whole call; its middleware's `around`s, the
 //! handler.)
 
-use super::middleware::{Builtin, Link, Middleware};
+use super::middleware::{Builtin, Link};
 use super::rate::RateLimits;
 use super::{Around, Call, Guards, Place, Stage, stages};
 use crate::{Ability, AbilityError};
@@ -154,8 +154,11 @@ pub(super) fn step<'s>(
             .and_then(|guards| guards.metered.as_deref())
             .map(|stage| (stage, false)),
         Link::Builtin(_) => None,
-        Link::User(middleware) => Middleware::applies_to(&**middleware, ability)
-            .then_some((middleware as &dyn Stage, true)),
+        Link::User(middleware) => match super::middleware::applies(&**middleware, ability) {
+            Ok(applies) => applies.then_some((middleware as &dyn Stage, true)),
+            // Refused, not skipped: a policy whose test panics does not let the call by.
+            Err(()) => Some((&super::middleware::Panicked, true)),
+        },
     }
 }
 

@@ -4,6 +4,7 @@ use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
 use futures_util::FutureExt;
@@ -237,26 +238,66 @@ async fn wait(
         match timeout {
             Some(limit) => tokio::time::timeout(limit, guarded)
                 .await
-                .unwrap_or_else(|_| {
-                    Ok(Err(AbilityError::new(
-                        ErrorCode::Timeout,
-                        format!(
-                            "'{}' did not finish within {} ms",
-                            ability.name(),
-                            limit.as_millis()
-                        ),
-                    )))
-                }),
+                .unwrap_or_else(|_| Ok(Err(timed_out(ability, limit)))),
             None => guarded.await,
         }
     };
     tokio::select! {
         outcome = limited => outcome,
-        () = cancellation.cancelled() => Ok(Err(AbilityError::new(
-            ErrorCode::Cancelled,
-            format!("'{}' was cancelled by the caller", ability.name()),
-        ))),
+        () = cancellation.cancelled() => Ok(Err(cancelled(ability))),
     }
+}
+
+/// A call running inside its middleware (`middleware::Running`).
+type Running = Pin<Box<dyn Future<Output = Result<CallOutput, AbilityError>> + Send>>;
+
+/// The middleware's `around`s and the handler inside them, under the call's time limit and
+/// the caller's cancellation (a call waiting in a middleware, for a permit, is bounded too).
+pub(crate) fn bounded(
+    ability: Arc<Ability>,
+    running: Running,
+    timeout: Option<std::time::Duration>,
+    cancellation: tokio_util::sync::CancellationToken,
+) -> Running {
+    Box::pin(async move {
+        let limited = async {
+            match timeout {
+                Some(limit) => tokio::time::timeout(limit, running)
+                    .await
+                    .unwrap_or_else(|_| Err(timed_out(&ability, limit))),
+                None => running.await,
+            }
+        };
+        tokio::select! {
+            outcome = limited => outcome,
+            () = cancellation.cancelled() => Err(cancelled(&ability)),
+        }
+    })
+}
+
+fn timed_out(ability: &Ability, limit: std::time::Duration) -> AbilityError {
+    AbilityError::new(
+        ErrorCode::Timeout,
+        format!(
+            "'{}' did not finish within {} ms",
+            ability.name(),
+            limit.as_millis()
+        ),
+    )
+}
+
+fn cancelled(ability: &Ability) -> AbilityError {
+    AbilityError::new(
+        ErrorCode::Cancelled,
+        format!("'{}' was cancelled by the caller", ability.name()),
+    )
+}
+
+/// `value` as the output of `ability`'s handler would be (wrapped on the wire where the
+/// output schema says so): what a middleware answers in the handler's place.
+pub(crate) fn structured(ability: &Ability, value: Value) -> Result<CallOutput, AbilityError> {
+    let wrap = wraps(ability, &value)?;
+    Ok(CallOutput::new(Some(value), wrap, None, None))
 }
 
 /// A handler's outcome, with a panic logged and turned into `INTERNAL_ERROR`.
