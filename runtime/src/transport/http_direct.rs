@@ -30,20 +30,12 @@ use rmcp::transport::Transport;
 use rmcp::{RoleServer, Service as _};
 use tokio_util::sync::CancellationToken;
 
+use super::in_place::InPlace;
 use crate::adapter::McpHandler;
 use crate::server::HttpConfig;
 
 /// The only protocol version answered in place.
 const VERSION: &str = "2026-07-28";
-
-/// The methods answered in place: one request, one result, no stream.
-const METHODS: [&str; 5] = [
-    "tools/call",
-    "tools/list",
-    "resources/list",
-    "resources/templates/list",
-    "prompts/list",
-];
 
 /// What the in-place path needs, made once per endpoint.
 pub(super) struct Direct {
@@ -93,31 +85,20 @@ impl Direct {
             return None;
         }
         let method = one(headers, "mcp-method")?;
-        if !METHODS.contains(&method) {
+        if !InPlace::named(method) {
             return None;
         }
         let ClientJsonRpcMessage::Request(message) = serde_json::from_slice(body).ok()? else {
             return None;
         };
         let request = message.request;
-        let named = match &request {
-            ClientRequest::CallToolRequest(call) => {
-                let name = one(headers, "mcp-name")?;
-                if method != "tools/call"
-                    || name != call.params.name
-                    || name.starts_with("=?")
-                    || tool_has_headers(name)
-                {
-                    return None;
-                }
-                true
+        if let ClientRequest::CallToolRequest(call) = &request {
+            let name = one(headers, "mcp-name")?;
+            if name != call.params.name || name.starts_with("=?") || tool_has_headers(name) {
+                return None;
             }
-            ClientRequest::ListToolsRequest(_) => method == "tools/list",
-            ClientRequest::ListResourcesRequest(_) => method == "resources/list",
-            ClientRequest::ListResourceTemplatesRequest(_) => method == "resources/templates/list",
-            ClientRequest::ListPromptsRequest(_) => method == "prompts/list",
-            _ => false,
-        };
+        }
+        let named = InPlace::of(&request).is_some_and(|kind| kind.method() == method);
         let meta = request.get_meta();
         let plain = named
             && meta

@@ -6,6 +6,7 @@ mod body;
 pub(crate) mod client;
 pub(crate) mod http;
 mod http_direct;
+mod in_place;
 mod message;
 #[cfg(feature = "metrics")]
 mod metrics;

@@ -30,6 +30,7 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Mutex, Notify};
 use tokio_util::sync::CancellationToken;
 
+use super::in_place::InPlace;
 use crate::adapter::McpHandler;
 
 /// How long answers still being made are waited for once the input closes, as rmcp waits.
@@ -117,18 +118,7 @@ impl StdioDirect {
             return Some(message);
         };
         let request = match message {
-            JsonRpcMessage::Request(request)
-                if matches!(
-                    request.request,
-                    ClientRequest::CallToolRequest(_)
-                        | ClientRequest::ListToolsRequest(_)
-                        | ClientRequest::ListResourcesRequest(_)
-                        | ClientRequest::ListResourceTemplatesRequest(_)
-                        | ClientRequest::ListPromptsRequest(_)
-                ) =>
-            {
-                request
-            }
+            JsonRpcMessage::Request(request) if InPlace::of(&request.request).is_some() => request,
             other => return Some(other),
         };
         let ct = CancellationToken::new();
