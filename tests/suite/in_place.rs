@@ -608,3 +608,108 @@ async fn over_stdio_a_batch_may_not_reuse_the_id_of_a_call_being_answered() {
     assert_eq!(last["result"]["structuredContent"]["result"], 8);
     assert!(before.is_empty(), "{before:?}");
 }
+
+/// A value a client might put in an argument, an id or a cursor.
+fn any_value() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        (-3i64..40).prop_map(Value::from),
+        any::<f64>()
+            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        "[a-z0-9 ]{0,6}".prop_map(Value::from),
+        any::<String>().prop_map(Value::from),
+    ];
+    leaf.prop_recursive(2, 12, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map("[a-z]{1,3}", inner, 0..4)
+                .prop_map(|map| Value::Object(map.into_iter().collect())),
+        ]
+    })
+}
+
+/// A request the in-place path takes: a call of a tool (real, made up, or one that panics)
+/// with arguments of any shape, or a list with any cursor, under any id.
+fn in_place_request() -> impl proptest::strategy::Strategy<Value = (String, Option<String>, String)>
+{
+    use proptest::prelude::*;
+    let id = prop_oneof![
+        (0i64..1_000_000).prop_map(Value::from),
+        "[a-z0-9-]{1,12}".prop_map(Value::from),
+    ];
+    let tool = prop::sample::select(vec!["add", "explode", "chatty", "quick", "nope", "ADD"]);
+    let arguments = prop_oneof![
+        (any_value(), any_value()).prop_map(|(a, b)| json!({"a": a, "b": b})),
+        (any::<i32>(), any::<i32>()).prop_map(|(a, b)| json!({"a": a, "b": b})),
+        prop::collection::btree_map("[a-z]{1,3}", any_value(), 0..4)
+            .prop_map(|map| Value::Object(map.into_iter().collect())),
+        any_value(),
+    ];
+    let call = (id.clone(), tool, arguments).prop_map(|(id, tool, arguments)| {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": tool, "arguments": arguments, "_meta": meta()}});
+        (
+            "tools/call".to_owned(),
+            Some(tool.to_owned()),
+            body.to_string(),
+        )
+    });
+    let method = prop::sample::select(vec![
+        "tools/list",
+        "resources/list",
+        "resources/templates/list",
+        "prompts/list",
+    ]);
+    let cursor = prop::option::of(any_value());
+    let list = (id, method, cursor).prop_map(|(id, method, cursor)| {
+        let mut params = json!({"_meta": meta()});
+        if let Some(cursor) = cursor {
+            params["cursor"] = cursor;
+        }
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        (method.to_owned(), None, body.to_string())
+    });
+    prop_oneof![3 => call, 1 => list]
+}
+
+/// Generated requests, each sent twice: as it is (answered in place) and with a weighted
+/// `Accept` (rmcp's to read, so answered by rmcp's service). The status, the content type and
+/// the message are the same every time.
+#[test]
+fn in_place_answers_equal_rmcps_over_generated_requests() {
+    use proptest::test_runner::{Config, TestRunner};
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let server = builder!().build().expect("valid");
+    let addr = runtime.block_on(serve_http(&server));
+    let mut runner = TestRunner::new(Config {
+        cases: 96,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&in_place_request(), |(method, name, body)| {
+            let headers = headers(&method, name.as_deref());
+            let weighted = [headers.clone(), vec![("accept", "application/json;q=1")]].concat();
+            let (in_place, by_rmcp) = runtime.block_on(async {
+                let in_place = post(addr, "/mcp", &headers, body.clone()).await;
+                (in_place, post(addr, "/mcp", &weighted, body.clone()).await)
+            });
+            proptest::prop_assert_eq!(in_place.status, by_rmcp.status, "{}", body);
+            proptest::prop_assert_eq!(
+                in_place.header("content-type"),
+                by_rmcp.header("content-type"),
+                "{}",
+                body
+            );
+            proptest::prop_assert_eq!(in_place.message(), by_rmcp.message(), "{}", body);
+            Ok(())
+        })
+        .expect("every generated request gets the same answer on both paths");
+}
