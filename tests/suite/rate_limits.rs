@@ -230,6 +230,27 @@ async fn a_confirmed_retry_is_not_counted_again() {
     assert_eq!(refused["error"]["code"], "RATE_LIMITED", "{refused}");
 }
 
+#[tokio::test]
+async fn a_refused_confirmation_token_counts_against_the_rate() {
+    let server = builder!()
+        .registry(registry())
+        .surface(Surface::aql_single())
+        .build()
+        .unwrap();
+    let client = server.connect().await.unwrap();
+    let envelope = |result: &abilities::protocol::rmcp::model::CallToolResult| -> Value {
+        serde_json::from_str(&result.content[0].as_text().unwrap().text).unwrap()
+    };
+    let bogus =
+        json!({"operation": "remove_post", "params": {"id": 1, "_confirmation": "made-up"}});
+    // A made-up token goes on as a retry, is refused at the gate, and takes the hour's unit.
+    let first = envelope(&client.call("mcp_aql", bogus.clone()).await.unwrap());
+    assert_eq!(first["success"], false, "{first}");
+    assert_ne!(first["error"]["code"], "RATE_LIMITED", "{first}");
+    let second = envelope(&client.call("mcp_aql", bogus).await.unwrap());
+    assert_eq!(second["error"]["code"], "RATE_LIMITED", "{second}");
+}
+
 async fn listen(server: Server) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

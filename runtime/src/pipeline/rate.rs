@@ -54,26 +54,8 @@ impl Stage for RateLimits {
         if self.store.is_some() {
             return Ok(());
         }
-        let Some(rate) = self.rate_of(call.ability) else {
-            return Ok(());
-        };
-        let key = key(call.ability, call.ctx.caller());
-        let now_ms = crate::clock::now_ms();
-        let mut local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
-        if self.checks.fetch_add(1, Ordering::Relaxed) % PRUNE_EVERY == PRUNE_EVERY - 1 {
-            local.retain(|_, tat| *tat > now_ms);
-        }
-        let tat = local.get(&key).copied().unwrap_or(0);
-        match abilities_core::gcra(tat, rate.calls(), rate.period_ms(), now_ms) {
-            Ok(next) => {
-                local.insert(key, next);
-                Ok(())
-            }
-            Err(wait_ms) => {
-                drop(local);
-                Err(limited(call.ability.name(), rate, wait_ms.max(1)).reported(call.report))
-            }
-        }
+        self.take_local(call.ability, call.ctx.caller())
+            .map_err(|limited| limited.reported(call.report))
     }
 
     fn wait<'a>(&'a self, call: &'a Call<'_>) -> Option<StageFuture<'a>> {
@@ -82,22 +64,33 @@ impl Stage for RateLimits {
         let key = key(call.ability, call.ctx.caller());
         let (name, report) = (call.ability.name(), call.report);
         Some(Box::pin(async move {
-            let taken = store
-                .take_rate(&key, rate.calls(), rate.period_ms(), crate::clock::now_ms())
-                .await;
-            match taken {
-                Ok(RateTaken::Allowed) => Ok(()),
-                Ok(RateTaken::Limited { retry_after_ms }) => {
-                    Err(limited(name, rate, retry_after_ms).reported(report))
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, "the store could not count a rate limit");
-                    Err(AbilityError::internal(
-                        "the rate limit could not be checked",
-                    ))
-                }
-            }
+            take_shared(store, rate, &key, name)
+                .await
+                .map_err(|limited| limited.reported(report))
         }))
+    }
+}
+
+/// One call taken from a budget the replicas share.
+async fn take_shared(
+    store: &Arc<dyn Store>,
+    rate: Rate,
+    key: &str,
+    name: &str,
+) -> Result<(), Limited> {
+    let taken = store
+        .take_rate(key, rate.calls(), rate.period_ms(), crate::clock::now_ms())
+        .await;
+    match taken {
+        Ok(RateTaken::Allowed) => Ok(()),
+        Ok(RateTaken::Limited { retry_after_ms }) => Err(limited(name, rate, retry_after_ms)),
+        Err(e) => {
+            tracing::error!(error = %e, "the store could not count a rate limit");
+            Err(Limited {
+                error: AbilityError::internal("the rate limit could not be checked"),
+                retry_after: None,
+            })
+        }
     }
 }
 
@@ -121,6 +114,47 @@ impl RateLimits {
             store: store.is_shared().then(|| Arc::clone(store)),
             local: Mutex::new(HashMap::new()),
             checks: AtomicU64::new(0),
+        }
+    }
+
+    /// One call of `ability` taken from `caller`'s budget now, outside the stages: for a call
+    /// that went on as a confirmed retry (its rate not taken again) whose token was refused.
+    pub(crate) async fn take(
+        &self,
+        ability: &Ability,
+        caller: &Caller,
+    ) -> Result<(), AbilityError> {
+        let taken = match (&self.store, self.rate_of(ability)) {
+            (_, None) => Ok(()),
+            (None, Some(_)) => self.take_local(ability, caller),
+            (Some(store), Some(rate)) => {
+                take_shared(store, rate, &key(ability, caller), ability.name()).await
+            }
+        };
+        taken.map_err(|limited| limited.error)
+    }
+
+    /// One call taken from a budget kept in this process.
+    fn take_local(&self, ability: &Ability, caller: &Caller) -> Result<(), Limited> {
+        let Some(rate) = self.rate_of(ability) else {
+            return Ok(());
+        };
+        let key = key(ability, caller);
+        let now_ms = crate::clock::now_ms();
+        let mut local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.checks.fetch_add(1, Ordering::Relaxed) % PRUNE_EVERY == PRUNE_EVERY - 1 {
+            local.retain(|_, tat| *tat > now_ms);
+        }
+        let tat = local.get(&key).copied().unwrap_or(0);
+        match abilities_core::gcra(tat, rate.calls(), rate.period_ms(), now_ms) {
+            Ok(next) => {
+                local.insert(key, next);
+                Ok(())
+            }
+            Err(wait_ms) => {
+                drop(local);
+                Err(limited(ability.name(), rate, wait_ms.max(1)))
+            }
         }
     }
 

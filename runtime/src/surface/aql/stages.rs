@@ -125,6 +125,40 @@ impl Stage for Gate<'_> {
     }
 }
 
+/// A confirmed retry: its token redeemed (audited and counted), or refused, when the call
+/// counts against the rate like any other.
+async fn redeem(
+    gate: &Gate<'_>,
+    ctx: &Context,
+    ability: &crate::Ability,
+    token: &str,
+) -> Result<(), AbilityError> {
+    let (op, params) = (gate.op, &gate.sent);
+    let audit = &gate.served.guards.audit;
+    let redeemed = confirm::redeem(&gate.served.holder, token, &op.name, params).await;
+    crate::audit::confirmation(
+        audit,
+        "confirmation.redeemed",
+        ctx,
+        &op.name,
+        redeemed.as_ref().map(drop),
+    );
+    #[cfg(feature = "metrics")]
+    if let Some(metrics) = &gate.served.guards.metrics {
+        metrics.confirmation(if redeemed.is_ok() {
+            "redeemed"
+        } else {
+            "refused"
+        });
+    }
+    if redeemed.is_err() {
+        // The call went on as a confirmed retry, its rate not taken again; with its token
+        // refused it is a call like any other, and counts.
+        gate.served.guards.rates.take(ability, ctx.caller()).await?;
+    }
+    redeemed
+}
+
 /// Let an operation that needs confirmation through: with a valid token, or (where the
 /// client supports it) the user's answer to a direct question; otherwise
 /// `CONFIRMATION_REQUIRED`, offering a fresh token.
@@ -136,23 +170,7 @@ async fn confirm(
     let (table, op, params) = (gate.table, gate.op, &gate.sent);
     let audit = &gate.served.guards.audit;
     if let Some(token) = &gate.token {
-        let redeemed = confirm::redeem(&gate.served.holder, token, &op.name, params).await;
-        crate::audit::confirmation(
-            audit,
-            "confirmation.redeemed",
-            ctx,
-            &op.name,
-            redeemed.as_ref().map(drop),
-        );
-        #[cfg(feature = "metrics")]
-        if let Some(metrics) = &gate.served.guards.metrics {
-            metrics.confirmation(if redeemed.is_ok() {
-                "redeemed"
-            } else {
-                "refused"
-            });
-        }
-        return redeemed;
+        return redeem(gate, ctx, ability, token).await;
     }
     // What the user is shown names the parameters, but no sensitive value.
     let shown = ability.redacted(params).unwrap_or_else(|| params.clone());
