@@ -70,11 +70,19 @@ async fn forward() -> Result<Value, AbilityError> {
 }
 
 fn traced(config: impl FnOnce(OtelConfig) -> OtelConfig) -> (Server, InMemorySpanExporter) {
+    traced_by(builder!(), config)
+}
+
+/// `builder` traced as `config` says, into an exporter the test reads.
+fn traced_by(
+    builder: abilities::ServerBuilder,
+    config: impl FnOnce(OtelConfig) -> OtelConfig,
+) -> (Server, InMemorySpanExporter) {
     let exporter = InMemorySpanExporter::default();
     let provider = SdkTracerProvider::builder()
         .with_simple_exporter(exporter.clone())
         .build();
-    let server = builder!()
+    let server = builder
         .otel(config(OtelConfig::provider(provider)))
         .build()
         .expect("valid server");
@@ -442,15 +450,8 @@ async fn a_handler_spans_its_own_work_and_hands_the_trace_on() {
 #[tokio::test]
 async fn the_traces_link_removed_opens_no_call_span() {
     use abilities::middleware::{Builtin, Chain};
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(exporter.clone())
-        .build();
-    let server = builder!()
-        .otel(OtelConfig::provider(provider))
-        .chain(Chain::default().without(Builtin::Traces))
-        .build()
-        .expect("valid server");
+    let without = builder!().chain(Chain::default().without(Builtin::Traces));
+    let (server, exporter) = traced_by(without, |c| c);
     let mut client = Lines::initialized(&server).await;
     let answer = call_in_trace(
         &mut client,

@@ -180,17 +180,24 @@ async fn mcp_aql_refuses_in_its_envelope() {
     assert_eq!(refused["isError"], false, "{refused}");
 }
 
-#[tokio::test]
-async fn a_confirmed_retry_is_not_counted_again() {
-    let server = builder!()
+/// The abilities served on MCP-AQL's single tool.
+fn aql_server() -> Server {
+    builder!()
         .registry(registry())
         .surface(Surface::aql_single())
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+/// The MCP-AQL envelope a result carries as its text.
+fn envelope(result: &abilities::protocol::rmcp::model::CallToolResult) -> Value {
+    serde_json::from_str(&result.content[0].as_text().unwrap().text).unwrap()
+}
+
+#[tokio::test]
+async fn a_confirmed_retry_is_not_counted_again() {
+    let server = aql_server();
     let client = server.connect().await.unwrap();
-    let envelope = |result: &abilities::protocol::rmcp::model::CallToolResult| -> Value {
-        serde_json::from_str(&result.content[0].as_text().unwrap().text).unwrap()
-    };
     // The first call takes the hour's one unit and asks for confirmation.
     let asked = envelope(
         &client
@@ -232,15 +239,8 @@ async fn a_confirmed_retry_is_not_counted_again() {
 
 #[tokio::test]
 async fn a_refused_confirmation_token_counts_against_the_rate() {
-    let server = builder!()
-        .registry(registry())
-        .surface(Surface::aql_single())
-        .build()
-        .unwrap();
+    let server = aql_server();
     let client = server.connect().await.unwrap();
-    let envelope = |result: &abilities::protocol::rmcp::model::CallToolResult| -> Value {
-        serde_json::from_str(&result.content[0].as_text().unwrap().text).unwrap()
-    };
     let bogus =
         json!({"operation": "remove_post", "params": {"id": 1, "_confirmation": "made-up"}});
     // A made-up token goes on as a retry, is refused at the gate, and takes the hour's unit.
