@@ -21,11 +21,11 @@ const TABLES: [&str; 3] = [
 ];
 
 /// Over the limit today, with their length: to be split, never to grow.
-const OVER: [(&str, usize); 17] = [
-    ("ability/mod.rs from_parts", 111),
-    ("adapter/tasks.rs call_as_task", 93),
+const OVER: [(&str, usize); 16] = [
+    ("ability/mod.rs from_parts", 106),
+    ("adapter/tasks.rs call_as_task", 90),
     ("metrics/mod.rs new", 104),
-    ("server/builder.rs build", 121),
+    ("server/builder.rs build", 110),
     ("surface/aql/call.rs batch", 95),
     ("surface/aql/discovery.rs read", 92),
     ("surface/aql/idempotent.rs operation", 95),
@@ -34,11 +34,10 @@ const OVER: [(&str, usize); 17] = [
     ("surface/aql/operation.rs operation_once", 119),
     ("surface/aql/query/apply.rs apply", 126),
     ("surface/aql/query/apply.rs paginate", 85),
-    ("surface/aql/stages.rs confirm", 103),
+    ("surface/aql/stages.rs confirm", 87),
     ("surface/aql/types.rs types", 89),
     ("task/mod.rs create", 87),
     ("task/watch.rs follow", 89),
-    ("transport/stdio.rs receive", 100),
 ];
 
 /// The name of the function a line declares, if it does (rustfmt's layout: the signature
@@ -127,5 +126,22 @@ fn no_function_grows_past_eighty_lines() {
     assert!(
         report.is_empty(),
         "functions over {LIMIT} lines (split them into functions of one concern):\n{report}"
+    );
+    // The list follows the code down: a listed function that shrank is listed at its new
+    // length, and one back within the limit leaves the list.
+    let stale: Vec<String> = OVER
+        .iter()
+        .filter(|(key, allowed)| lengths.get(*key).is_none_or(|length| length < allowed))
+        .map(|(key, allowed)| match lengths.get(*key) {
+            Some(length) if *length > LIMIT => {
+                format!("  {key}: list it at {length}, not {allowed}")
+            }
+            _ => format!("  {key}: within the limit now; take it off the list"),
+        })
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "the list of long functions is stale:\n{}",
+        stale.join("\n")
     );
 }

@@ -445,9 +445,10 @@ impl Tasks {
                 record.error = Some(json!({"code": -32603, "message": e.message()}));
             }
             outcome => {
-                let mut result = serde_json::to_value(crate::surface::native::result(outcome))
+                let mut result = crate::surface::native::result(outcome);
+                result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+                let result = serde_json::to_value(result)
                     .unwrap_or_else(|_| json!({"content": [], "isError": true}));
-                result["resultType"] = json!("complete");
                 record.status = TaskStatus::Completed;
                 record.status_message = None;
                 record.result = Some(result);

@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use super::http::Gate;
-use super::{answer_id, check_message, error_line};
+use super::{ErrorAnswer, answer_id, check_message};
 
 /// The most messages a batch over HTTP may hold.
 pub(crate) const MAX_MEMBERS: usize = 256;
@@ -26,14 +26,13 @@ pub(crate) fn is_batch(bytes: &[u8]) -> bool {
 
 /// The answer to a batch sent under `version` (`None`: not known), when batches are not
 /// allowed: -32600 naming the version.
-pub(crate) fn refusal(version: Option<&str>) -> Option<Vec<u8>> {
+pub(crate) fn refusal(version: Option<&str>) -> Option<ErrorAnswer> {
     if version == Some(BATCH_VERSION) {
         return None;
     }
     let version = version.unwrap_or("(none negotiated)");
-    Some(error_line(
-        &Value::Null,
-        -32600,
+    Some(ErrorAnswer::invalid(
+        Value::Null,
         format!(
             "Invalid Request: JSON-RPC batches are part of protocol version {BATCH_VERSION} only, not {version}"
         ),
@@ -42,39 +41,35 @@ pub(crate) fn refusal(version: Option<&str>) -> Option<Vec<u8>> {
 
 /// A batch's members, or the one error that answers it whole (not JSON, not an array, or
 /// empty, as JSON-RPC 2.0 says).
-pub(crate) fn members(bytes: &[u8]) -> Result<Vec<Value>, Vec<u8>> {
+pub(crate) fn members(bytes: &[u8]) -> Result<Vec<Value>, ErrorAnswer> {
     match serde_json::from_slice::<Value>(bytes) {
-        Err(e) => Err(error_line(
-            &Value::Null,
+        Err(e) => Err(ErrorAnswer::new(
+            Value::Null,
             -32700,
             format!("Parse error: {e}"),
         )),
-        Ok(Value::Array(members)) if members.is_empty() => Err(error_line(
-            &Value::Null,
-            -32600,
-            "Invalid Request: an empty batch".to_owned(),
+        Ok(Value::Array(members)) if members.is_empty() => Err(ErrorAnswer::invalid(
+            Value::Null,
+            "Invalid Request: an empty batch",
         )),
         Ok(Value::Array(members)) => Ok(members),
-        Ok(_) => Err(error_line(
-            &Value::Null,
-            -32600,
-            "Invalid Request: a batch must be a JSON array".to_owned(),
+        Ok(_) => Err(ErrorAnswer::invalid(
+            Value::Null,
+            "Invalid Request: a batch must be a JSON array",
         )),
     }
 }
 
 /// The error answering a member that may not be in a batch: `initialize` (2025-03-26: "MUST
 /// NOT be part of a JSON-RPC batch").
-pub(crate) fn forbidden_member(member: &Value) -> Option<Value> {
+pub(crate) fn forbidden_member(member: &Value) -> Option<ErrorAnswer> {
     if member.get("method").and_then(Value::as_str) != Some("initialize") {
         return None;
     }
-    let answer = error_line(
-        &super::answer_id(member),
-        -32600,
-        "Invalid Request: initialize may not be part of a batch".to_owned(),
-    );
-    serde_json::from_slice(&answer).ok()
+    Some(ErrorAnswer::invalid(
+        answer_id(member),
+        "Invalid Request: initialize may not be part of a batch",
+    ))
 }
 
 /// The batch's answer: the array of its members' answers, or nothing when no member is a
@@ -120,7 +115,7 @@ pub(super) async fn http(
 ) -> Response {
     let members = match admitted(parts, bytes) {
         Ok(members) => members,
-        Err(refusal) => return json(StatusCode::BAD_REQUEST, refusal),
+        Err(refusal) => return refusal.response(StatusCode::BAD_REQUEST),
     };
     let repeated = repeated_ids(&members);
     let served = members
@@ -155,7 +150,7 @@ fn json(status: StatusCode, body: Vec<u8>) -> Response {
 
 /// The batch's members, or the refusal of the whole batch: batches are not of the request's
 /// protocol version, the body is no array of messages, or it holds too many.
-fn admitted(parts: &axum::http::request::Parts, bytes: &[u8]) -> Result<Vec<Value>, Vec<u8>> {
+fn admitted(parts: &axum::http::request::Parts, bytes: &[u8]) -> Result<Vec<Value>, ErrorAnswer> {
     let version = parts
         .headers
         .get("mcp-protocol-version")
@@ -166,9 +161,8 @@ fn admitted(parts: &axum::http::request::Parts, bytes: &[u8]) -> Result<Vec<Valu
     }
     let members = members(bytes)?;
     if members.len() > MAX_MEMBERS {
-        return Err(error_line(
-            &Value::Null,
-            -32600,
+        return Err(ErrorAnswer::invalid(
+            Value::Null,
             format!(
                 "Invalid Request: a batch may hold {} messages, not {}",
                 MAX_MEMBERS,
@@ -205,25 +199,20 @@ async fn serve_member(
     member: &Value,
     repeated: bool,
 ) -> Vec<Value> {
-    let line = |id: &Value, code: i32, why: String| -> Vec<Value> {
-        serde_json::from_slice(&error_line(id, code, why))
-            .into_iter()
-            .collect()
-    };
     if repeated {
-        return line(&answer_id(member), -32600, REPEATED_ID.to_owned());
+        return vec![ErrorAnswer::invalid(answer_id(member), REPEATED_ID).into_value()];
     }
-    if let Err((id, why)) = check_message(member) {
-        return line(&id, -32600, why);
+    if let Err(refusal) = check_message(member) {
+        return vec![refusal.into_value()];
     }
     if let Some(refused) = forbidden_member(member) {
-        return vec![refused];
+        return vec![refused.into_value()];
     }
     let unanswered = |code: i32, why: String| -> Vec<Value> {
         if member.get("id").is_none() {
             return Vec::new();
         }
-        line(&answer_id(member), code, why)
+        vec![ErrorAnswer::new(answer_id(member), code, why).into_value()]
     };
     let Some(member_parts) = member_request(parts) else {
         return unanswered(

@@ -26,10 +26,10 @@ use tower_service::Service;
 use crate::adapter::McpHandler;
 use crate::auth::AuthError;
 use crate::server::Inner;
+use crate::transport::ErrorAnswer;
 use crate::transport::batch;
 use crate::transport::body::{self, BodyError};
 use crate::transport::http_direct::Direct;
-use crate::transport::rpc_error;
 use crate::transport::sessions::Sessions;
 use crate::{Server, ServerError};
 
@@ -347,22 +347,16 @@ impl Gate {
                 format!("the body did not arrive within {} s", timeout.as_secs_f64()),
             ),
         };
-        Err(rpc_error(
-            status,
-            &Value::Null,
-            -32600,
-            format!("Invalid Request: {why}"),
-        ))
+        Err(
+            ErrorAnswer::new(Value::Null, -32600, format!("Invalid Request: {why}"))
+                .response(status),
+        )
     }
 }
 
 pub(super) fn unauthorized(error: &AuthError, metadata: Option<&str>) -> Response {
-    let mut response = rpc_error(
-        StatusCode::UNAUTHORIZED,
-        &Value::Null,
-        -32001,
-        format!("Unauthorized: {error}"),
-    );
+    let mut response = ErrorAnswer::new(Value::Null, -32001, format!("Unauthorized: {error}"))
+        .response(StatusCode::UNAUTHORIZED);
     let challenge = match metadata {
         // RFC 9728 §5.1: the metadata URL first, then RFC 6750's `error`.
         Some(url) => {

@@ -30,6 +30,9 @@ use rmcp::transport::Transport;
 use rmcp::{RoleServer, Service as _};
 use tokio_util::sync::CancellationToken;
 
+use serde_json::Value;
+
+use super::ErrorAnswer;
 use super::in_place::InPlace;
 use crate::adapter::McpHandler;
 use crate::server::HttpConfig;
@@ -203,12 +206,12 @@ fn json(message: &ServerJsonRpcMessage) -> Response {
             );
             response
         }
-        Err(error) => super::rpc_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &serde_json::Value::Null,
+        Err(error) => ErrorAnswer::new(
+            Value::Null,
             -32603,
             format!("Internal error: the answer could not be written: {error}"),
-        ),
+        )
+        .response(StatusCode::INTERNAL_SERVER_ERROR),
     }
 }
 

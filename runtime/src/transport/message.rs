@@ -15,7 +15,7 @@ use crate::pipeline;
 use crate::transport::http::{Gate, serve, unauthorized};
 use crate::transport::sessions::{Answering, Sessions, Taken};
 use crate::transport::summary::Summary;
-use crate::transport::{MAX_ANSWERING, answer_id, check_message, rpc_error};
+use crate::transport::{ErrorAnswer, MAX_ANSWERING, answer_id, check_message};
 
 impl Gate {
     /// One message, read whole, from an authenticated `caller`: the checks rmcp does not
@@ -30,7 +30,7 @@ impl Gate {
     ) -> Response {
         let summary = Summary::read(&bytes);
         if let Err(why) = summary.check_cursor() {
-            return rpc_error(StatusCode::OK, &summary.answer_id(), -32602, why);
+            return ErrorAnswer::new(summary.answer_id(), -32602, why).response(StatusCode::OK);
         }
         if let Some(tasks) = summary.listened_tasks() {
             parts.extensions.insert(tasks);
@@ -70,7 +70,7 @@ impl Gate {
         if standard && let Some(seconds) = reading.as_ref().and_then(|r| r.now().retry_after) {
             return rate_limited_status(response, seconds);
         }
-        in_our_words(response, json_body, &bytes).await
+        in_our_words(response, json_body, &bytes, &summary)
     }
 
     /// Hold the request's id in its session while it is answered: a request of a session
@@ -90,22 +90,21 @@ impl Gate {
         };
         let refusal = match self.sessions.answering(session, id.to_string()) {
             Ok(answering) => return Ok(Some(answering)),
-            Err(Taken::Repeated) => rpc_error(
-                StatusCode::BAD_REQUEST,
-                id,
+            Err(Taken::Repeated) => ErrorAnswer::new(
+                id.clone(),
                 -32600,
-                "Invalid Request: a request of this session with this id is still being answered"
-                    .to_owned(),
-            ),
-            Err(Taken::Full) => rpc_error(
-                StatusCode::TOO_MANY_REQUESTS,
-                id,
+                "Invalid Request: a request of this session with this id is still being answered",
+            )
+            .response(StatusCode::BAD_REQUEST),
+            Err(Taken::Full) => ErrorAnswer::new(
+                id.clone(),
                 -32000,
                 format!(
                     "Too many requests: {MAX_ANSWERING} requests of this session are being \
                      answered, the most it may have; send this one again once some are answered"
                 ),
-            ),
+            )
+            .response(StatusCode::TOO_MANY_REQUESTS),
         };
         Err(Box::new(refusal))
     }
@@ -169,20 +168,21 @@ fn is_json(headers: &axum::http::HeaderMap) -> bool {
 /// rmcp's refusals in the server's words: a method 2026-07-28 removed (404), and a body rmcp
 /// refused (415) answered with the JSON-RPC error its kind calls for, the body examined again
 /// only then.
-async fn in_our_words(response: Response, json_body: bool, bytes: &[u8]) -> Response {
+fn in_our_words(
+    response: Response,
+    json_body: bool,
+    bytes: &[u8],
+    summary: &Summary<'_>,
+) -> Response {
     if response.status() == StatusCode::NOT_FOUND {
-        return removed_in_our_words(response).await;
+        return removed_in_our_words(response, summary);
     }
     if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE || !json_body {
         return response;
     }
     match serde_json::from_slice::<Value>(bytes) {
-        Err(e) => rpc_error(
-            StatusCode::BAD_REQUEST,
-            &Value::Null,
-            -32700,
-            format!("Parse error: {e}"),
-        ),
+        Err(e) => ErrorAnswer::new(Value::Null, -32700, format!("Parse error: {e}"))
+            .response(StatusCode::BAD_REQUEST),
         Ok(message) => not_served(&message),
     }
 }
@@ -190,13 +190,15 @@ async fn in_our_words(response: Response, json_body: bool, bytes: &[u8]) -> Resp
 /// The answer to a JSON body rmcp refused as no message it serves.
 fn not_served(message: &Value) -> Response {
     match check_message(message) {
-        Err((id, why)) => rpc_error(StatusCode::BAD_REQUEST, &id, -32600, why),
-        Ok(()) if message.get("id").is_some() && message.get("method").is_some() => rpc_error(
-            StatusCode::BAD_REQUEST,
-            &answer_id(message),
-            -32600,
-            "Invalid Request: not a message this server understands".to_owned(),
-        ),
+        Err(refusal) => refusal.response(StatusCode::BAD_REQUEST),
+        Ok(()) if message.get("id").is_some() && message.get("method").is_some() => {
+            ErrorAnswer::new(
+                answer_id(message),
+                -32600,
+                "Invalid Request: not a message this server understands",
+            )
+            .response(StatusCode::BAD_REQUEST)
+        }
         // A notification or a response the server cannot read: JSON-RPC answers neither,
         // and streamable HTTP acknowledges them with 202.
         Ok(()) => StatusCode::ACCEPTED.into_response(),
@@ -204,36 +206,22 @@ fn not_served(message: &Value) -> Response {
 }
 
 /// rmcp answers a method protocol 2026-07-28 removed (`ping`, `resources/subscribe`...)
-/// with "method not found" and the bare method name: the same error in the words the
-/// server uses everywhere else (stdio, the adapter), so a client sees one answer.
-async fn removed_in_our_words(response: Response) -> Response {
-    let (parts, body) = response.into_parts();
-    // rmcp's answer to one request: small, and already complete.
-    let Ok(bytes) = axum::body::to_bytes(body, 1 << 20).await else {
-        return rpc_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &Value::Null,
-            -32603,
-            "Internal error: the answer could not be read".to_owned(),
-        );
+/// with a JSON "method not found" (404) and the bare method name: the same error in the words
+/// the server uses everywhere else (stdio, the adapter), so a client sees one answer. Told
+/// from the request's method and the answer's status and type; rmcp's body is not read.
+fn removed_in_our_words(response: Response, summary: &Summary<'_>) -> Response {
+    let method = summary
+        .method
+        .as_deref()
+        .filter(|method| crate::adapter::REMOVED.contains(method));
+    let (Some(method), Some(id)) = (method, &summary.id) else {
+        return response;
     };
-    let removed = serde_json::from_slice::<Value>(&bytes)
-        .ok()
-        .and_then(|message| {
-            let error = message.get("error")?;
-            let method = error.get("message")?.as_str()?;
-            (error.get("code")?.as_i64()? == -32601 && crate::adapter::REMOVED.contains(&method))
-                .then(|| (answer_id(&message), crate::adapter::removed(method)))
-        });
-    match removed {
-        Some((id, error)) => rpc_error(
-            StatusCode::NOT_FOUND,
-            &id,
-            error.code.0,
-            error.message.into_owned(),
-        ),
-        None => Response::from_parts(parts, Body::from(bytes)),
+    if !is_json(response.headers()) {
+        return response;
     }
+    let error = crate::adapter::removed(method);
+    ErrorAnswer::new(id.clone(), error.code.0, error.message).response(StatusCode::NOT_FOUND)
 }
 
 /// On the standard surface, whose failures are JSON-RPC errors: a call refused for its rate
@@ -270,12 +258,12 @@ fn insufficient_scope(
         return unauthorized(&AuthError::MissingToken, Some(metadata));
     }
     let name = summary.tool().unwrap_or_default();
-    let mut response = rpc_error(
-        StatusCode::FORBIDDEN,
-        &summary.answer_id(),
+    let mut response = ErrorAnswer::new(
+        summary.answer_id(),
         -32001,
         format!("Forbidden: tool '{name}' needs the scope '{scope}', which the token lacks"),
-    );
+    )
+    .response(StatusCode::FORBIDDEN);
     let url = metadata.replace(['"', '\\'], "");
     let scope = scope.replace(['"', '\\'], "");
     let challenge =

@@ -4,6 +4,7 @@
 mod batch;
 mod body;
 pub(crate) mod client;
+mod error_answer;
 pub(crate) mod http;
 mod http_direct;
 mod in_place;
@@ -19,23 +20,28 @@ mod summary;
 /// request is refused (each id held is memory of the server's, which a client could grow).
 pub(crate) const MAX_ANSWERING: usize = 1024;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-/// Is `value` shaped like a JSON-RPC 2.0 message? On error: the id to answer with and why.
-pub(crate) fn check_message(value: &Value) -> Result<(), (Value, String)> {
+pub(crate) use error_answer::ErrorAnswer;
+
+/// Is `value` shaped like a JSON-RPC 2.0 message? If not, the -32600 answering it.
+pub(crate) fn check_message(value: &Value) -> Result<(), ErrorAnswer> {
     let Value::Object(message) = value else {
         let why = if value.is_array() {
             "batches are not supported"
         } else {
             "a message must be a JSON object"
         };
-        return Err((Value::Null, format!("Invalid Request: {why}")));
+        return Err(ErrorAnswer::invalid(
+            Value::Null,
+            format!("Invalid Request: {why}"),
+        ));
     };
     let id = answer_id(value);
     if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err((
+        return Err(ErrorAnswer::invalid(
             id,
-            "Invalid Request: \"jsonrpc\" must be \"2.0\"".to_owned(),
+            "Invalid Request: \"jsonrpc\" must be \"2.0\"",
         ));
     }
     let shaped = match message.get("method") {
@@ -43,10 +49,9 @@ pub(crate) fn check_message(value: &Value) -> Result<(), (Value, String)> {
         None => message.contains_key("result") || message.contains_key("error"),
     };
     if !shaped {
-        return Err((
+        return Err(ErrorAnswer::invalid(
             id,
-            "Invalid Request: a message needs a string \"method\", or a \"result\" or \"error\""
-                .to_owned(),
+            "Invalid Request: a message needs a string \"method\", or a \"result\" or \"error\"",
         ));
     }
     Ok(())
@@ -69,10 +74,9 @@ const PAGINATED: [&str; 4] = [
     "prompts/list",
 ];
 
-/// A list request whose `cursor` is not a string: on error, the id to answer with and the
-/// -32602 message. rmcp reads such params as absent and would answer the first page, so the
+/// A list request whose `cursor` is not a string: on error, the -32602 answering it. rmcp reads such params as absent and would answer the first page, so the
 /// transports check before it does; only bodies that mention `"cursor"` are parsed again.
-pub(crate) fn check_cursor(bytes: &[u8]) -> Result<(), (Value, String)> {
+pub(crate) fn check_cursor(bytes: &[u8]) -> Result<(), ErrorAnswer> {
     const NEEDLE: &[u8] = b"\"cursor\"";
     if !bytes.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
         return Ok(());
@@ -80,7 +84,7 @@ pub(crate) fn check_cursor(bytes: &[u8]) -> Result<(), (Value, String)> {
     let summary = summary::Summary::read(bytes);
     summary
         .check_cursor()
-        .map_err(|why| (summary.answer_id(), why))
+        .map_err(|why| ErrorAnswer::new(summary.answer_id(), error_answer::INVALID_PARAMS, why))
 }
 
 /// The task ids a `subscriptions/listen` message follows (`notifications.taskIds`), which rmcp's
@@ -91,29 +95,6 @@ pub(crate) fn listened_tasks(bytes: &[u8]) -> Option<crate::task::ListenTasks> {
         return None;
     }
     summary::Summary::read(bytes).listened_tasks()
-}
-
-pub(crate) fn error_line(id: &Value, code: i32, message: String) -> Vec<u8> {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-        .to_string()
-        .into_bytes()
-}
-
-/// A JSON-RPC error as an HTTP response with `status`.
-pub(crate) fn rpc_error(
-    status: axum::http::StatusCode,
-    id: &Value,
-    code: i32,
-    message: String,
-) -> axum::response::Response {
-    use axum::response::IntoResponse as _;
-    let body = error_line(id, code, message);
-    (
-        status,
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
-        body,
-    )
-        .into_response()
 }
 
 /// The context of a request answered in place (HTTP or stdio): its id, the peer, the token,

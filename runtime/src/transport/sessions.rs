@@ -7,9 +7,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use serde_json::Value;
 
 use super::summary::Summary;
-use super::{MAX_ANSWERING, rpc_error};
+use super::{ErrorAnswer, MAX_ANSWERING};
 use crate::Caller;
 use crate::server::HttpConfig;
 
@@ -152,15 +153,17 @@ impl Sessions {
             cap = self.cap,
             "a session was refused: the cap is reached"
         );
-        Some(rpc_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            &id,
-            -32000,
-            format!(
-                "Too many sessions: this server holds {open}, its cap; retry later, or use \
+        Some(
+            ErrorAnswer::new(
+                id.clone(),
+                -32000,
+                format!(
+                    "Too many sessions: this server holds {open}, its cap; retry later, or use \
                  protocol 2026-07-28, which needs no session"
-            ),
-        ))
+                ),
+            )
+            .response(StatusCode::SERVICE_UNAVAILABLE),
+        )
     }
 
     /// Remember that `caller` opened the session `response` names, if it names one.
@@ -195,12 +198,12 @@ impl Sessions {
             .any(|k| &**k == id);
         if !exists {
             self.forget(id);
-            return Err(rpc_error(
-                StatusCode::NOT_FOUND,
-                &serde_json::Value::Null,
+            return Err(ErrorAnswer::new(
+                Value::Null,
                 -32600,
-                "Session not found: it ended, expired or never existed".to_owned(),
-            ));
+                "Session not found: it ended, expired or never existed",
+            )
+            .response(StatusCode::NOT_FOUND));
         }
         let owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
         let owner = owners.get(id);
@@ -215,12 +218,12 @@ impl Sessions {
         if same {
             Ok(())
         } else {
-            Err(rpc_error(
-                StatusCode::FORBIDDEN,
-                &serde_json::Value::Null,
+            Err(ErrorAnswer::new(
+                Value::Null,
                 -32001,
-                "Forbidden: another caller opened this session; only it may end it".to_owned(),
-            ))
+                "Forbidden: another caller opened this session; only it may end it",
+            )
+            .response(StatusCode::FORBIDDEN))
         }
     }
 

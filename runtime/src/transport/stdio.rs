@@ -21,7 +21,7 @@ use tokio::sync::{Mutex, mpsc};
 
 use super::stdio_direct::{StdioDirect, write_line};
 use super::{
-    MAX_ANSWERING, answer_id, batch, check_cursor, check_message, error_line, listened_tasks,
+    ErrorAnswer, MAX_ANSWERING, answer_id, batch, check_cursor, check_message, listened_tasks,
 };
 use crate::{Server, ServerError};
 
@@ -214,32 +214,28 @@ impl<R, W> LineTransport<R, W> {
     /// allowed); the rest is answered together once the server has answered every request.
     fn take_batch(&mut self, text: &[u8]) -> Option<Vec<u8>> {
         if let Some(refusal) = batch::refusal(self.version.as_deref()) {
-            return Some(refusal);
+            return Some(refusal.line());
         }
         let members = match batch::members(text) {
             Ok(members) => members,
-            Err(answer) => return Some(answer),
+            Err(answer) => return Some(answer.line()),
         };
         let mut pending = Batch::default();
-        let mut answer = |line: Vec<u8>| {
-            if let Ok(value) = serde_json::from_slice::<Value>(&line) {
-                pending.answers.push(value);
-            }
-        };
+        let mut answer = |refusal: ErrorAnswer| pending.answers.push(refusal.into_value());
         let mut queued = Vec::new();
         let mut waiting = Vec::new();
         for member in members {
-            if let Err((id, why)) = check_message(&member) {
-                answer(error_line(&id, -32600, why));
+            if let Err(refusal) = check_message(&member) {
+                answer(refusal);
                 continue;
             }
             if let Some(refused) = batch::forbidden_member(&member) {
-                answer(refused.to_string().into_bytes());
+                answer(refused);
                 continue;
             }
             let bytes = member.to_string().into_bytes();
-            if let Err((id, why)) = check_cursor(&bytes) {
-                answer(error_line(&id, -32602, why));
+            if let Err(refusal) = check_cursor(&bytes) {
+                answer(refusal);
                 continue;
             }
             match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&bytes) {
@@ -250,15 +246,11 @@ impl<R, W> LineTransport<R, W> {
                             || self.in_flight.contains(&key)
                             || self.direct.holds(&key);
                         if taken {
-                            answer(error_line(
-                                &answer_id(&member),
-                                -32600,
-                                batch::REPEATED_ID.to_owned(),
-                            ));
+                            answer(ErrorAnswer::invalid(answer_id(&member), batch::REPEATED_ID));
                             continue;
                         }
                         if self.answering() + waiting.len() >= MAX_ANSWERING {
-                            answer(error_line(&answer_id(&member), -32000, too_many()));
+                            answer(ErrorAnswer::new(answer_id(&member), -32000, too_many()));
                             continue;
                         }
                         waiting.push(key);
@@ -266,8 +258,8 @@ impl<R, W> LineTransport<R, W> {
                     queued.push(message);
                 }
                 Err(e) => {
-                    if let Some(line) = reject(&bytes, &e) {
-                        answer(line);
+                    if let Some(refusal) = reject(&bytes, &e) {
+                        answer(refusal);
                     }
                 }
             }
@@ -282,6 +274,44 @@ impl<R, W> LineTransport<R, W> {
         None
     }
 
+    /// What one whole line (trimmed) comes to: a message for the server, an answer to write
+    /// at once, or neither. The line is read again only for what rmcp's types drop: a list
+    /// request's cursor that is no string, a listen request's task ids.
+    fn take_line(&mut self, text: &[u8]) -> Line
+    where
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        if text.is_empty() {
+            return Line::Nothing;
+        }
+        if batch::is_batch(text) {
+            return self.take_batch(text).map_or(Line::Nothing, Line::Answer);
+        }
+        let mut message = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
+            Ok(message) => message,
+            Err(e) => return reject(text, &e).map_or(Line::Nothing, Line::refused),
+        };
+        if let Err(refusal) = list_cursor(&message, text) {
+            return Line::refused(refusal);
+        }
+        if let JsonRpcMessage::Request(request) = &mut message
+            && let ClientRequest::SubscriptionsListenRequest(listen) = &mut request.request
+            && let Some(tasks) = listened_tasks(text)
+        {
+            listen.extensions.insert(tasks);
+        }
+        if let Some(refusal) = removed_ping(&message).or_else(|| self.repeated(&message)) {
+            return Line::refused(refusal);
+        }
+        match self
+            .starting(message)
+            .and_then(|message| self.in_place(message))
+        {
+            Some(message) => Line::Serve(message),
+            None => Line::Nothing,
+        }
+    }
+
     /// How many requests of the session are being answered: by the server, or in place.
     fn answering(&self) -> usize {
         self.in_flight.len() + self.direct.len()
@@ -289,22 +319,21 @@ impl<R, W> LineTransport<R, W> {
 
     /// The refusal of a request whose id a request still being answered has; otherwise its
     /// id is taken until its answer goes out.
-    fn repeated(&mut self, message: &RxJsonRpcMessage<RoleServer>) -> Option<Vec<u8>> {
+    fn repeated(&mut self, message: &RxJsonRpcMessage<RoleServer>) -> Option<ErrorAnswer> {
         let JsonRpcMessage::Request(request) = message else {
             return None;
         };
         let key = id_key(&request.id);
         let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
         if self.answering() >= MAX_ANSWERING && !self.in_flight.contains(&key) {
-            return Some(error_line(&id, -32000, too_many()));
+            return Some(ErrorAnswer::new(id, -32000, too_many()));
         }
         if !self.direct.holds(&key) && self.in_flight.insert(key) {
             return None;
         }
-        Some(error_line(
-            &id,
-            -32600,
-            "Invalid Request: a request with this id is still being answered".to_owned(),
+        Some(ErrorAnswer::invalid(
+            id,
+            "Invalid Request: a request with this id is still being answered",
         ))
     }
 
@@ -428,54 +457,19 @@ where
                 }
                 self.skipping = true;
                 self.line.clear();
-                Some(error_line(
-                    &Value::Null,
-                    -32600,
-                    format!("Invalid Request: message exceeds {MAX_LINE_BYTES} bytes"),
-                ))
+                Some(
+                    ErrorAnswer::invalid(
+                        Value::Null,
+                        format!("Invalid Request: message exceeds {MAX_LINE_BYTES} bytes"),
+                    )
+                    .line(),
+                )
             } else {
                 let line = std::mem::take(&mut self.line);
-                let text = trim_line(&line);
-                if text.is_empty() {
-                    continue;
-                }
-                if batch::is_batch(text) {
-                    let answer = self.take_batch(text);
-                    if answer.is_none() {
-                        continue;
-                    }
-                    answer
-                } else {
-                    match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
-                        // The line is read again only for what rmcp's types drop: a list
-                        // request's cursor that is no string, a listen request's task ids.
-                        Ok(mut message) => match list_cursor(&message, text) {
-                            Ok(()) => {
-                                if let JsonRpcMessage::Request(request) = &mut message
-                                    && let ClientRequest::SubscriptionsListenRequest(listen) =
-                                        &mut request.request
-                                    && let Some(tasks) = listened_tasks(text)
-                                {
-                                    listen.extensions.insert(tasks);
-                                }
-                                if let Some(refusal) = removed_ping(&message) {
-                                    Some(refusal)
-                                } else if let Some(refusal) = self.repeated(&message) {
-                                    Some(refusal)
-                                } else {
-                                    match self.starting(message) {
-                                        Some(message) => match self.in_place(message) {
-                                            Some(message) => return Some(message),
-                                            None => continue,
-                                        },
-                                        None => continue,
-                                    }
-                                }
-                            }
-                            Err((id, why)) => Some(error_line(&id, -32602, why)),
-                        },
-                        Err(e) => reject(text, &e),
-                    }
+                match self.take_line(trim_line(&line)) {
+                    Line::Serve(message) => return Some(message),
+                    Line::Answer(answer) => Some(answer),
+                    Line::Nothing => continue,
                 }
             };
             if let Some(answer) = answer
@@ -499,7 +493,7 @@ where
 /// The answer to a `ping` of protocol 2026-07-28, which removed it: "method not found",
 /// in the adapter's words, whether or not the session has started (rmcp would answer a
 /// ping before the first request, and refuse it after).
-fn removed_ping(message: &RxJsonRpcMessage<RoleServer>) -> Option<Vec<u8>> {
+fn removed_ping(message: &RxJsonRpcMessage<RoleServer>) -> Option<ErrorAnswer> {
     let JsonRpcMessage::Request(request) = message else {
         return None;
     };
@@ -512,7 +506,27 @@ fn removed_ping(message: &RxJsonRpcMessage<RoleServer>) -> Option<Vec<u8>> {
     }
     let error = crate::adapter::removed("ping");
     let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
-    Some(error_line(&id, error.code.0, error.message.into_owned()))
+    Some(ErrorAnswer::new(id, error.code.0, error.message))
+}
+
+/// What a whole line of input comes to.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "made and matched once per line, never stored"
+)]
+enum Line {
+    /// A message for the server.
+    Serve(RxJsonRpcMessage<RoleServer>),
+    /// An answer to write at once (a refusal, or a batch's whole answer).
+    Answer(Vec<u8>),
+    /// Nothing to serve or answer (a blank line, a notification, a batch still waiting).
+    Nothing,
+}
+
+impl Line {
+    fn refused(refusal: ErrorAnswer) -> Self {
+        Self::Answer(refusal.line())
+    }
 }
 
 fn trim_line(line: &[u8]) -> &[u8] {
@@ -523,19 +537,19 @@ fn trim_line(line: &[u8]) -> &[u8] {
 }
 
 /// The answer to a line that is not a message the server understands, if it deserves one.
-fn reject(text: &[u8], error: &serde_json::Error) -> Option<Vec<u8>> {
+fn reject(text: &[u8], error: &serde_json::Error) -> Option<ErrorAnswer> {
     let value = match serde_json::from_slice::<Value>(text) {
         Ok(value) => value,
         Err(e) => {
-            return Some(error_line(
-                &Value::Null,
+            return Some(ErrorAnswer::new(
+                Value::Null,
                 -32700,
                 format!("Parse error: {e}"),
             ));
         }
     };
-    if let Err((id, why)) = check_message(&value) {
-        return Some(error_line(&id, -32600, why));
+    if let Err(refusal) = check_message(&value) {
+        return Some(refusal);
     }
     if value.get("method").is_none() {
         // A response to no request of ours (or one we cannot read): answering a response
@@ -548,16 +562,15 @@ fn reject(text: &[u8], error: &serde_json::Error) -> Option<Vec<u8>> {
         tracing::debug!(%error, "ignoring an unknown notification");
         return None;
     }
-    Some(error_line(
-        &answer_id(&value),
-        -32600,
+    Some(ErrorAnswer::invalid(
+        answer_id(&value),
         format!("Invalid Request: {error}"),
     ))
 }
 
 /// A list request's cursor that is no string ([`check_cursor`]), read from `text` only when
 /// the message rmcp typed is a list request (or one rmcp could not type).
-fn list_cursor(message: &RxJsonRpcMessage<RoleServer>, text: &[u8]) -> Result<(), (Value, String)> {
+fn list_cursor(message: &RxJsonRpcMessage<RoleServer>, text: &[u8]) -> Result<(), ErrorAnswer> {
     match message {
         JsonRpcMessage::Request(request)
             if super::PAGINATED.contains(&request.request.method())
