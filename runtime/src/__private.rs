@@ -21,13 +21,4 @@ pub use crate::{AbilityError, Annotations, Context, Danger, Semantic, TaskSuppor
 
 /// Benchmarks only: what the pipeline does to count one successful call, alone.
 #[cfg(feature = "metrics")]
-#[derive(Default)]
-pub struct MetricsProbe(crate::metrics::Slot);
-
-#[cfg(feature = "metrics")]
-impl MetricsProbe {
-    /// Time and count one successful call of `name` on the native surface in `metrics`.
-    pub fn call(&self, metrics: &crate::metrics::Metrics, name: &str) {
-        metrics.start(&self.0, name, "native").finish(Ok(()));
-    }
-}
+pub use crate::metrics::Probe as MetricsProbe;

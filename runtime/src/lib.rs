@@ -13,6 +13,7 @@ mod context;
 mod digest;
 mod error;
 mod extract;
+mod instruments;
 #[cfg(feature = "jwt")]
 mod jwt;
 mod ledger;

@@ -21,11 +21,10 @@ const TABLES: [&str; 3] = [
 ];
 
 /// Over the limit today, with their length: to be split, never to grow.
-const OVER: [(&str, usize); 16] = [
-    ("ability/mod.rs from_parts", 106),
-    ("adapter/tasks.rs call_as_task", 90),
+const OVER: [(&str, usize); 15] = [
+    ("ability/mod.rs from_parts", 105),
     ("metrics/mod.rs new", 104),
-    ("server/builder.rs build", 110),
+    ("server/builder.rs build", 99),
     ("surface/aql/call.rs batch", 95),
     ("surface/aql/discovery.rs read", 92),
     ("surface/aql/idempotent.rs operation", 95),
@@ -34,7 +33,7 @@ const OVER: [(&str, usize); 16] = [
     ("surface/aql/operation.rs operation_once", 119),
     ("surface/aql/query/apply.rs apply", 126),
     ("surface/aql/query/apply.rs paginate", 85),
-    ("surface/aql/stages.rs confirm", 87),
+    ("surface/aql/stages.rs confirm", 86),
     ("surface/aql/types.rs types", 89),
     ("task/mod.rs create", 87),
     ("task/watch.rs follow", 89),

@@ -75,8 +75,8 @@ pub struct Ability {
     pub(crate) arguments: Vec<Argument>,
     pub(crate) template: Option<UriTemplate>,
     /// This ability's series in the metrics of the first server that counted it.
-    #[cfg(feature = "metrics")]
-    pub(crate) metered: crate::metrics::Slot,
+    #[allow(dead_code, reason = "read by the metrics link, when it is built")]
+    pub(crate) metered: crate::instruments::Slot,
 }
 
 /// The wire output schema of a declared one, and whether the wire wraps the output.
@@ -341,8 +341,7 @@ impl Ability {
             validator,
             arguments,
             template,
-            #[cfg(feature = "metrics")]
-            metered: crate::metrics::Slot::default(),
+            metered: crate::instruments::Slot::default(),
         })
     }
 

@@ -133,39 +133,37 @@ impl McpHandler {
         // Set before the handler is polled again: from here on it is a task.
         detach.become_task(Arc::clone(&live)).await;
         let created = live.created().await;
-        let inner = Arc::clone(&self.inner);
+        let run = settle(Arc::clone(&self.inner), live, call);
         // The task's run, below the request's span, when the server traces.
-        #[cfg(feature = "otel")]
-        let span = crate::otel::task(&request.name, &created.task.task_id);
-        let run = async move {
-            // The handler's own panics are its call's INTERNAL_ERROR already; whatever else
-            // fails on the way still settles the task.
-            let outcome = AssertUnwindSafe(call)
-                .catch_unwind()
-                .await
-                .unwrap_or_else(|_| {
-                    Err(AbilityError::internal(
-                        "the task's call failed inside the server",
-                    ))
-                });
-            #[cfg(feature = "otel")]
-            let ended = outcome
-                .as_ref()
-                .map(drop)
-                .map_err(|e| e.code().as_str().to_owned());
-            inner.tasks.finish(&live, outcome).await;
-            #[cfg(feature = "otel")]
-            ended
-        };
-        #[cfg(feature = "otel")]
-        tokio::spawn(async move {
-            let ended = crate::otel::within(span.as_ref(), run).await;
-            if let Some(cx) = &span {
-                crate::otel::end(cx, ended.as_ref().map(drop).map_err(String::as_str));
-            }
-        });
-        #[cfg(not(feature = "otel"))]
-        tokio::spawn(run);
+        tokio::spawn(crate::instruments::Instruments::task_run(
+            &request.name,
+            &created.task.task_id,
+            run,
+        ));
         Ok(created.into())
     }
+}
+
+/// A task's run once its call is detached from the request: the call to its end, and its
+/// outcome recorded. The handler's own panics are its call's INTERNAL_ERROR already; whatever
+/// else fails on the way still settles the task. Ends with the error's code when it failed.
+async fn settle(
+    inner: Arc<crate::server::Inner>,
+    live: Arc<crate::task::Live>,
+    call: impl Future<Output = Result<crate::CallOutput, AbilityError>>,
+) -> Result<(), String> {
+    let outcome = AssertUnwindSafe(call)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|_| {
+            Err(AbilityError::internal(
+                "the task's call failed inside the server",
+            ))
+        });
+    let ended = outcome
+        .as_ref()
+        .map(drop)
+        .map_err(|e| e.code().as_str().to_owned());
+    inner.tasks.finish(&live, outcome).await;
+    ended
 }

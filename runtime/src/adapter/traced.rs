@@ -27,7 +27,7 @@ impl McpHandler {
     ) -> Traced {
         #[cfg(feature = "otel")]
         {
-            let cx = self.inner.guards.tracing.as_ref().map(|tracing| {
+            let cx = self.inner.guards.instruments.tracing().map(|tracing| {
                 // A name the client made up never names a span.
                 let target = target.filter(|name| {
                     let snapshot = self.inner.snapshot();

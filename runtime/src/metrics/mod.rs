@@ -177,6 +177,18 @@ fn clashes(a: &str, b: &str) -> bool {
     a == b || under(a, b) || under(b, a)
 }
 
+/// Benchmarks only: what the pipeline does to count one successful call, alone.
+#[doc(hidden)]
+#[derive(Default)]
+pub struct Probe(Slot);
+
+impl Probe {
+    /// Time and count one successful call of `name` on the native surface in `metrics`.
+    pub fn call(&self, metrics: &Metrics, name: &str) {
+        metrics.start(&self.0, name, "native").finish(Ok(()));
+    }
+}
+
 /// Where an ability keeps its series in the metrics of the first server that counted it
 /// (per-call work is then a pointer comparison; another server's finds them by name).
 #[derive(Default)]

@@ -19,7 +19,6 @@
 mod audit;
 #[cfg(feature = "tower")]
 mod layered;
-#[cfg(feature = "metrics")]
 mod metered;
 pub mod middleware;
 mod order;
@@ -27,7 +26,6 @@ mod output;
 pub(crate) mod rate;
 mod report;
 mod stages;
-#[cfg(feature = "otel")]
 mod traced;
 
 use std::future::Future;
@@ -105,15 +103,13 @@ pub(crate) struct Guards {
     traced: Option<Arc<dyn Stage>>,
     /// The middleware among the links, for their `around`s (empty: the handler runs bare).
     users: Arc<[Arc<dyn Middleware>]>,
-    /// The metrics, for what a surface counts (MCP-AQL's confirmation tokens).
-    #[cfg(feature = "metrics")]
-    #[cfg_attr(
-        not(feature = "aql"),
-        allow(dead_code, reason = "read by the MCP-AQL surface")
+    /// The metrics and the tracer, for what a surface counts (MCP-AQL's confirmation
+    /// tokens) and the adapter traces (a request's span).
+    #[allow(
+        dead_code,
+        reason = "read by MCP-AQL and the adapter's spans, when built"
     )]
-    pub(crate) metrics: Option<Arc<crate::metrics::Metrics>>,
-    #[cfg(feature = "otel")]
-    pub(crate) tracing: Option<Arc<crate::otel::Tracing>>,
+    pub(crate) instruments: crate::instruments::Instruments,
 }
 
 impl std::fmt::Debug for Guards {
@@ -123,8 +119,14 @@ impl std::fmt::Debug for Guards {
 }
 
 impl Guards {
-    /// A server's guards, running the links of `chain`.
-    pub(crate) fn new(rates: RateLimits, audit: Audit, chain: &Chain) -> Self {
+    /// A server's guards, running the links of `chain`, counting and tracing calls with
+    /// `instruments`.
+    pub(crate) fn new(
+        rates: RateLimits,
+        audit: Audit,
+        chain: &Chain,
+        instruments: crate::instruments::Instruments,
+    ) -> Self {
         let watches = chain
             .links
             .iter()
@@ -158,32 +160,9 @@ impl Guards {
             validated: at(Place::Validated),
             watches,
             users: chain.users(),
-            metered: None,
-            traced: None,
-            #[cfg(feature = "metrics")]
-            metrics: None,
-            #[cfg(feature = "otel")]
-            tracing: None,
-        }
-    }
-
-    /// The same, counting calls in `metrics`.
-    #[cfg(feature = "metrics")]
-    pub(crate) fn with_metrics(self, metrics: Option<Arc<crate::metrics::Metrics>>) -> Self {
-        Self {
-            metered: metrics.clone().map(|metrics| metrics as Arc<dyn Stage>),
-            metrics,
-            ..self
-        }
-    }
-
-    /// The same, tracing calls with `tracing`.
-    #[cfg(feature = "otel")]
-    pub(crate) fn with_tracing(self, tracing: Option<Arc<crate::otel::Tracing>>) -> Self {
-        Self {
-            traced: tracing.clone().map(|tracing| tracing as Arc<dyn Stage>),
-            tracing,
-            ..self
+            metered: metered::stage(&instruments),
+            traced: traced::stage(&instruments),
+            instruments,
         }
     }
 }

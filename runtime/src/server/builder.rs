@@ -401,28 +401,21 @@ impl ServerBuilder {
             Some(store) => store,
             None => Arc::new(MemoryStore::new()),
         };
+        let instruments = crate::instruments::Instruments::default();
         #[cfg(feature = "metrics")]
-        let metrics = self
-            .metrics
-            .map(|config| (Arc::new(crate::metrics::Metrics::new()), config));
+        let instruments = instruments.counting(
+            self.metrics
+                .map(|config| (Arc::new(crate::metrics::Metrics::new()), config)),
+        );
         #[cfg(feature = "otel")]
-        let tracing = match self.otel {
+        let instruments = instruments.tracing_with(match self.otel {
             Some(config) => Some(Arc::new(
                 crate::otel::Tracing::new(config, &self.name).map_err(ServerError::Tracing)?,
             )),
             None => None,
-        };
-        #[cfg(any(feature = "metrics", feature = "otel"))]
-        let store = crate::store::Measured::around(
-            store,
-            #[cfg(feature = "metrics")]
-            metrics.as_ref().map(|(metrics, _)| Arc::clone(metrics)),
-            #[cfg(feature = "otel")]
-            tracing.is_some(),
-        );
-        let tasks = Tasks::new(Arc::clone(&store), &self.tasks);
-        #[cfg(feature = "metrics")]
-        let tasks = tasks.counted(metrics.as_ref().map(|(metrics, _)| Arc::clone(metrics)));
+        });
+        let store = crate::store::Measured::around(store, &instruments);
+        let tasks = Tasks::new(Arc::clone(&store), &self.tasks).counted(instruments.clone());
         let ledger = crate::ledger::Ledger::new(
             Arc::clone(&store),
             self.ledger.tokens_per_caller,
@@ -441,11 +434,8 @@ impl ServerBuilder {
             crate::pipeline::rate::RateLimits::new(self.rate_limit, &store),
             crate::audit::Audit::new(sink)?,
             &self.chain,
+            instruments.clone(),
         );
-        #[cfg(feature = "metrics")]
-        let guards = guards.with_metrics(metrics.as_ref().map(|(metrics, _)| Arc::clone(metrics)));
-        #[cfg(feature = "otel")]
-        let guards = guards.with_tracing(tracing);
         let guards = Arc::new(guards);
         let notifier = ResourceNotifier::shared(&store);
         let mut state = self.state;
@@ -488,8 +478,7 @@ impl ServerBuilder {
                 guards,
                 streams: super::streams::Streams::new(self.listen_streams.0, self.listen_streams.1),
                 skills: Mutex::new(skills),
-                #[cfg(feature = "metrics")]
-                metrics,
+                instruments,
             }),
         };
         #[cfg(feature = "metrics")]

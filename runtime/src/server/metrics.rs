@@ -9,21 +9,18 @@ use crate::metrics::{Metrics, MetricsConfig};
 impl Server {
     /// What the server counts, when the builder asked for [metrics](crate::ServerBuilder::metrics).
     pub fn metrics(&self) -> Option<&Metrics> {
-        self.inner.metrics.as_ref().map(|(metrics, _)| &**metrics)
+        self.inner.instruments.metrics().map(|metrics| &**metrics)
     }
 
     /// Where the builder said to serve the metrics.
     pub(crate) fn metrics_config(&self) -> Option<(&Arc<Metrics>, &MetricsConfig)> {
-        self.inner
-            .metrics
-            .as_ref()
-            .map(|(metrics, config)| (metrics, config))
+        self.inner.instruments.metrics_config()
     }
 
     /// Have the metrics read the running tasks and the open listen streams at each scrape
     /// (through a weak handle: the metrics never keep the server alive).
     pub(super) fn sample_state(&self) {
-        let Some((metrics, _)) = &self.inner.metrics else {
+        let Some(metrics) = self.inner.instruments.metrics() else {
             return;
         };
         let inner = Arc::downgrade(&self.inner);

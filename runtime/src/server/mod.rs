@@ -70,13 +70,12 @@ pub enum ServerError {
         /// What is wrong.
         problem: String,
     },
-    /// [`Server::serve_metrics`] on a server built without
-    /// [metrics](crate::ServerBuilder::metrics).
-    #[cfg(feature = "metrics")]
+    /// `Server::serve_metrics` on a server built without `ServerBuilder::metrics` (feature
+    /// `metrics`).
     #[error("this server counts nothing: build it with `ServerBuilder::metrics` to serve metrics")]
     NoMetrics,
-    /// The OpenTelemetry exporter could not be made (its configuration is wrong).
-    #[cfg(feature = "otel")]
+    /// The OpenTelemetry exporter could not be made: its configuration is wrong (feature
+    /// `otel`).
     #[error("tracing could not start: {0}")]
     Tracing(String),
     /// The audit log file could not be opened.
@@ -269,8 +268,8 @@ pub(crate) struct Inner {
     /// The skills the builder was given and those set since (each snapshot serves them).
     pub(crate) skills: Mutex<crate::skill::Skills>,
     /// What the server counts, and where it shows it.
-    #[cfg(feature = "metrics")]
-    pub(crate) metrics: Option<(Arc<crate::metrics::Metrics>, crate::metrics::MetricsConfig)>,
+    /// The metrics (and where to serve them) and the tracer the builder installed.
+    pub(crate) instruments: crate::instruments::Instruments,
 }
 
 impl Inner {

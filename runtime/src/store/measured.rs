@@ -4,7 +4,6 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Instant;
 
 use serde_json::Value;
 
@@ -12,35 +11,23 @@ use super::{
     Claim, Claimed, RateTaken, Spend, Store, StoreFuture, TaskEvents, TaskInsert, TaskLimits,
     TaskRecord, TaskSignal, TokenRecord, Updates,
 };
-#[cfg(feature = "metrics")]
-use crate::metrics::Metrics;
+use crate::instruments::Instruments;
 
-/// `inner`, every operation timed in `metrics` and traced.
+/// `inner`, every operation timed and traced with `instruments`.
 pub(crate) struct Measured {
     inner: Arc<dyn Store>,
-    #[cfg(feature = "metrics")]
-    metrics: Option<Arc<Metrics>>,
+    instruments: Instruments,
 }
 
 impl Measured {
     /// `store` as it is when nothing watches it, else measured.
-    pub(crate) fn around(
-        store: Arc<dyn Store>,
-        #[cfg(feature = "metrics")] metrics: Option<Arc<Metrics>>,
-        #[cfg(feature = "otel")] traced: bool,
-    ) -> Arc<dyn Store> {
-        let watched = false;
-        #[cfg(feature = "metrics")]
-        let watched = watched || metrics.is_some();
-        #[cfg(feature = "otel")]
-        let watched = watched || traced;
-        if !watched {
+    pub(crate) fn around(store: Arc<dyn Store>, instruments: &Instruments) -> Arc<dyn Store> {
+        if !instruments.watch_store() {
             return store;
         }
         Arc::new(Self {
             inner: store,
-            #[cfg(feature = "metrics")]
-            metrics,
+            instruments: instruments.clone(),
         })
     }
 
@@ -51,24 +38,7 @@ impl Measured {
         name: &'static str,
         work: impl Future<Output = Result<T, super::StoreError>> + Send + 'a,
     ) -> StoreFuture<'a, T> {
-        #[cfg(feature = "otel")]
-        let span = crate::otel::store(name);
-        Box::pin(async move {
-            let started = Instant::now();
-            #[cfg(feature = "otel")]
-            let work = crate::otel::within(span.as_ref(), work);
-            let out = work.await;
-            #[cfg(feature = "otel")]
-            if let Some(cx) = &span {
-                crate::otel::end(cx, out.as_ref().map(drop).map_err(|_| "STORE_ERROR"));
-            }
-            #[cfg(feature = "metrics")]
-            if let Some(metrics) = &self.metrics {
-                metrics.store_operation(name, started.elapsed().as_secs_f64());
-            }
-            let _ = started;
-            out
-        })
+        Box::pin(self.instruments.store_operation(name, work))
     }
 }
 

@@ -8,7 +8,6 @@
 
 #[cfg(feature = "postgres")]
 mod listener;
-#[cfg(any(feature = "metrics", feature = "otel"))]
 mod measured;
 mod memory;
 #[cfg(feature = "postgres")]
@@ -18,7 +17,6 @@ mod sqlite;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod tables;
 
-#[cfg(any(feature = "metrics", feature = "otel"))]
 pub(crate) use measured::Measured;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]

@@ -75,8 +75,7 @@ pub(crate) struct Tasks {
     per_server: usize,
     last_sweep: AtomicU64,
     /// Where the tasks this process ran are counted as they end.
-    #[cfg(feature = "metrics")]
-    metrics: Option<Arc<crate::metrics::Metrics>>,
+    instruments: crate::instruments::Instruments,
 }
 
 /// How background tasks run ([`ServerBuilder::tasks`](crate::ServerBuilder::tasks)): how
@@ -162,15 +161,13 @@ impl Tasks {
             per_caller: config.per_caller,
             per_server: config.per_server,
             last_sweep: AtomicU64::new(0),
-            #[cfg(feature = "metrics")]
-            metrics: None,
+            instruments: crate::instruments::Instruments::default(),
         }
     }
 
-    /// The same, counting the tasks it runs as they end in `metrics`.
-    #[cfg(feature = "metrics")]
-    pub(crate) fn counted(mut self, metrics: Option<Arc<crate::metrics::Metrics>>) -> Self {
-        self.metrics = metrics;
+    /// The same, counting the tasks it runs as they end in the server's metrics.
+    pub(crate) fn counted(mut self, instruments: crate::instruments::Instruments) -> Self {
+        self.instruments = instruments;
         self
     }
 
@@ -460,10 +457,7 @@ impl Tasks {
         if let Err(error) = self.store.update_task(record.clone()).await {
             tracing::error!(%error, task = %id, "a finished task could not be recorded");
         }
-        #[cfg(feature = "metrics")]
-        if let Some(metrics) = &self.metrics {
-            metrics.task_ended(record.status.as_str());
-        }
+        self.instruments.task_ended(record.status.as_str());
         live.told(&record).await;
         drop(record);
         self.live

@@ -56,18 +56,15 @@ impl Server {
             config.with_allowed_hosts(http.allowed_hosts.clone())
         };
         let sessions = Sessions::new(http);
-        #[cfg(feature = "metrics")]
-        if let Some((metrics, _)) = self.metrics_config() {
-            let manager = Arc::downgrade(&sessions.manager());
-            metrics.count_sessions(
-                move || {
-                    manager
-                        .upgrade()
-                        .map(|manager| manager.sessions.try_read().ok().map(|open| open.len()))
-                },
-                http.max_sessions,
-            );
-        }
+        let manager = Arc::downgrade(&sessions.manager());
+        self.inner.instruments.count_sessions(
+            move || {
+                manager
+                    .upgrade()
+                    .map(|manager| manager.sessions.try_read().ok().map(|open| open.len()))
+            },
+            http.max_sessions,
+        );
         let direct = Direct::new(http);
         let factory = handler.clone();
         let mcp = Mcp {
@@ -96,13 +93,6 @@ impl Server {
             [path],
         );
         self.observed(router)
-    }
-
-    /// `router` with the metrics' routes, when the server counts.
-    fn observed(&self, router: Router) -> Router {
-        #[cfg(feature = "metrics")]
-        let router = self.with_metrics(router);
-        router
     }
 
     fn with_metadata<'a>(

@@ -9,7 +9,6 @@ pub(crate) mod http;
 mod http_direct;
 mod in_place;
 mod message;
-#[cfg(feature = "metrics")]
 mod metrics;
 mod sessions;
 pub(crate) mod stdio;

@@ -143,14 +143,14 @@ async fn redeem(
         &op.name,
         redeemed.as_ref().map(drop),
     );
-    #[cfg(feature = "metrics")]
-    if let Some(metrics) = &gate.served.guards.metrics {
-        metrics.confirmation(if redeemed.is_ok() {
+    gate.served
+        .guards
+        .instruments
+        .confirmation(if redeemed.is_ok() {
             "redeemed"
         } else {
             "refused"
         });
-    }
     if redeemed.is_err() {
         // The call went on as a confirmed retry, its rate not taken again; with its token
         // refused it is a call like any other, and counts.
@@ -228,9 +228,8 @@ async fn confirm(
         &op.name,
         issued.as_ref().map(drop),
     );
-    #[cfg(feature = "metrics")]
-    if let (Some(metrics), Ok(_)) = (&gate.served.guards.metrics, &issued) {
-        metrics.confirmation("issued");
+    if issued.is_ok() {
+        gate.served.guards.instruments.confirmation("issued");
     }
     let issued = issued?;
     Err(AbilityError::new(
