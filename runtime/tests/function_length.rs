@@ -21,22 +21,14 @@ const TABLES: [&str; 3] = [
 ];
 
 /// Over the limit today, with their length: to be split, never to grow.
-const OVER: [(&str, usize); 15] = [
-    ("ability/mod.rs from_parts", 105),
-    ("metrics/mod.rs new", 104),
-    ("server/builder.rs build", 99),
+const OVER: [(&str, usize); 7] = [
     ("surface/aql/call.rs batch", 95),
     ("surface/aql/discovery.rs read", 92),
     ("surface/aql/idempotent.rs operation", 95),
     ("surface/aql/introspect.rs operation_detail", 178),
     ("surface/aql/mod.rs operation", 94),
     ("surface/aql/operation.rs operation_once", 119),
-    ("surface/aql/query/apply.rs apply", 126),
-    ("surface/aql/query/apply.rs paginate", 85),
-    ("surface/aql/stages.rs confirm", 86),
     ("surface/aql/types.rs types", 89),
-    ("task/mod.rs create", 87),
-    ("task/watch.rs follow", 89),
 ];
 
 /// The name of the function a line declares, if it does (rustfmt's layout: the signature

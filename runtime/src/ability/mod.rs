@@ -241,23 +241,7 @@ impl Ability {
     /// Derive the wire schemas, the validator and the argument list, once.
     pub(crate) fn from_parts(parts: Parts) -> Result<Self, RegistryError> {
         let at = || format!("{}:{}", parts.file, parts.line);
-        // The rules `#[ability]` checks at compile time, for abilities built at run time.
-        check_ability_name(&parts.name).map_err(|_| RegistryError::InvalidName {
-            name: parts.name.to_string(),
-            at: at(),
-        })?;
-        let tool_name = tool_name(&parts.name).ok_or_else(|| RegistryError::InvalidName {
-            name: parts.name.to_string(),
-            at: at(),
-        })?;
-        if let AbilityKind::Resource { uri, .. } = &parts.kind {
-            template_variables(uri).map_err(|reason| RegistryError::InvalidUri {
-                name: parts.name.to_string(),
-                at: at(),
-                uri: uri.to_string(),
-                reason,
-            })?;
-        }
+        let tool_name = checked_tool_name(&parts)?;
         let (input_schema, input_shape) = input_schema(&parts.input);
         let validator = match parts.input {
             Input::None => None,
@@ -277,18 +261,6 @@ impl Ability {
             .and_then(Value::as_object)
             .is_some_and(|p| p.contains_key(SITE_ID));
         let takes_site_id = parts.site && !declares_site_id;
-        let mut tool_input_schema = input_schema.clone();
-        if takes_site_id
-            && let Some(Value::Object(properties)) = tool_input_schema.get_mut("properties")
-        {
-            properties.insert(
-                SITE_ID.to_owned(),
-                serde_json::json!({
-                    "type": "string",
-                    "description": "Optional: the site this call is meant for; a call naming another site is rejected."
-                }),
-            );
-        }
         let arguments = arguments(
             &parts.input,
             &input_schema,
@@ -301,7 +273,7 @@ impl Ability {
         let sensitive = sensitive_arguments(&parts.input, &input_shape, parts.sensitive);
         let input_schema = Arc::new(input_schema);
         let tool_input_schema = if takes_site_id {
-            Arc::new(tool_input_schema)
+            Arc::new(with_site_id(&input_schema))
         } else {
             Arc::clone(&input_schema)
         };
@@ -625,4 +597,40 @@ fn input_schema(input: &Input) -> (Map<String, Value>, InputShape) {
             )
         }
     }
+}
+
+/// The tool name of an ability built from `parts`, once the rules `#[ability]` checks at
+/// compile time hold (for abilities built at run time): a valid name, and a resource's valid
+/// URI template.
+fn checked_tool_name(parts: &Parts) -> Result<String, RegistryError> {
+    let invalid = || RegistryError::InvalidName {
+        name: parts.name.to_string(),
+        at: format!("{}:{}", parts.file, parts.line),
+    };
+    check_ability_name(&parts.name).map_err(|_| invalid())?;
+    let tool_name = tool_name(&parts.name).ok_or_else(invalid)?;
+    if let AbilityKind::Resource { uri, .. } = &parts.kind {
+        template_variables(uri).map_err(|reason| RegistryError::InvalidUri {
+            name: parts.name.to_string(),
+            at: format!("{}:{}", parts.file, parts.line),
+            uri: uri.to_string(),
+            reason,
+        })?;
+    }
+    Ok(tool_name)
+}
+
+/// The tool's input schema: the ability's, with the optional `site_id` the server checks.
+fn with_site_id(input_schema: &Map<String, Value>) -> Map<String, Value> {
+    let mut schema = input_schema.clone();
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        properties.insert(
+            SITE_ID.to_owned(),
+            serde_json::json!({
+                "type": "string",
+                "description": "Optional: the site this call is meant for; a call naming another site is rejected."
+            }),
+        );
+    }
+    schema
 }

@@ -20,7 +20,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
-use prometheus_client::registry::{Registry, Unit};
+use prometheus_client::registry::{Metric, Registry, Unit};
 
 /// The `Content-Type` of [`Metrics::encode`]'s text (the Prometheus text format 0.0.4).
 pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
@@ -164,6 +164,32 @@ fn seconds<'a>(names: &mut Vec<String>, name: &'a str) -> &'a str {
     name
 }
 
+/// The registry families are added to as the metrics are made, and the names they take.
+struct Families<'a> {
+    registry: &'a mut Registry,
+    names: &'a mut Vec<String>,
+}
+
+impl Families<'_> {
+    /// `metric`, registered as `name` with `help`; a handle on it.
+    fn plain<M: Metric + Clone>(&mut self, name: &str, help: &str, metric: M) -> M {
+        self.registry
+            .register(named(self.names, name), help, metric.clone());
+        metric
+    }
+
+    /// `metric`, registered as `name` in seconds with `help`; a handle on it.
+    fn seconds<M: Metric + Clone>(&mut self, name: &str, help: &str, metric: M) -> M {
+        self.registry.register_with_unit(
+            seconds(self.names, name),
+            help,
+            Unit::Seconds,
+            metric.clone(),
+        );
+        metric
+    }
+}
+
 /// Whether families named `a` and `b` would write series of one name: the same name, or one
 /// the other with a suffix Prometheus adds (`_total`, `_bucket`, ...).
 fn clashes(a: &str, b: &str) -> bool {
@@ -246,11 +272,7 @@ pub struct Metrics {
     tasks_ended: Family<StatusLabel, Counter>,
     tasks: Family<StatusLabel, Gauge>,
     store: Family<OperationLabel, Histogram, fn() -> Histogram>,
-    sessions: Gauge,
-    sessions_max: Gauge,
-    streams: Gauge,
-    streams_max: Gauge,
-    tasks_max: Gauge,
+    held: Held,
     abilities: RwLock<HashMap<Box<str>, Arc<PerAbility>>>,
     /// Read at each scrape: the figures that are a state (open sessions, running tasks),
     /// set by the floors that hold them.
@@ -258,6 +280,52 @@ pub struct Metrics {
     /// Each HTTP endpoint's open sessions (`None` once the endpoint is gone), added up at
     /// each scrape.
     session_counts: Mutex<Vec<SessionCount>>,
+}
+
+/// The figures that are a state against their caps, read at each scrape.
+struct Held {
+    tasks_max: Gauge,
+    sessions: Gauge,
+    sessions_max: Gauge,
+    streams: Gauge,
+    streams_max: Gauge,
+}
+
+impl Held {
+    fn new(add: &mut Families<'_>) -> Self {
+        let tasks_max = add.plain(
+            "tasks_max",
+            "How many tasks the server runs at once (every replica of its store)",
+            Gauge::default(),
+        );
+        let sessions = add.plain(
+            "sessions",
+            "Open MCP sessions (protocol 2025) on this process's HTTP endpoints",
+            Gauge::default(),
+        );
+        let sessions_max = add.plain(
+            "sessions_max",
+            "How many sessions an HTTP endpoint holds at once",
+            Gauge::default(),
+        );
+        let streams = add.plain(
+            "listen_streams",
+            "Open subscriptions/listen streams",
+            Gauge::default(),
+        );
+        let streams_max = add.plain(
+            "listen_streams_max",
+            "How many subscriptions/listen streams the server holds at once",
+            Gauge::default(),
+        );
+        Self {
+            tasks_max,
+            sessions,
+            sessions_max,
+            streams,
+            streams_max,
+        }
+    }
 }
 
 /// What sets a figure that is a state, at each scrape.
@@ -278,83 +346,49 @@ impl Metrics {
         let mut registry = Registry::with_prefix("abilities");
         // The name of every family, for `register` to refuse a clash with.
         let mut names = Vec::new();
-        let calls = Family::<CallLabels, Counter>::default();
-        registry.register(
-            named(&mut names, "calls"),
+        let mut add = Families {
+            registry: &mut registry,
+            names: &mut names,
+        };
+        let calls = add.plain(
+            "calls",
             "Ability calls by ability, surface and outcome (OK or the error code)",
-            calls.clone(),
+            Family::<CallLabels, Counter>::default(),
         );
-        let durations = Family::<AbilityLabel, Histogram, fn() -> Histogram>::new_with_constructor(
-            latency as fn() -> Histogram,
-        );
-        registry.register_with_unit(
-            seconds(&mut names, "call_duration"),
+        let durations = add.seconds(
+            "call_duration",
             "How long ability calls took, from the first check to the outcome",
-            Unit::Seconds,
-            durations.clone(),
+            Family::<AbilityLabel, Histogram, fn() -> Histogram>::new_with_constructor(
+                latency as fn() -> Histogram,
+            ),
         );
-        let rate_limited = Family::<AbilityLabel, Counter>::default();
-        registry.register(
-            named(&mut names, "rate_limited"),
+        let rate_limited = add.plain(
+            "rate_limited",
             "Calls refused by a rate limit, by ability",
-            rate_limited.clone(),
+            Family::<AbilityLabel, Counter>::default(),
         );
-        let confirmations = Family::<EventLabel, Counter>::default();
-        registry.register(
-            named(&mut names, "confirmations"),
+        let confirmations = add.plain(
+            "confirmations",
             "Confirmation tokens issued, redeemed and refused",
-            confirmations.clone(),
+            Family::<EventLabel, Counter>::default(),
         );
-        let tasks = Family::<StatusLabel, Gauge>::default();
-        registry.register(
-            named(&mut names, "tasks"),
+        let tasks = add.plain(
+            "tasks",
             "Tasks this process runs, by status",
-            tasks.clone(),
+            Family::<StatusLabel, Gauge>::default(),
         );
-        let tasks_ended = Family::<StatusLabel, Counter>::default();
-        registry.register(
-            named(&mut names, "tasks_ended"),
+        let tasks_ended = add.plain(
+            "tasks_ended",
             "Tasks this process ran to their end, by final status",
-            tasks_ended.clone(),
+            Family::<StatusLabel, Counter>::default(),
         );
-        let tasks_max = Gauge::default();
-        registry.register(
-            named(&mut names, "tasks_max"),
-            "How many tasks the server runs at once (every replica of its store)",
-            tasks_max.clone(),
-        );
-        let sessions = Gauge::default();
-        registry.register(
-            named(&mut names, "sessions"),
-            "Open MCP sessions (protocol 2025) on this process's HTTP endpoints",
-            sessions.clone(),
-        );
-        let sessions_max = Gauge::default();
-        registry.register(
-            named(&mut names, "sessions_max"),
-            "How many sessions an HTTP endpoint holds at once",
-            sessions_max.clone(),
-        );
-        let streams = Gauge::default();
-        registry.register(
-            named(&mut names, "listen_streams"),
-            "Open subscriptions/listen streams",
-            streams.clone(),
-        );
-        let streams_max = Gauge::default();
-        registry.register(
-            named(&mut names, "listen_streams_max"),
-            "How many subscriptions/listen streams the server holds at once",
-            streams_max.clone(),
-        );
-        let store = Family::<OperationLabel, Histogram, fn() -> Histogram>::new_with_constructor(
-            latency as fn() -> Histogram,
-        );
-        registry.register_with_unit(
-            seconds(&mut names, "store_operation_duration"),
+        let held = Held::new(&mut add);
+        let store = add.seconds(
+            "store_operation_duration",
             "How long store operations took, by operation",
-            Unit::Seconds,
-            store.clone(),
+            Family::<OperationLabel, Histogram, fn() -> Histogram>::new_with_constructor(
+                latency as fn() -> Histogram,
+            ),
         );
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         Self {
@@ -368,11 +402,7 @@ impl Metrics {
             tasks_ended,
             tasks,
             store,
-            sessions,
-            sessions_max,
-            streams,
-            streams_max,
-            tasks_max,
+            held,
             abilities: RwLock::default(),
             samplers: Mutex::default(),
             session_counts: Mutex::default(),
@@ -403,7 +433,7 @@ impl Metrics {
             });
             counts.iter().map(|(_, last)| last).sum::<usize>()
         };
-        self.sessions.set(to_i64(open));
+        self.held.sessions.set(to_i64(open));
         let mut text = String::new();
         // Writing to a String cannot fail.
         let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
@@ -552,7 +582,7 @@ impl Metrics {
 
     /// The cap on running tasks.
     pub(crate) fn set_tasks_max(&self, max: usize) {
-        self.tasks_max.set(to_i64(max));
+        self.held.tasks_max.set(to_i64(max));
     }
 
     /// Count the sessions of an HTTP endpoint that holds at most `max`: `read` says how
@@ -563,7 +593,7 @@ impl Metrics {
         read: impl Fn() -> Option<Option<usize>> + Send + Sync + 'static,
         max: usize,
     ) {
-        self.sessions_max.set(to_i64(max));
+        self.held.sessions_max.set(to_i64(max));
         self.session_counts
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -572,8 +602,8 @@ impl Metrics {
 
     /// Open listen streams and their cap.
     pub(crate) fn set_streams(&self, open: usize, max: usize) {
-        self.streams.set(to_i64(open));
-        self.streams_max.set(to_i64(max));
+        self.held.streams.set(to_i64(open));
+        self.held.streams_max.set(to_i64(max));
     }
 
     /// A store operation took `seconds`.

@@ -386,7 +386,8 @@ impl ServerBuilder {
     }
 
     /// Build the server: collect the registry (unless given) and derive every tool once.
-    pub fn build(self) -> Result<Server, ServerError> {
+    pub fn build(mut self) -> Result<Server, ServerError> {
+        let instruments = self.instruments()?;
         let registry = match self.registry {
             Some(registry) => registry,
             None => Registry::collect()?,
@@ -397,23 +398,7 @@ impl ServerBuilder {
             self.ledger.request_state_ttl,
         )
         .map_err(ServerError::RequestStateKey)?;
-        let store = match self.store {
-            Some(store) => store,
-            None => Arc::new(MemoryStore::new()),
-        };
-        let instruments = crate::instruments::Instruments::default();
-        #[cfg(feature = "metrics")]
-        let instruments = instruments.counting(
-            self.metrics
-                .map(|config| (Arc::new(crate::metrics::Metrics::new()), config)),
-        );
-        #[cfg(feature = "otel")]
-        let instruments = instruments.tracing_with(match self.otel {
-            Some(config) => Some(Arc::new(
-                crate::otel::Tracing::new(config, &self.name).map_err(ServerError::Tracing)?,
-            )),
-            None => None,
-        });
+        let store: Arc<dyn Store> = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         let store = crate::store::Measured::around(store, &instruments);
         let tasks = Tasks::new(Arc::clone(&store), &self.tasks).counted(instruments.clone());
         let ledger = crate::ledger::Ledger::new(
@@ -423,20 +408,14 @@ impl ServerBuilder {
             self.ledger.idempotency_lease,
         )?;
         let surface = Arc::new(self.surface.clone());
-        let mut surfaces = vec![self.surface];
-        let mut mounts = Vec::with_capacity(self.mounts.len());
-        for (path, mounted) in self.mounts {
-            mounts.push((path, surfaces.len(), Arc::new(mounted.clone())));
-            surfaces.push(mounted);
-        }
+        let (surfaces, mounts) = slots(self.surface, self.mounts);
         let sink = self.audit_log.map(AuditLog::open).transpose()?;
-        let guards = crate::pipeline::Guards::new(
+        let guards = Arc::new(crate::pipeline::Guards::new(
             crate::pipeline::rate::RateLimits::new(self.rate_limit, &store),
             crate::audit::Audit::new(sink)?,
             &self.chain,
             instruments.clone(),
-        );
-        let guards = Arc::new(guards);
+        ));
         let notifier = ResourceNotifier::shared(&store);
         let mut state = self.state;
         state.insert(notifier.clone());
@@ -484,6 +463,25 @@ impl ServerBuilder {
         #[cfg(feature = "metrics")]
         server.sample_state();
         Ok(server)
+    }
+
+    /// What the `metrics` and `otel` features install, as the builder was told.
+    fn instruments(&mut self) -> Result<crate::instruments::Instruments, ServerError> {
+        let instruments = crate::instruments::Instruments::default();
+        #[cfg(feature = "metrics")]
+        let instruments = instruments.counting(
+            self.metrics
+                .take()
+                .map(|config| (Arc::new(crate::metrics::Metrics::new()), config)),
+        );
+        #[cfg(feature = "otel")]
+        let instruments = instruments.tracing_with(match self.otel.take() {
+            Some(config) => Some(Arc::new(
+                crate::otel::Tracing::new(config, &self.name).map_err(ServerError::Tracing)?,
+            )),
+            None => None,
+        });
+        Ok(instruments)
     }
 }
 
@@ -538,4 +536,20 @@ pub(super) fn capabilities(
         capabilities.completions = Some(JsonObject::new());
     }
     capabilities
+}
+
+/// The server's surfaces by slot (its own first, then each mount's), and each mount's path,
+/// slot and surface.
+#[allow(clippy::type_complexity, reason = "the two lists `Inner` holds")]
+fn slots(
+    own: Surface,
+    mounted: Vec<(String, Surface)>,
+) -> (Vec<Surface>, Vec<(String, usize, Arc<Surface>)>) {
+    let mut surfaces = vec![own];
+    let mut mounts = Vec::with_capacity(mounted.len());
+    for (path, surface) in mounted {
+        mounts.push((path, surfaces.len(), Arc::new(surface.clone())));
+        surfaces.push(surface);
+    }
+    (surfaces, mounts)
 }

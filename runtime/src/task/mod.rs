@@ -44,6 +44,16 @@ pub(crate) const DEFAULT_PER_SERVER: usize = 1000;
 /// How often expired records are swept (at most; sweeping rides on task traffic).
 const SWEEP_EVERY_MS: u64 = 60_000;
 
+/// A new task id: 128 random bits, in hex.
+fn new_id() -> Result<String, ErrorData> {
+    let mut id = [0u8; 16];
+    getrandom::fill(&mut id).map_err(|e| {
+        tracing::error!(error = %e, "no randomness for a task id");
+        ErrorData::internal_error("no task id could be drawn", None)
+    })?;
+    Ok(id.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 fn store_failed(error: &StoreError) -> ErrorData {
     tracing::error!(%error, "the task store failed");
     ErrorData::internal_error("the task store failed", None)
@@ -176,6 +186,25 @@ impl Tasks {
         Duration::from_millis(self.ttl_ms)
     }
 
+    /// The record of a task `id` of `owner`'s that starts working now.
+    fn working(&self, id: String, owner: &str) -> TaskRecord {
+        let now = now_ms();
+        TaskRecord {
+            id,
+            owner: owner.to_owned(),
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at_ms: now,
+            updated_at_ms: now,
+            alive_at_ms: now,
+            ttl_ms: self.ttl_ms,
+            poll_interval_ms: self.poll_interval_ms,
+            input_requests: None,
+            result: None,
+            error: None,
+        }
+    }
+
     /// Record a new task of `owner`, working, whose handler stops when `cancel` fires; its
     /// runner. The record is made within the limits in one step of the store, so callers
     /// racing for the last place (on any replica sharing it) get it once. An anonymous
@@ -199,28 +228,8 @@ impl Tasks {
             per_server: u32::try_from(self.per_server).unwrap_or(u32::MAX),
             lease_ms: lease::LEASE_MS,
         };
-        let owner = owner.principal();
-        let mut id = [0u8; 16];
-        getrandom::fill(&mut id).map_err(|e| {
-            tracing::error!(error = %e, "no randomness for a task id");
-            ErrorData::internal_error("no task id could be drawn", None)
-        })?;
-        let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
-        let now = now_ms();
-        let record = TaskRecord {
-            id: id.clone(),
-            owner: owner.to_owned(),
-            status: TaskStatus::Working,
-            status_message: None,
-            created_at_ms: now,
-            updated_at_ms: now,
-            alive_at_ms: now,
-            ttl_ms: self.ttl_ms,
-            poll_interval_ms: self.poll_interval_ms,
-            input_requests: None,
-            result: None,
-            error: None,
-        };
+        let id = new_id()?;
+        let record = self.working(id.clone(), owner.principal());
         // Recorded before anyone hears of it: `tasks/get` finds it as soon as its id is out.
         match self
             .store

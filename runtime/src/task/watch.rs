@@ -61,24 +61,8 @@ pub(super) fn follow(
             let Some(running) = running.upgrade() else {
                 return;
             };
-            let live = |id: &str| {
-                running
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .get(id)
-                    .cloned()
-            };
             let Some(event) = event else {
-                for id in watchers.followed() {
-                    if live(&id).is_some() {
-                        continue;
-                    }
-                    if let Ok(Some(record)) = store.task(&id).await
-                        && !record.status.is_terminal()
-                    {
-                        super::lease::fail_if_abandoned(&*store, &watchers, record).await;
-                    }
-                }
+                fail_abandoned(&*store, &watchers, &running).await;
                 continue;
             };
             let (signalled, changed): (Vec<String>, Vec<String>) = match event {
@@ -98,39 +82,80 @@ pub(super) fn follow(
                 }
                 Err(RecvError::Closed) => return,
             };
-            let signalled: Vec<String> = signalled
-                .into_iter()
-                .filter(|id| live(id).is_some())
-                .collect();
-            if !signalled.is_empty() {
-                match store.take_task_signals(&signalled).await {
-                    Ok(taken) => {
-                        for (id, signal) in taken {
-                            if let Some(task) = live(&id) {
-                                task.apply(signal).await;
-                            }
-                        }
-                    }
-                    Err(error) => {
-                        tracing::warn!(%error, "signals for running tasks could not be taken")
-                    }
-                }
-            }
+            deliver_signals(&*store, signalled, &running).await;
             drop(running);
-            for id in changed {
-                if !watchers.follows(&id) {
-                    continue;
-                }
-                match store.task(&id).await {
-                    Ok(Some(record)) => watchers.notify(&record),
-                    Ok(None) => {}
-                    Err(error) => {
-                        tracing::warn!(%error, task = %id, "a changed task could not be read")
-                    }
+            tell_changes(&*store, &watchers, changed).await;
+        }
+    });
+}
+
+/// The running task `id` of this process, if it is one.
+fn live(running: &Mutex<HashMap<String, Arc<Live>>>, id: &str) -> Option<Arc<Live>> {
+    running
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(id)
+        .cloned()
+}
+
+/// At each look: a followed task that runs nowhere any more (its replica stopped) is failed.
+async fn fail_abandoned(
+    store: &dyn Store,
+    watchers: &Watchers,
+    running: &Mutex<HashMap<String, Arc<Live>>>,
+) {
+    for id in watchers.followed() {
+        if live(running, &id).is_some() {
+            continue;
+        }
+        if let Ok(Some(record)) = store.task(&id).await
+            && !record.status.is_terminal()
+        {
+            super::lease::fail_if_abandoned(store, watchers, record).await;
+        }
+    }
+}
+
+/// The signals sent to the tasks `signalled` (a cancellation, an answer), taken from the store
+/// and applied by those that run here.
+async fn deliver_signals(
+    store: &dyn Store,
+    signalled: Vec<String>,
+    running: &Mutex<HashMap<String, Arc<Live>>>,
+) {
+    let signalled: Vec<String> = signalled
+        .into_iter()
+        .filter(|id| live(running, id).is_some())
+        .collect();
+    if signalled.is_empty() {
+        return;
+    }
+    match store.take_task_signals(&signalled).await {
+        Ok(taken) => {
+            for (id, signal) in taken {
+                if let Some(task) = live(running, &id) {
+                    task.apply(signal).await;
                 }
             }
         }
-    });
+        Err(error) => tracing::warn!(%error, "signals for running tasks could not be taken"),
+    }
+}
+
+/// The tasks `changed`, read again and told to the streams that follow them.
+async fn tell_changes(store: &dyn Store, watchers: &Watchers, changed: Vec<String>) {
+    for id in changed {
+        if !watchers.follows(&id) {
+            continue;
+        }
+        match store.task(&id).await {
+            Ok(Some(record)) => watchers.notify(&record),
+            Ok(None) => {}
+            Err(error) => {
+                tracing::warn!(%error, task = %id, "a changed task could not be read")
+            }
+        }
+    }
 }
 
 /// The `subscriptions/listen` streams following tasks, by task id: each change of a task's

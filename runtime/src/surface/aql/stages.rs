@@ -180,38 +180,11 @@ async fn confirm(
         op.name,
         Value::Object(shown)
     );
-    if table.config.elicit_confirmation && ctx.can_elicit() {
-        let schema = json!({
-            "type": "object",
-            "properties": {"confirm": {"type": "boolean", "title": "Go ahead", "default": false}},
-            "required": ["confirm"]
-        });
-        match ctx.elicit(&message, schema).await {
-            Ok(answer)
-                if answer.action == ElicitAction::Accept
-                    && answer.content.as_ref().and_then(|c| c.get("confirm"))
-                        == Some(&Value::Bool(true)) =>
-            {
-                // An answer sealed in a request state comes again with every retry carrying
-                // it: it confirms one call, like a token.
-                if let Some(answer) = ctx.sealed_answer() {
-                    confirm::spend_answer(&gate.served.holder, &answer, &op.name).await?;
-                }
-                return Ok(());
-            }
-            Ok(_) => {
-                return Err(AbilityError::permission_denied(format!(
-                    "The user did not confirm '{}'",
-                    op.name
-                ))
-                .with_details(json!({"operation": op.name, "reason": "not confirmed"})));
-            }
-            // Asked in this round (multi-round input): the call answers `input_required`
-            // and the answer comes with the retry. No token is issued for such a round.
-            Err(asked) if asked.code() == &ErrorCode::InputRequired => return Err(asked),
-            // No elicitation here: fall back to a token.
-            Err(_) => {}
-        }
+    if table.config.elicit_confirmation
+        && ctx.can_elicit()
+        && let Some(answered) = ask_user(gate, ctx, &message).await
+    {
+        return answered;
     }
     let issued = confirm::issue(
         &gate.served.holder,
@@ -247,4 +220,46 @@ async fn confirm(
         "confirmation_message": message,
     }))
     .with_confirmation(issued))
+}
+
+/// Ask the user to confirm, by elicitation: `None` when the client cannot be asked here (a
+/// token is issued instead).
+async fn ask_user(
+    gate: &Gate<'_>,
+    ctx: &Context,
+    message: &str,
+) -> Option<Result<(), AbilityError>> {
+    let op = gate.op;
+    let schema = json!({
+        "type": "object",
+        "properties": {"confirm": {"type": "boolean", "title": "Go ahead", "default": false}},
+        "required": ["confirm"]
+    });
+    match ctx.elicit(message, schema).await {
+        Ok(answer)
+            if answer.action == ElicitAction::Accept
+                && answer.content.as_ref().and_then(|c| c.get("confirm"))
+                    == Some(&Value::Bool(true)) =>
+        {
+            // An answer sealed in a request state comes again with every retry carrying
+            // it: it confirms one call, like a token.
+            if let Some(answer) = ctx.sealed_answer()
+                && let Err(refused) =
+                    confirm::spend_answer(&gate.served.holder, &answer, &op.name).await
+            {
+                return Some(Err(refused));
+            }
+            Some(Ok(()))
+        }
+        Ok(_) => Some(Err(AbilityError::permission_denied(format!(
+            "The user did not confirm '{}'",
+            op.name
+        ))
+        .with_details(json!({"operation": op.name, "reason": "not confirmed"})))),
+        // Asked in this round (multi-round input): the call answers `input_required`
+        // and the answer comes with the retry. No token is issued for such a round.
+        Err(asked) if asked.code() == &ErrorCode::InputRequired => Some(Err(asked)),
+        // No elicitation here: fall back to a token.
+        Err(_) => None,
+    }
 }

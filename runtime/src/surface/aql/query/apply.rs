@@ -45,17 +45,7 @@ pub(crate) fn apply(
         Value::Array(items) => items,
         other => return (other, warnings),
     };
-    if !computed.is_empty() {
-        for item in &mut items {
-            let values: Map<String, Value> = computed
-                .iter()
-                .map(|c| (c.name.clone(), (c.compute)(item)))
-                .collect();
-            if let Value::Object(map) = item {
-                map.insert(COMPUTED.to_owned(), Value::Object(values));
-            }
-        }
-    }
+    compute(&mut items, computed);
     let returned_by_handler = items.len() as u64;
     let filtered = state.filtered.load(AtomicOrdering::Relaxed);
     let here: Vec<&Condition> = spec
@@ -71,7 +61,70 @@ pub(crate) fn apply(
     if sorted_here {
         items.sort_by(|a, b| order(&spec.sort, a, b));
     }
-    let extent = match (state.paged.get(), spec.own_page) {
+    let extent = extent(
+        state,
+        reported,
+        items.len() as u64,
+        returned_by_handler,
+        filtered_here,
+    );
+    if (filtered_here || sorted_here) && !matches!(extent, Extent::Whole) {
+        warnings.push(truncated(
+            format!(
+                "The operation returned one page of {returned_by_handler} items: the filter and sort were applied to that page only, not to the whole collection"
+            ),
+            json!({"reason": "page_filtered_or_sorted", "returned": returned_by_handler}),
+        ));
+    }
+    let mut data = Map::new();
+    if !spec.aggregate.is_empty() {
+        let whole = matches!(extent, Extent::Whole);
+        let aggregations = aggregations(spec, whole, &items, returned_by_handler, &mut warnings);
+        data.insert("aggregations".into(), Value::Object(aggregations));
+    }
+    if spec.include_items {
+        let exact_positions = !filtered_here && !sorted_here;
+        let (page, pagination) = paginate(
+            spec,
+            extent,
+            items,
+            item_schema,
+            exact_positions,
+            &mut warnings,
+        );
+        data.insert("items".into(), Value::Array(page));
+        data.insert(pagination.0.into(), pagination.1);
+    }
+    (Value::Object(data), warnings)
+}
+
+/// Put each item's computed fields in it, under the reserved key.
+fn compute(items: &mut [Value], computed: &[ComputedField]) {
+    if computed.is_empty() {
+        return;
+    }
+    for item in items {
+        let values: Map<String, Value> = computed
+            .iter()
+            .map(|c| (c.name.clone(), (c.compute)(item)))
+            .collect();
+        if let Value::Object(map) = item {
+            map.insert(COMPUTED.to_owned(), Value::Object(values));
+        }
+    }
+}
+
+/// What is known of the collection behind the items: `shown` of them are left after the
+/// filter, of `returned_by_handler`; `reported` is the handler's own total.
+fn extent(
+    state: &State,
+    reported: Option<u64>,
+    shown: u64,
+    returned_by_handler: u64,
+    filtered_here: bool,
+) -> Extent {
+    let spec = &state.spec;
+    match (state.paged.get(), spec.own_page) {
         // Every matching item was asked for and returned.
         (Some(_), _) if spec.window().is_all() => Extent::Whole,
         (Some(&total), _) => Extent::Window {
@@ -82,7 +135,6 @@ pub(crate) fn apply(
         (None, None) if reported.is_none() => Extent::Whole,
         (None, own) => {
             let base = own.map_or(0, |own| own.offset);
-            let shown = items.len() as u64;
             let total = match reported {
                 // The handler's total counts what its items are drawn from: still true
                 // when nothing was filtered out here.
@@ -113,50 +165,35 @@ pub(crate) fn apply(
                 }
             }
         }
-    };
-    if (filtered_here || sorted_here) && !matches!(extent, Extent::Whole) {
-        warnings.push(truncated(
-            format!(
-                "The operation returned one page of {returned_by_handler} items: the filter and sort were applied to that page only, not to the whole collection"
-            ),
-            json!({"reason": "page_filtered_or_sorted", "returned": returned_by_handler}),
-        ));
     }
-    let mut data = Map::new();
-    if !spec.aggregate.is_empty() {
-        let aggregations: Map<String, Value> = if matches!(extent, Extent::Whole) {
-            spec.aggregate
-                .iter()
-                .map(|a| (a.label.clone(), aggregate(a, &items)))
-                .collect()
-        } else {
-            warnings.push(truncated(
-                format!(
-                    "The operation returned one page of {returned_by_handler} items, not its whole collection: aggregations are unknown"
-                ),
-                json!({"reason": "incomplete_collection", "returned": returned_by_handler}),
-            ));
-            spec.aggregate
-                .iter()
-                .map(|a| (a.label.clone(), Value::Null))
-                .collect()
-        };
-        data.insert("aggregations".into(), Value::Object(aggregations));
+}
+
+/// The aggregations over the items: their values when the items are the whole collection
+/// (`whole`), else `null` each, with a warning.
+fn aggregations(
+    spec: &Spec,
+    whole: bool,
+    items: &[Value],
+    returned_by_handler: u64,
+    warnings: &mut Vec<Warning>,
+) -> Map<String, Value> {
+    if whole {
+        return spec
+            .aggregate
+            .iter()
+            .map(|a| (a.label.clone(), aggregate(a, items)))
+            .collect();
     }
-    if spec.include_items {
-        let exact_positions = !filtered_here && !sorted_here;
-        let (page, pagination) = paginate(
-            spec,
-            extent,
-            items,
-            item_schema,
-            exact_positions,
-            &mut warnings,
-        );
-        data.insert("items".into(), Value::Array(page));
-        data.insert(pagination.0.into(), pagination.1);
-    }
-    (Value::Object(data), warnings)
+    warnings.push(truncated(
+        format!(
+            "The operation returned one page of {returned_by_handler} items, not its whole collection: aggregations are unknown"
+        ),
+        json!({"reason": "incomplete_collection", "returned": returned_by_handler}),
+    ));
+    spec.aggregate
+        .iter()
+        .map(|a| (a.label.clone(), Value::Null))
+        .collect()
 }
 
 /// The page of `items` the query asked for, with its pagination object (`pagination` or
@@ -187,20 +224,7 @@ fn paginate(
     };
     // The page's positions in the collection (`end` may be past the known items).
     let known = total.unwrap_or(base.saturating_add(count));
-    let (start, end) = match spec.page {
-        Page::Offset { .. } => (
-            offset.min(known),
-            offset.saturating_add(limit.unwrap_or(u64::MAX)).min(known),
-        ),
-        Page::Forward { first, after } => {
-            let start = after.map_or(0, |a| a.saturating_add(1)).min(known);
-            (start, start.saturating_add(first).min(known))
-        }
-        Page::Backward { last, before } => {
-            let end = before.unwrap_or(known).min(known);
-            (end.saturating_sub(last), end)
-        }
-    };
+    let (start, end) = positions(&spec.page, limit, offset, known);
     // The items start at `base`: a page cannot start before them.
     let start = start.max(base).min(end.max(base));
     let page: Vec<Value> = items
@@ -218,13 +242,7 @@ fn paginate(
         None => None,
     };
     if total.is_none() {
-        warnings.push(truncated(
-            format!(
-                "The operation returned one page of {count} items at offset {base}, not its whole collection: the total is unknown, so the figures that need it are null. Ask for the next page with offset {}",
-                base.saturating_add(count)
-            ),
-            json!({"reason": "page_of_collection", "returned": count, "offset": base}),
-        ));
+        warnings.push(unknown_total(count, base));
     }
     let pagination = if cursor {
         let mut info = json!({
@@ -247,6 +265,35 @@ fn paginate(
         )
     };
     (page, pagination)
+}
+
+/// The page's positions in a collection of `known` items (`end` excluded).
+fn positions(page: &Page, limit: Option<u64>, offset: u64, known: u64) -> (u64, u64) {
+    match *page {
+        Page::Offset { .. } => (
+            offset.min(known),
+            offset.saturating_add(limit.unwrap_or(u64::MAX)).min(known),
+        ),
+        Page::Forward { first, after } => {
+            let start = after.map_or(0, |a| a.saturating_add(1)).min(known);
+            (start, start.saturating_add(first).min(known))
+        }
+        Page::Backward { last, before } => {
+            let end = before.unwrap_or(known).min(known);
+            (end.saturating_sub(last), end)
+        }
+    }
+}
+
+/// The warning that a page of `count` items at offset `base` is not the whole collection.
+fn unknown_total(count: u64, base: u64) -> Warning {
+    truncated(
+        format!(
+            "The operation returned one page of {count} items at offset {base}, not its whole collection: the total is unknown, so the figures that need it are null. Ask for the next page with offset {}",
+            base.saturating_add(count)
+        ),
+        json!({"reason": "page_of_collection", "returned": count, "offset": base}),
+    )
 }
 
 fn order(keys: &[SortKey], a: &Value, b: &Value) -> Ordering {
