@@ -1,7 +1,6 @@
-//! No function in `runtime/src` grows past 80 lines: one concern a function, read at a
-//! glance. The validator's keyword tables and the MCP-AQL query parser are tables by nature;
-//! tests are left out. The functions over the limit today are listed with their length: each
-//! may shrink (and leave the list), none may grow, and no other may join them.
+//! No function in `runtime/src` is over 80 lines: one concern a function, read at a glance.
+//! The validator's keyword tables and the MCP-AQL query parser are tables by nature; tests
+//! are left out.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
@@ -18,17 +17,6 @@ const TABLES: [&str; 3] = [
     "validate/walk.rs keyword",
     "validate/schema.rs keywords",
     "surface/aql/query/parse.rs parse",
-];
-
-/// Over the limit today, with their length: to be split, never to grow.
-const OVER: [(&str, usize); 7] = [
-    ("surface/aql/call.rs batch", 95),
-    ("surface/aql/discovery.rs read", 92),
-    ("surface/aql/idempotent.rs operation", 95),
-    ("surface/aql/introspect.rs operation_detail", 178),
-    ("surface/aql/mod.rs operation", 94),
-    ("surface/aql/operation.rs operation_once", 119),
-    ("surface/aql/types.rs types", 89),
 ];
 
 /// The name of the function a line declares, if it does (rustfmt's layout: the signature
@@ -95,7 +83,6 @@ fn no_function_grows_past_eighty_lines() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let lengths = lengths(&root);
     assert!(lengths.len() > 500, "{} functions found", lengths.len());
-    let over: BTreeMap<&str, usize> = OVER.into_iter().collect();
     let mut report = String::new();
     for (key, &length) in &lengths {
         if length <= LIMIT
@@ -106,33 +93,10 @@ fn no_function_grows_past_eighty_lines() {
         {
             continue;
         }
-        match over.get(key.as_str()) {
-            Some(&allowed) if length <= allowed => {}
-            Some(&allowed) => report.push_str(&format!(
-                "  runtime/src/{key}: {length} lines, grown past its {allowed}\n"
-            )),
-            None => report.push_str(&format!("  runtime/src/{key}: {length} lines\n")),
-        }
+        report.push_str(&format!("  runtime/src/{key}: {length} lines\n"));
     }
     assert!(
         report.is_empty(),
         "functions over {LIMIT} lines (split them into functions of one concern):\n{report}"
-    );
-    // The list follows the code down: a listed function that shrank is listed at its new
-    // length, and one back within the limit leaves the list.
-    let stale: Vec<String> = OVER
-        .iter()
-        .filter(|(key, allowed)| lengths.get(*key).is_none_or(|length| length < allowed))
-        .map(|(key, allowed)| match lengths.get(*key) {
-            Some(length) if *length > LIMIT => {
-                format!("  {key}: list it at {length}, not {allowed}")
-            }
-            _ => format!("  {key}: within the limit now; take it off the list"),
-        })
-        .collect();
-    assert!(
-        stale.is_empty(),
-        "the list of long functions is stale:\n{}",
-        stale.join("\n")
     );
 }

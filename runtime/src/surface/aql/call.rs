@@ -63,42 +63,10 @@ async fn batch(
     args: &Value,
     operations: &Value,
 ) -> Answer {
-    let Some(items) = operations.as_array().filter(|items| !items.is_empty()) else {
-        return Answer::Refused(AbilityError::new(
-            ErrorCode::ValidationInvalidType,
-            "Parameter 'operations' expected a non-empty array of {operation, params}",
-        ));
+    let items = match batch_items(table, args, operations) {
+        Ok(items) => items,
+        Err(refused) => return Answer::Refused(refused),
     };
-    let extra: Vec<&String> = args
-        .as_object()
-        .map(|a| {
-            a.keys()
-                .filter(|k| *k != "operations" && !k.starts_with('_'))
-                .collect()
-        })
-        .unwrap_or_default();
-    if !extra.is_empty() {
-        return Answer::Refused(AbilityError::new(
-            ErrorCode::ValidationUnknownParam,
-            format!(
-                "A batch request holds only 'operations', not {}",
-                extra
-                    .iter()
-                    .map(|k| k.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ));
-    }
-    let limit = table.config.limits.max_batch_operations;
-    if items.len() > limit {
-        return Answer::Refused(too_large(
-            "batch_operations",
-            limit,
-            items.len(),
-            "operations",
-        ));
-    }
     let mut envelope = Batch::new(items.len());
     for (index, item) in items.iter().enumerate() {
         let name = operation_of(item);
@@ -129,16 +97,7 @@ async fn batch(
             result,
         };
         if halts {
-            let pending: Vec<Pending> = items
-                .iter()
-                .enumerate()
-                .skip(index + 1)
-                .map(|(index, item)| Pending {
-                    index,
-                    operation: operation_of(item),
-                    params: item.get("params").filter(|p| p.is_object()).cloned(),
-                })
-                .collect();
+            let pending = pending_after(items, index);
             envelope.summary.halted = Some(1);
             envelope.summary.pending = Some(pending.len());
             envelope.halted_at = Some(item);
@@ -148,6 +107,63 @@ async fn batch(
         envelope.results.push(item);
     }
     Answer::Batch(envelope)
+}
+
+/// A batch's operations, or its refusal as a whole: `operations` must be a non-empty array
+/// within the limit, and the request hold nothing else (but reserved `_` keys).
+fn batch_items<'v>(
+    table: &Table,
+    args: &Value,
+    operations: &'v Value,
+) -> Result<&'v Vec<Value>, AbilityError> {
+    let Some(items) = operations.as_array().filter(|items| !items.is_empty()) else {
+        return Err(AbilityError::new(
+            ErrorCode::ValidationInvalidType,
+            "Parameter 'operations' expected a non-empty array of {operation, params}",
+        ));
+    };
+    let extra: Vec<&str> = args
+        .as_object()
+        .map(|a| {
+            a.keys()
+                .filter(|k| *k != "operations" && !k.starts_with('_'))
+                .map(String::as_str)
+                .collect()
+        })
+        .unwrap_or_default();
+    if !extra.is_empty() {
+        return Err(AbilityError::new(
+            ErrorCode::ValidationUnknownParam,
+            format!(
+                "A batch request holds only 'operations', not {}",
+                extra.join(", ")
+            ),
+        ));
+    }
+    let limit = table.config.limits.max_batch_operations;
+    if items.len() > limit {
+        return Err(too_large(
+            "batch_operations",
+            limit,
+            items.len(),
+            "operations",
+        ));
+    }
+    Ok(items)
+}
+
+/// The operations of a batch after the one at `index`, which halted it.
+fn pending_after(items: &[Value], index: usize) -> Vec<Pending> {
+    items
+        .iter()
+        .enumerate()
+        .skip(index + 1)
+        .map(|(index, item)| Pending {
+            index,
+            operation: operation_of(item),
+            params: item.get("params").filter(|p| p.is_object()).cloned(),
+        })
+        .collect()
 }
 
 /// A batch item's operation name as its answer names it: the name sent, or (when none was,

@@ -296,30 +296,7 @@ fn decode_cursor(text: &str) -> Option<(usize, u64)> {
 
 fn read(params: &Map<String, Value>, index: &Index) -> Result<Request, AbilityError> {
     let search = text(params, "search")?;
-    let terms = match &search {
-        None => None,
-        Some(search) => {
-            let mut terms: Vec<Vec<String>> = forms_of(search).collect();
-            terms.sort_unstable();
-            terms.dedup();
-            if terms.len() > MAX_TERMS {
-                return Err(invalid(
-                    "search",
-                    format!(
-                        "Parameter 'search' has {} different words: use at most {MAX_TERMS}, the ones that matter most",
-                        terms.len()
-                    ),
-                ));
-            }
-            if terms.is_empty() {
-                return Err(invalid(
-                    "search",
-                    format!("Parameter 'search' has no word to look for in '{search}'"),
-                ));
-            }
-            Some(terms)
-        }
-    };
+    let terms = search.as_deref().map(terms_of).transpose()?;
     let first = match params.get("first") {
         None | Some(Value::Null) => DEFAULT_PAGE,
         Some(value) => match whole(value) {
@@ -335,29 +312,8 @@ fn read(params: &Map<String, Value>, index: &Index) -> Result<Request, AbilityEr
     };
     let category = text(params, "category")?.map(|c| c.to_lowercase());
     let endpoint = text(params, "endpoint")?.map(|e| e.to_lowercase());
-    for (key, given, known) in [
-        ("category", &category, &index.known_categories),
-        ("endpoint", &endpoint, &index.known_endpoints),
-    ] {
-        if let Some(given) = given
-            && !known.contains(given)
-        {
-            let shown: String = given.chars().take(100).collect();
-            return Err(AbilityError::new(
-                ErrorCode::ValidationInvalidValue,
-                format!(
-                    "No operation has the {key} '{shown}': use one of {}",
-                    known
-                        .iter()
-                        .take(50)
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            )
-            .with_details(json!({ "param_name": key, "valid_values": known })));
-        }
-    }
+    known("category", category.as_deref(), &index.known_categories)?;
+    known("endpoint", endpoint.as_deref(), &index.known_endpoints)?;
     let mut request = Request {
         terms,
         category,
@@ -385,6 +341,56 @@ fn read(params: &Map<String, Value>, index: &Index) -> Result<Request, AbilityEr
         };
     }
     Ok(request)
+}
+
+/// The words of a search, each in the forms it matches: at least one, at most
+/// [`MAX_TERMS`].
+fn terms_of(search: &str) -> Result<Vec<Vec<String>>, AbilityError> {
+    let mut terms: Vec<Vec<String>> = forms_of(search).collect();
+    terms.sort_unstable();
+    terms.dedup();
+    if terms.len() > MAX_TERMS {
+        return Err(invalid(
+            "search",
+            format!(
+                "Parameter 'search' has {} different words: use at most {MAX_TERMS}, the ones that matter most",
+                terms.len()
+            ),
+        ));
+    }
+    if terms.is_empty() {
+        return Err(invalid(
+            "search",
+            format!("Parameter 'search' has no word to look for in '{search}'"),
+        ));
+    }
+    Ok(terms)
+}
+
+/// A `category` or `endpoint` filter (`key`) some operation has, or the refusal naming those
+/// that do.
+fn known<S: AsRef<str>>(key: &str, given: Option<&str>, known: &[S]) -> Result<(), AbilityError> {
+    let Some(given) = given else {
+        return Ok(());
+    };
+    if known.iter().any(|k| k.as_ref() == given) {
+        return Ok(());
+    }
+    let shown: String = given.chars().take(100).collect();
+    let names: Vec<&str> = known.iter().map(AsRef::as_ref).collect();
+    Err(AbilityError::new(
+        ErrorCode::ValidationInvalidValue,
+        format!(
+            "No operation has the {key} '{shown}': use one of {}",
+            names
+                .iter()
+                .take(50)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    )
+    .with_details(json!({ "param_name": key, "valid_values": names })))
 }
 
 /// The operations a discovery request asks for, as `OperationInfo` entries by `info`, and

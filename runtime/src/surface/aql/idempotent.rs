@@ -31,43 +31,14 @@ pub(super) async fn operation(
     // Read once: the parameters the operation will run with (top-level keys merged in), so
     // a retry that differs anywhere is another call.
     let sent = Sent::read(request)?;
-    let own = sent.params.get("_idempotency_key").cloned();
     // A key the call handed down from `_meta`: its refusals are the call's, not this
     // operation's.
     let handed = ctx
         .attempt()
         .filter(|a| matches!(a.key(), Some(HeldKey::Handed(_))));
-    let key = match (own, ctx.attempt().and_then(|a| a.key())) {
-        (None, None) => {
-            return operation_once(table, registry, endpoint, ctx, served, sent).await;
-        }
-        // The call claimed this key as a whole (a batch): its operations run under it.
-        (None, Some(HeldKey::Claimed(_))) => {
-            return operation_once(table, registry, endpoint, ctx, served, sent).await;
-        }
-        (Some(own), Some(HeldKey::Claimed(call))) if own == *call => {
-            return operation_once(table, registry, endpoint, ctx, served, sent).await;
-        }
-        (Some(own), None | Some(HeldKey::Claimed(_))) => own,
-        (None, Some(HeldKey::Handed(call))) => call.clone(),
-        (Some(own), Some(HeldKey::Handed(call))) if own == *call => own,
-        (Some(own), Some(HeldKey::Handed(call))) => {
-            let shown = |key: &Value| key.to_string().chars().take(80).collect::<String>();
-            let refused = AbilityError::new(
-                ErrorCode::ValidationInvalidValue,
-                format!(
-                    "The call carries two idempotency keys, {} in _meta and {} in \
-                         params._idempotency_key: send one",
-                    shown(call),
-                    shown(&own)
-                ),
-            )
-            .with_details(json!({"param_name": "_idempotency_key"}));
-            if let Some(attempt) = handed {
-                attempt.refuse_key(refused.clone());
-            }
-            return Err(refused);
-        }
+    let own = sent.params.get("_idempotency_key").cloned();
+    let Some(key) = key_of(own, ctx)? else {
+        return operation_once(table, registry, endpoint, ctx, served, sent).await;
     };
     let mut bound = sent.params.clone();
     let takes = table.get(&sent.name).is_some_and(|op| op.confirms);
@@ -91,7 +62,48 @@ pub(super) async fn operation(
         table, registry, endpoint, &ctx, served, sent,
     ))
     .await;
-    match &outcome {
+    remember(claim, &part, &outcome).await;
+    outcome
+}
+
+/// The key an operation runs under, from its own (`own`, `params._idempotency_key`) and the
+/// one its call holds: `None` when it runs as it is (no key, or the key its call claimed as
+/// a whole: a batch's operations run under it).
+fn key_of(own: Option<Value>, ctx: &Context) -> Result<Option<Value>, AbilityError> {
+    match (own, ctx.attempt().and_then(|a| a.key())) {
+        (None, None | Some(HeldKey::Claimed(_))) => Ok(None),
+        (Some(own), Some(HeldKey::Claimed(call))) if own == *call => Ok(None),
+        (Some(own), None | Some(HeldKey::Claimed(_))) => Ok(Some(own)),
+        (None, Some(HeldKey::Handed(call))) => Ok(Some(call.clone())),
+        (Some(own), Some(HeldKey::Handed(call))) if own == *call => Ok(Some(own)),
+        (Some(own), Some(HeldKey::Handed(call))) => {
+            let shown = |key: &Value| key.to_string().chars().take(80).collect::<String>();
+            let refused = AbilityError::new(
+                ErrorCode::ValidationInvalidValue,
+                format!(
+                    "The call carries two idempotency keys, {} in _meta and {} in \
+                         params._idempotency_key: send one",
+                    shown(call),
+                    shown(&own)
+                ),
+            )
+            .with_details(json!({"param_name": "_idempotency_key"}));
+            if let Some(attempt) = ctx.attempt() {
+                attempt.refuse_key(refused.clone());
+            }
+            Err(refused)
+        }
+    }
+}
+
+/// The operation's outcome under its key: recorded, or the key released when there is
+/// nothing to remember.
+async fn remember(
+    claim: crate::ledger::Held,
+    part: &Attempt,
+    outcome: &Result<Done, AbilityError>,
+) {
+    match outcome {
         Ok(done) => {
             let record = Recorded::Operation {
                 data: done.data.clone(),
@@ -113,7 +125,6 @@ pub(super) async fn operation(
             Idempotent::settle(claim, &record).await;
         }
     }
-    outcome
 }
 
 /// A bridged call the upstream never received (it was down): nothing happened, though a

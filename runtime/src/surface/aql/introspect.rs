@@ -200,36 +200,75 @@ fn permissions(category: Semantic) -> Value {
 
 fn operation_detail(table: &Table, registry: &Registry, name: &str) -> Value {
     if name == "introspect" {
-        let tool = match table.config.mode {
-            AqlMode::Single => table.tool_name(&super::Endpoint::Single),
-            _ => table.tool_name(&super::Endpoint::Family("read".into())),
-        };
-        return json!({
-            "name": "introspect",
-            "semantic_category": "READ",
-            "endpoint": "read",
-            "mcpTool": tool,
-            "description": INTROSPECT_DESCRIPTION,
-            "permissions": permissions(Semantic::Read),
-            "parameters": [
-                {"name": "query", "type": "string", "required": true, "enum": ["operations", "types"]},
-                {"name": "name", "type": "string", "required": false, "description": "An operation or type name."},
-                {"name": "search", "type": "string", "required": false, "description": "Extension, with query operations: keywords; the operations whose names, categories, parameters or descriptions match, best first."},
-                {"name": "category", "type": "string", "required": false, "description": "Extension, with query operations: only operations of this ability category."},
-                {"name": "endpoint", "type": "string", "required": false, "description": "Extension, with query operations: only operations of this endpoint family (read, create...)."},
-                {"name": "first", "type": "integer", "required": false, "minimum": 1, "maximum": 100, "description": "Extension, with query operations: the page size of a search or filter (default 20)."},
-                {"name": "after", "type": "string", "required": false, "description": "Extension: _protocol.discovery.next_cursor of the page before."}
-            ],
-            "returns": {"name": INTROSPECTION_DATA, "kind": "union", "description": "Describe it with introspect types."},
-            "examples": [
-                {"description": "List operations", "request": {"operation": "introspect", "params": {"query": "operations"}}},
-                {"description": "Find the operations about invoices", "request": {"operation": "introspect", "params": {"query": "operations", "search": "invoice", "first": 5}}}
-            ]
-        });
+        return introspect_detail(table);
     }
     let Some(op) = table.get(name) else {
         return Value::Null;
     };
+    let parameters = parameters(op);
+    let mut detail = Map::new();
+    detail.insert("name".into(), json!(op.name));
+    detail.insert("semantic_category".into(), json!(op.category.as_str()));
+    detail.insert("endpoint".into(), json!(op.family));
+    detail.insert("mcpTool".into(), json!(table.tool_for(op)));
+    let text = detail_text(op, registry);
+    detail.insert("description".into(), json!(text));
+    detail.insert("permissions".into(), permissions(op.category));
+    detail.insert("parameters".into(), Value::Array(parameters));
+    detail.insert(
+        "returns".into(),
+        json!({
+            "name": result_type_name(&op.name),
+            "kind": registry.at(op.ability).map_or("scalar", |a| result_type(op, a).kind),
+            "description": if op.collection.is_some() {
+                "{items, pagination | pageInfo, aggregations?}"
+            } else {
+                "The operation's result; describe it with introspect types."
+            }
+        }),
+    );
+    detail.insert(
+        "examples".into(),
+        json!([{"description": format!("Call {}", op.name), "request": example(op)}]),
+    );
+    if let Some(items) = &op.collection {
+        collection_detail(op, items, &mut detail);
+    }
+    Value::Object(detail)
+}
+
+/// The detail of `introspect` itself.
+fn introspect_detail(table: &Table) -> Value {
+    let tool = match table.config.mode {
+        AqlMode::Single => table.tool_name(&super::Endpoint::Single),
+        _ => table.tool_name(&super::Endpoint::Family("read".into())),
+    };
+    json!({
+        "name": "introspect",
+        "semantic_category": "READ",
+        "endpoint": "read",
+        "mcpTool": tool,
+        "description": INTROSPECT_DESCRIPTION,
+        "permissions": permissions(Semantic::Read),
+        "parameters": [
+            {"name": "query", "type": "string", "required": true, "enum": ["operations", "types"]},
+            {"name": "name", "type": "string", "required": false, "description": "An operation or type name."},
+            {"name": "search", "type": "string", "required": false, "description": "Extension, with query operations: keywords; the operations whose names, categories, parameters or descriptions match, best first."},
+            {"name": "category", "type": "string", "required": false, "description": "Extension, with query operations: only operations of this ability category."},
+            {"name": "endpoint", "type": "string", "required": false, "description": "Extension, with query operations: only operations of this endpoint family (read, create...)."},
+            {"name": "first", "type": "integer", "required": false, "minimum": 1, "maximum": 100, "description": "Extension, with query operations: the page size of a search or filter (default 20)."},
+            {"name": "after", "type": "string", "required": false, "description": "Extension: _protocol.discovery.next_cursor of the page before."}
+        ],
+        "returns": {"name": INTROSPECTION_DATA, "kind": "union", "description": "Describe it with introspect types."},
+        "examples": [
+            {"description": "List operations", "request": {"operation": "introspect", "params": {"query": "operations"}}},
+            {"description": "Find the operations about invoices", "request": {"operation": "introspect", "params": {"query": "operations", "search": "invoice", "first": 5}}}
+        ]
+    })
+}
+
+/// An operation's parameters, as introspection lists them.
+fn parameters(op: &Operation) -> Vec<Value> {
     let mut parameters: Vec<Value> = Vec::new();
     for param in &op.params {
         if op
@@ -300,11 +339,12 @@ fn operation_detail(table: &Table, registry: &Registry, name: &str) -> Value {
             "description": "The token a CONFIRMATION_REQUIRED answer offered, to run the operation it was issued for (also accepted as _confirmation)."
         }));
     }
-    let mut detail = Map::new();
-    detail.insert("name".into(), json!(op.name));
-    detail.insert("semantic_category".into(), json!(op.category.as_str()));
-    detail.insert("endpoint".into(), json!(op.family));
-    detail.insert("mcpTool".into(), json!(table.tool_for(op)));
+    parameters
+}
+
+/// An operation's description in its detail: with its danger level and why, and its
+/// category.
+fn detail_text(op: &Operation, registry: &Registry) -> String {
     // The detail always says the level and why; the list only when it needs confirmation.
     let mut text = description(op, Some(registry));
     if !op.danger.needs_confirmation() {
@@ -319,62 +359,46 @@ fn operation_detail(table: &Table, registry: &Registry, name: &str) -> Value {
     if let Some(category) = registry.at(op.ability).and_then(|a| a.category()) {
         text = format!("{text} Category: {category}.");
     }
-    detail.insert("description".into(), json!(text));
-    detail.insert("permissions".into(), permissions(op.category));
-    detail.insert("parameters".into(), Value::Array(parameters));
-    detail.insert(
-        "returns".into(),
-        json!({
-            "name": result_type_name(&op.name),
-            "kind": registry.at(op.ability).map_or("scalar", |a| result_type(op, a).kind),
-            "description": if op.collection.is_some() {
-                "{items, pagination | pageInfo, aggregations?}"
-            } else {
-                "The operation's result; describe it with introspect types."
-            }
-        }),
-    );
-    detail.insert(
-        "examples".into(),
-        json!([{"description": format!("Call {}", op.name), "request": example(op)}]),
-    );
-    if let Some(items) = &op.collection {
-        if !op.computed.is_empty() {
-            detail.insert(
-                "computed_fields".into(),
-                Value::Array(
-                    op.computed
-                        .iter()
-                        .map(|c| {
-                            json!({"name": c.name, "type": c.kind, "description": c.description,
-                                   "filterable": true, "sortable": true})
-                        })
-                        .collect(),
-                ),
-            );
-        }
-        let properties = items.get("properties").and_then(Value::as_object);
-        let fields: Vec<&String> = properties.map(|p| p.keys().collect()).unwrap_or_default();
-        let numeric: Vec<&String> = properties
-            .map(|p| {
-                p.iter()
-                    .filter(|(_, s)| matches!(type_of(s).as_str(), "integer" | "number"))
-                    .map(|(k, _)| k)
-                    .collect()
-            })
-            .unwrap_or_default();
+    text
+}
+
+/// What a collection operation's detail says besides: its computed fields and what it
+/// aggregates.
+fn collection_detail(op: &Operation, items: &Map<String, Value>, detail: &mut Map<String, Value>) {
+    if !op.computed.is_empty() {
         detail.insert(
-            "aggregation_support".into(),
-            json!({
-                "supported": true,
-                "default_mode": "summary_only",
-                "functions": ["count", "group_by", "sum", "avg", "min", "max"],
-                "groupable_fields": fields,
-                "numeric_fields": numeric
-            }),
+            "computed_fields".into(),
+            Value::Array(
+                op.computed
+                    .iter()
+                    .map(|c| {
+                        json!({"name": c.name, "type": c.kind, "description": c.description,
+                               "filterable": true, "sortable": true})
+                    })
+                    .collect(),
+            ),
         );
     }
-    Value::Object(detail)
+    let properties = items.get("properties").and_then(Value::as_object);
+    let fields: Vec<&String> = properties.map(|p| p.keys().collect()).unwrap_or_default();
+    let numeric: Vec<&String> = properties
+        .map(|p| {
+            p.iter()
+                .filter(|(_, s)| matches!(type_of(s).as_str(), "integer" | "number"))
+                .map(|(k, _)| k)
+                .collect()
+        })
+        .unwrap_or_default();
+    detail.insert(
+        "aggregation_support".into(),
+        json!({
+            "supported": true,
+            "default_mode": "summary_only",
+            "functions": ["count", "group_by", "sum", "avg", "min", "max"],
+            "groupable_fields": fields,
+            "numeric_fields": numeric
+        }),
+    );
 }
 
 fn query_parameters(op: &Operation, items: &Map<String, Value>) -> Vec<Value> {

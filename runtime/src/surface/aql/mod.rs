@@ -369,26 +369,7 @@ fn operation(name: String, index: usize, ability: &Ability, config: &Aql, site: 
         || ability.semantic().as_str().to_ascii_lowercase(),
         str::to_owned,
     );
-    let schema = ability.listed_input_schema(site);
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let params: Vec<Param> = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|properties| {
-            properties
-                .iter()
-                .map(|(name, schema)| Param {
-                    name: name.clone(),
-                    schema: schema.clone(),
-                    required: required.contains(&name.as_str()),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let params = params_of(ability.listed_input_schema(site));
     let update_fields = (ability.semantic() == Semantic::Update
         && !params.iter().any(|p| p.name == "input"))
     .then(|| {
@@ -412,20 +393,7 @@ fn operation(name: String, index: usize, ability: &Ability, config: &Aql, site: 
         .filter(|c| c.operation == name)
         .cloned()
         .collect();
-    // A declared level stands; otherwise the semantic's default, raised by the name.
-    let (danger, danger_reason) = if ability.danger_declared() {
-        (ability.danger(), "declared".to_owned())
-    } else {
-        match Danger::from_name(&name) {
-            Some((level, pattern)) if level > ability.danger() => {
-                (level, format!("the name matches '{pattern}'"))
-            }
-            _ => (
-                ability.danger(),
-                format!("the {} default", ability.semantic().as_str()),
-            ),
-        }
-    };
+    let (danger, danger_reason) = danger_of(&name, ability);
     let own = |key: &str| params.iter().any(|p| p.name == key);
     let selection =
         (ability.semantic() == Semantic::Read && collection.is_none() && !own("fields"))
@@ -456,6 +424,46 @@ fn operation(name: String, index: usize, ability: &Ability, config: &Aql, site: 
         computed,
         selection,
         confirms,
+    }
+}
+
+/// An operation's parameters: its input schema's properties, each required or not.
+fn params_of(schema: &Map<String, Value>) -> Vec<Param> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|properties| {
+            properties
+                .iter()
+                .map(|(name, schema)| Param {
+                    name: name.clone(),
+                    schema: schema.clone(),
+                    required: required.contains(&name.as_str()),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// An operation's danger level and why: a declared level stands; otherwise the semantic's
+/// default, raised by the operation's name.
+fn danger_of(name: &str, ability: &Ability) -> (Danger, String) {
+    if ability.danger_declared() {
+        return (ability.danger(), "declared".to_owned());
+    }
+    match Danger::from_name(name) {
+        Some((level, pattern)) if level > ability.danger() => {
+            (level, format!("the name matches '{pattern}'"))
+        }
+        _ => (
+            ability.danger(),
+            format!("the {} default", ability.semantic().as_str()),
+        ),
     }
 }
 

@@ -1,13 +1,14 @@
 //! One MCP-AQL operation, routed to its ability and run through the pipeline with
 //! MCP-AQL's stages (parameters, collection query, confirmation gate), its relations included.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::envelope::{Done, data_of};
 use super::introspect::{INTROSPECT_PARAMS, introspect};
 use super::params::{Sent, confirmation_token, reject_unknown};
+use super::relations::Relation;
 use super::stages::{Gate, Params, Query, Select};
-use super::{Endpoint, Severity, Table, relations, warning};
+use super::{Endpoint, Operation, Severity, Table, Warning, relations, warning};
 use crate::ability::SITE_ID;
 use crate::pipeline::{self, Around, Stage};
 use crate::surface::Served;
@@ -30,41 +31,12 @@ pub(super) async fn operation_once(
     } = sent;
     let name = name.as_str();
     if name == "introspect" {
-        // The introspection envelope is closed: errors carry a code and a message only.
-        let bare = |e: AbilityError| AbilityError::new(e.code().clone(), e.message());
-        check_endpoint(table, endpoint, "introspect", "read", Semantic::Read).map_err(bare)?;
-        params.retain(|k, _| !k.starts_with('_'));
-        reject_unknown(name, &params, &INTROSPECT_PARAMS).map_err(bare)?;
-        return introspect(table, registry, &params, served.skills)
-            .map_err(bare)
-            .map(|data| Done {
-                data,
-                warnings: Vec::new(),
-            });
+        return introspect_once(table, registry, endpoint, served, params);
     }
     let Some(op) = table.get(name) else {
-        let shown: String = name.chars().take(100).collect();
-        return Err(AbilityError::new(
-            ErrorCode::NotFoundOperation,
-            format!("Unknown operation: '{shown}'. List operations with introspect"),
-        )
-        .with_details(json!({"operation": shown})));
+        return Err(unknown_operation(name));
     };
-    check_endpoint(table, endpoint, &op.name, &op.family, op.category)?;
-    let Some(ability) = registry.at(op.ability) else {
-        return Err(AbilityError::internal(
-            "the operation table is inconsistent",
-        ));
-    };
-    let token = confirmation_token(&mut params, op.confirms);
-    params.retain(|k, _| !k.starts_with('_'));
-    let include = relations::take_include(op, &mut params)?;
-    // A `site_id` the operation does not list (no site is served) would be taken out by the
-    // core stages and ignored: refused as unknown here, like every parameter not listed
-    // (the rest in the `Params` stage, after the site check).
-    if params.contains_key(SITE_ID) && !op.accepted.iter().any(|p| p == SITE_ID) {
-        reject_unknown(&op.name, &params, &op.accepted)?;
-    }
+    let (ability, token, include) = prepare(table, registry, endpoint, op, &mut params)?;
     let checks = Params { op };
     let query = op.collection.as_ref().map(|items| Query { op, items });
     let select = op.selection.as_ref().map(|schema| Select { schema });
@@ -90,49 +62,118 @@ pub(super) async fn operation_once(
         Some(gate) if gate.token.is_some() => ctx.clone().continuing(),
         _ => ctx.clone(),
     };
-    match Box::pin(pipeline::run(
+    let mut output = Box::pin(pipeline::run(
         ability,
         run_ctx,
         Value::Object(params),
         Around::guarded(served.guards, ability),
         &stages,
     ))
-    .await
-    {
-        Ok(mut output) => {
-            let mut warnings = fallback;
-            if let Some(note) = &op.deprecated {
-                let message = if note.is_empty() {
-                    format!("Operation '{}' is deprecated", op.name)
-                } else {
-                    format!("Operation '{}' is deprecated: {note}", op.name)
-                };
-                warnings.push(warning(
-                    "DEPRECATION_WARNING",
-                    Severity::Medium,
-                    message,
-                    json!({"operation": op.name}),
-                ));
-            }
-            warnings.extend(output.take_warnings());
-            let (value, content, _) = output.into_bare();
-            let mut data = data_of(value, content);
-            for relation in include {
-                Box::pin(relations::related(
-                    table,
-                    registry,
-                    ctx,
-                    served,
-                    relation,
-                    &mut data,
-                    &mut warnings,
-                ))
-                .await?;
-            }
-            Ok(Done { data, warnings })
-        }
-        Err(error) => Err(error),
+    .await?;
+    let mut warnings = fallback;
+    warnings.extend(deprecation(op));
+    warnings.extend(output.take_warnings());
+    let (value, content, _) = output.into_bare();
+    let mut data = data_of(value, content);
+    for relation in include {
+        let related = relations::related(
+            table,
+            registry,
+            ctx,
+            served,
+            relation,
+            &mut data,
+            &mut warnings,
+        );
+        Box::pin(related).await?;
     }
+    Ok(Done { data, warnings })
+}
+
+/// What an operation's call starts from, once it is sent to the right endpoint: its ability,
+/// the confirmation token sent, and the relations to include; the parameters left are the
+/// ability's (the reserved `_` ones taken out).
+#[allow(
+    clippy::type_complexity,
+    reason = "three values taken out of one call's params"
+)]
+fn prepare<'t>(
+    table: &'t Table,
+    registry: &'t Registry,
+    endpoint: &Endpoint,
+    op: &'t Operation,
+    params: &mut Map<String, Value>,
+) -> Result<
+    (
+        &'t std::sync::Arc<crate::Ability>,
+        Option<String>,
+        Vec<&'t Relation>,
+    ),
+    AbilityError,
+> {
+    check_endpoint(table, endpoint, &op.name, &op.family, op.category)?;
+    let Some(ability) = registry.at(op.ability) else {
+        return Err(AbilityError::internal(
+            "the operation table is inconsistent",
+        ));
+    };
+    let token = confirmation_token(params, op.confirms);
+    params.retain(|k, _| !k.starts_with('_'));
+    let include = relations::take_include(op, params)?;
+    // A `site_id` the operation does not list (no site is served) would be taken out by the
+    // core stages and ignored: refused as unknown here, like every parameter not listed
+    // (the rest in the `Params` stage, after the site check).
+    if params.contains_key(SITE_ID) && !op.accepted.iter().any(|p| p == SITE_ID) {
+        reject_unknown(&op.name, params, &op.accepted)?;
+    }
+    Ok((ability, token, include))
+}
+
+/// `introspect`, sent as an operation: checked, and answered from the table. Its envelope
+/// is closed: errors carry a code and a message only.
+fn introspect_once(
+    table: &Table,
+    registry: &Registry,
+    endpoint: &Endpoint,
+    served: &Served<'_>,
+    mut params: Map<String, Value>,
+) -> Result<Done, AbilityError> {
+    let bare = |e: AbilityError| AbilityError::new(e.code().clone(), e.message());
+    check_endpoint(table, endpoint, "introspect", "read", Semantic::Read).map_err(bare)?;
+    params.retain(|k, _| !k.starts_with('_'));
+    reject_unknown("introspect", &params, &INTROSPECT_PARAMS).map_err(bare)?;
+    introspect(table, registry, &params, served.skills)
+        .map_err(bare)
+        .map(|data| Done {
+            data,
+            warnings: Vec::new(),
+        })
+}
+
+/// `NOT_FOUND_OPERATION` for an operation the table does not have.
+fn unknown_operation(name: &str) -> AbilityError {
+    let shown: String = name.chars().take(100).collect();
+    AbilityError::new(
+        ErrorCode::NotFoundOperation,
+        format!("Unknown operation: '{shown}'. List operations with introspect"),
+    )
+    .with_details(json!({"operation": shown}))
+}
+
+/// The warning that `op` is deprecated, when it is.
+fn deprecation(op: &Operation) -> Option<Warning> {
+    let note = op.deprecated.as_ref()?;
+    let message = if note.is_empty() {
+        format!("Operation '{}' is deprecated", op.name)
+    } else {
+        format!("Operation '{}' is deprecated: {note}", op.name)
+    };
+    Some(warning(
+        "DEPRECATION_WARNING",
+        Severity::Medium,
+        message,
+        json!({"operation": op.name}),
+    ))
 }
 
 /// `VALIDATION_ENDPOINT_MISMATCH` when an operation is sent to another family's tool.

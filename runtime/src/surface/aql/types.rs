@@ -148,7 +148,20 @@ pub(super) fn object_type(name: &str, description: &str, schema: &Value) -> Type
 }
 
 pub(super) fn types(table: &Table, registry: &Registry) -> Vec<TypeDef> {
-    let mut types = vec![
+    let mut types = protocol_types();
+    types.extend(introspection_types());
+    for op in &table.operations {
+        let Some(ability) = registry.at(op.ability) else {
+            continue;
+        };
+        types.push(result_type(op, ability));
+    }
+    types
+}
+
+/// The types of every request and answer.
+fn protocol_types() -> Vec<TypeDef> {
+    vec![
         TypeDef {
             name: "SemanticCategory".into(),
             kind: "enum",
@@ -180,6 +193,12 @@ pub(super) fn types(table: &Table, registry: &Registry) -> Vec<TypeDef> {
             "A failure.",
             &json!({"properties": {"success": {"type": "boolean", "const": false}, "error": {"type": "object"}}, "required": ["success", "error"]}),
         ),
+    ]
+}
+
+/// The types of what `introspect` answers.
+fn introspection_types() -> Vec<TypeDef> {
+    vec![
         TypeDef {
             name: INTROSPECTION_DATA.into(),
             kind: "union",
@@ -227,14 +246,7 @@ pub(super) fn types(table: &Table, registry: &Registry) -> Vec<TypeDef> {
             "What an endpoint may do.",
             &json!({"properties": {"readOnly": {"type": "boolean"}, "destructive": {"type": "boolean"}}, "required": ["readOnly", "destructive"]}),
         ),
-    ];
-    for op in &table.operations {
-        let Some(ability) = registry.at(op.ability) else {
-            continue;
-        };
-        types.push(result_type(op, ability));
-    }
-    types
+    ]
 }
 
 /// The type an operation returns, as `introspect types` describes it: a collection's item
