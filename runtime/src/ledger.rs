@@ -172,6 +172,19 @@ impl<'a> Holder<'a> {
     }
 }
 
+/// The refusal of a call that carries an idempotency key (as `param`) on a server whose
+/// chain keeps none (it has no `idempotency` link): a key is never silently ignored.
+pub(crate) fn keys_not_kept(param: &str) -> AbilityError {
+    AbilityError::new(
+        ErrorCode::ValidationInvalidValue,
+        format!(
+            "This server keeps no idempotency keys: send the call without '{param}' (a retry \
+             would run it again)"
+        ),
+    )
+    .with_details(json!({"param_name": param, "reason": "idempotency_not_kept"}))
+}
+
 pub(crate) fn store_failed(error: &StoreError) -> AbilityError {
     tracing::error!(%error, "the store failed");
     AbilityError::internal("the store failed")

@@ -437,3 +437,61 @@ async fn a_claim_whose_server_stopped_is_an_unknown_outcome() {
     let again = send(addr, &retry).await;
     assert_eq!(again["error"], unknown["error"]);
 }
+
+#[tokio::test]
+async fn without_the_idempotency_link_a_key_is_refused_never_ignored() {
+    use abilities::middleware::{Builtin, Chain};
+    let chain = || Chain::default().without(Builtin::Idempotency);
+    // The native surface: a key in `_meta` is a JSON-RPC error naming it; nothing runs.
+    let rows = Rows::default();
+    let native = builder!()
+        .state(rows.clone())
+        .state(Started::default())
+        .chain(chain())
+        .build()
+        .expect("valid");
+    let addr = serve_http(&native).await;
+    let refused = send(
+        addr,
+        &call(1, "write_row", json!({"title": "a"}), Some("k-1")),
+    )
+    .await;
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("keeps no idempotency keys") && message.contains(IDEMPOTENCY_META_KEY),
+        "{refused}"
+    );
+    assert_eq!(
+        refused["error"]["data"]["details"]["reason"], "idempotency_not_kept",
+        "{refused}"
+    );
+    assert_eq!(
+        rows.0.load(Ordering::SeqCst),
+        0,
+        "a refused call wrote nothing"
+    );
+    let plain = send(addr, &call(2, "write_row", json!({"title": "a"}), None)).await;
+    assert_eq!(plain["result"]["structuredContent"]["id"], 1, "{plain}");
+
+    // MCP-AQL: `_idempotency_key` among the parameters is refused as well.
+    let rows = Rows::default();
+    let aql = builder!()
+        .surface(Surface::aql_semantic())
+        .state(rows.clone())
+        .state(Started::default())
+        .chain(chain())
+        .build()
+        .expect("valid");
+    let addr = serve_http(&aql).await;
+    let keyed =
+        json!({"operation": "write_row", "params": {"title": "y", "_idempotency_key": "p-1"}});
+    let refused = text(&send(addr, &call(3, "mcp_aql_create", keyed, None)).await);
+    assert_eq!(
+        refused["error"]["code"], "VALIDATION_INVALID_VALUE",
+        "{refused}"
+    );
+    assert_eq!(rows.0.load(Ordering::SeqCst), 0);
+    let plain = json!({"operation": "write_row", "params": {"title": "y"}});
+    let written = text(&send(addr, &call(4, "mcp_aql_create", plain, None)).await);
+    assert_eq!(written["data"]["title"], "y", "{written}");
+}

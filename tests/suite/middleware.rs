@@ -341,7 +341,16 @@ async fn a_panicking_middleware_fails_its_call_and_the_server_serves_on() {
 async fn the_builtins_are_links_a_chain_reorders_and_removes() {
     assert_eq!(
         Chain::default().names(),
-        ["traces", "metrics", "audit", "permission", "rate", "site"]
+        [
+            "idempotency",
+            "traces",
+            "metrics",
+            "audit",
+            "permission",
+            "rate",
+            "site",
+            "confirmation"
+        ]
     );
     let unscoped = || Some(Caller::new("eve", ["other"]));
 
@@ -356,7 +365,16 @@ async fn the_builtins_are_links_a_chain_reorders_and_removes() {
     let reordered = Chain::default().move_before(Builtin::Rate, Builtin::Permission);
     assert_eq!(
         reordered.names(),
-        ["traces", "metrics", "audit", "rate", "permission", "site"]
+        [
+            "idempotency",
+            "traces",
+            "metrics",
+            "audit",
+            "rate",
+            "permission",
+            "site",
+            "confirmation"
+        ]
     );
     let same = Chain::default().move_before(Builtin::Rate, Builtin::Rate);
     assert_eq!(same.names(), Chain::default().names());
@@ -400,12 +418,14 @@ async fn a_replaced_builtin_runs_where_it_is_put() {
     assert_eq!(
         chain.names(),
         [
+            "idempotency",
             "traces",
             "metrics",
             "audit",
             "billing-staff",
             "rate",
-            "site"
+            "site",
+            "confirmation"
         ]
     );
     let server = server(builder!().chain(chain));
@@ -586,4 +606,101 @@ async fn a_panicking_filter_fails_the_call_it_cannot_judge() {
     assert_eq!(code(&refused), "INTERNAL_ERROR", "{refused}");
     let ok = call(&server, None, "shout", json!({"input": "on"})).await;
     assert_eq!(ok["structuredContent"]["result"], "ON");
+}
+
+/// Counts the calls it checks (among the validated arguments), refusing none.
+#[derive(Default)]
+struct Counted(AtomicUsize);
+
+impl Middleware for Counted {
+    fn name(&self) -> &str {
+        "counted"
+    }
+    fn check(&self, _call: &mut CallRef<'_>) -> Result<(), AbilityError> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn confirmation_is_a_link_the_chain_places_or_removes() {
+    let forgotten = Arc::new(AtomicUsize::new(0));
+    let forget = || {
+        let forgotten = Arc::clone(&forgotten);
+        Ability::builder("forget_all", abilities::Semantic::Delete)
+            .description("Forget everything (destructive: it is confirmed).")
+            .handler(move |_ctx, _args: Value| {
+                let forgotten = Arc::clone(&forgotten);
+                async move {
+                    forgotten.fetch_add(1, Ordering::SeqCst);
+                    Ok(json!({"forgotten": true}))
+                }
+            })
+            .build()
+            .unwrap()
+    };
+    let serve = |chain: Chain| {
+        server(
+            Server::builder()
+                .registry(abilities::Registry::from_abilities([forget()]).unwrap())
+                .surface(abilities::Surface::aql_single())
+                .chain(chain),
+        )
+    };
+    let ask = async |server: &Server| {
+        let client = server.connect().await.unwrap();
+        let answer = client
+            .call("mcp_aql", json!({"operation": "forget_all", "params": {}}))
+            .await
+            .unwrap();
+        client.close().await;
+        let answer = serde_json::to_value(answer).unwrap();
+        serde_json::from_str::<Value>(answer["content"][0]["text"].as_str().unwrap()).unwrap()
+    };
+
+    // By default it stands last: a middleware added runs first, then the user is asked.
+    let counted = Arc::new(Counted::default());
+    let chain = Chain::default().with(Arc::clone(&counted));
+    assert_eq!(chain.names().last(), Some(&"confirmation"));
+    assert_eq!(chain.names()[chain.names().len() - 2], "counted");
+    let asked = ask(&serve(chain)).await;
+    assert_eq!(asked["error"]["code"], "CONFIRMATION_REQUIRED", "{asked}");
+    assert_eq!(
+        counted.0.load(Ordering::SeqCst),
+        1,
+        "checked before the gate"
+    );
+
+    // Moved before the middleware: the user is asked first, and the check waits for the retry.
+    let counted = Arc::new(Counted::default());
+    let chain = Chain::default()
+        .with(Arc::clone(&counted))
+        .move_before(Builtin::Confirmation, Builtin::Site);
+    assert_eq!(
+        chain.names(),
+        [
+            "idempotency",
+            "traces",
+            "metrics",
+            "audit",
+            "permission",
+            "rate",
+            "confirmation",
+            "site",
+            "counted"
+        ]
+    );
+    let asked = ask(&serve(chain)).await;
+    assert_eq!(asked["error"]["code"], "CONFIRMATION_REQUIRED", "{asked}");
+    assert_eq!(counted.0.load(Ordering::SeqCst), 0, "the gate came first");
+    assert_eq!(forgotten.load(Ordering::SeqCst), 0);
+
+    // Removed: nothing is confirmed, and the operation runs at once.
+    let done = ask(&serve(Chain::default().without(Builtin::Confirmation))).await;
+    assert_eq!(
+        done,
+        json!({"success": true, "data": {"forgotten": true}}),
+        "{done}"
+    );
+    assert_eq!(forgotten.load(Ordering::SeqCst), 1);
 }

@@ -29,6 +29,9 @@ impl McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if !self.inner.guards.keeps_keys {
+            return Err(crate::ledger::keys_not_kept(crate::IDEMPOTENCY_META_KEY).to_rpc());
+        }
         let args = request.arguments.clone().map_or(Value::Null, Value::Object);
         let snapshot = self.inner.snapshot();
         if snapshot

@@ -351,12 +351,26 @@ pub enum Builtin {
     /// `site_id` taken out of the arguments and refused if it names another site
     /// (`SITE_MISMATCH`).
     Site,
+    /// A dangerous operation waits for the user's confirmation (MCP-AQL's gate: asked by
+    /// elicitation, or a `CONFIRMATION_REQUIRED` token to retry with). It runs among the
+    /// validated arguments, where the chain puts it: last by default, so no one is asked to
+    /// confirm a call a check would refuse. Without it, nothing is confirmed.
+    Confirmation,
+    /// Idempotency keys (`_meta` of `tools/call`, MCP-AQL's `_idempotency_key`): a call with
+    /// a key runs at most once, and its retries get its first answer. It answers a retry
+    /// before any other link runs, so it stands outside them wherever it is listed. Without
+    /// it, a call that carries a key is refused: a key the server would not keep is never
+    /// silently ignored.
+    Idempotency,
 }
 
 impl Builtin {
-    /// Its name in a chain: `traces`, `metrics`, `audit`, `permission`, `rate`, `site`.
+    /// Its name in a chain: `idempotency`, `traces`, `metrics`, `audit`, `permission`,
+    /// `rate`, `site`, `confirmation`.
     pub fn name(self) -> &'static str {
         match self {
+            Self::Idempotency => "idempotency",
+            Self::Confirmation => "confirmation",
             Self::Traces => "traces",
             Self::Metrics => "metrics",
             Self::Audit => "audit",
@@ -376,8 +390,8 @@ pub(crate) enum Link {
 
 /// The ordered links of a server's calls: its built-in concerns and its middleware.
 ///
-/// [`Chain::default`] is the built-ins in their order (traces, metrics, audit, permission,
-/// rate, site).
+/// [`Chain::default`] is the built-ins in their order (idempotency, traces, metrics, audit,
+/// permission, rate, site, confirmation).
 ///
 /// ```
 /// use abilities::Server;
@@ -387,7 +401,10 @@ pub(crate) enum Link {
 /// let chain = Chain::default()
 ///     .without(Builtin::Site)
 ///     .move_before(Builtin::Rate, Builtin::Permission);
-/// assert_eq!(chain.names(), ["traces", "metrics", "audit", "rate", "permission"]);
+/// assert_eq!(
+///     chain.names(),
+///     ["idempotency", "traces", "metrics", "audit", "rate", "permission", "confirmation"]
+/// );
 /// let server = Server::builder().chain(chain).build().unwrap();
 /// # drop(server);
 /// ```
@@ -401,12 +418,14 @@ impl Default for Chain {
     fn default() -> Self {
         Self {
             links: [
+                Builtin::Idempotency,
                 Builtin::Traces,
                 Builtin::Metrics,
                 Builtin::Audit,
                 Builtin::Permission,
                 Builtin::Rate,
                 Builtin::Site,
+                Builtin::Confirmation,
             ]
             .map(Link::Builtin)
             .to_vec(),
@@ -426,9 +445,14 @@ impl Chain {
         Self { links: Vec::new() }
     }
 
-    /// `middleware` added at the end.
+    /// `middleware` added at the end, or just before `confirmation` when it stands last
+    /// (as it does by default): no one is asked to confirm a call a check would refuse.
     pub fn with(mut self, middleware: impl Middleware) -> Self {
-        self.links.push(Link::User(Arc::new(middleware)));
+        let at = match self.links.last() {
+            Some(Link::Builtin(Builtin::Confirmation)) => self.links.len() - 1,
+            _ => self.links.len(),
+        };
+        self.links.insert(at, Link::User(Arc::new(middleware)));
         self
     }
 

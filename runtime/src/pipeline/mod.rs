@@ -97,6 +97,8 @@ pub(crate) struct Guards {
     validated: Box<[Link]>,
     /// The chain's links that may watch, in order.
     watches: Box<[Link]>,
+    /// Whether the chain keeps idempotency keys (it has the `idempotency` link).
+    pub(crate) keeps_keys: bool,
     /// The metrics link's stage, when the server counts calls.
     metered: Option<Arc<dyn Stage>>,
     /// The traces link's stage, when the server traces calls.
@@ -145,8 +147,12 @@ impl Guards {
                 .links
                 .iter()
                 .filter(|link| match link {
-                    // They only watch.
-                    Link::Builtin(Builtin::Audit | Builtin::Traces | Builtin::Metrics) => false,
+                    // They only watch; idempotency stands outside the call.
+                    Link::Builtin(
+                        Builtin::Audit | Builtin::Traces | Builtin::Metrics | Builtin::Idempotency,
+                    ) => false,
+                    // Where the surface's gates run.
+                    Link::Builtin(Builtin::Confirmation) => place == Place::Validated,
                     Link::Builtin(_) => place == Place::Arguments,
                     Link::User(middleware) => Stage::place(middleware) == place,
                 })
@@ -159,6 +165,10 @@ impl Guards {
             arguments: at(Place::Arguments),
             validated: at(Place::Validated),
             watches,
+            keeps_keys: chain
+                .links
+                .iter()
+                .any(|link| matches!(link, Link::Builtin(Builtin::Idempotency))),
             users: chain.users(),
             metered: metered::stage(&instruments),
             traced: traced::stage(&instruments),

@@ -1,9 +1,9 @@
 //! The order of a call's stages, for every surface: the chain's checks among the arguments
 //! as sent (the permission check, the rate unless the call goes on with one already
 //! counted, the site, a middleware's `Place::Arguments` check), the surface's argument
-//! stages, the input, the middleware's checks among the validated arguments, the surface's
-//! gates. (The chain's watchers wrap the whole call; its middleware's `around`s, the
-//! handler.)
+//! stages, the input, the chain's checks among the validated arguments, with the surface's
+//! gates where the chain has `confirmation` (outside a server, after them). (The chain's
+//! watchers wrap the whole call; its middleware's `around`s, the handler.)
 
 use super::middleware::{Builtin, Link};
 use super::rate::RateLimits;
@@ -32,6 +32,8 @@ pub(super) struct Order<'s> {
     surface: &'s [&'s dyn Stage],
     part: Part,
     at: usize,
+    /// Where the validated links go on once the gates (run at `confirmation`) are done.
+    resume: Option<usize>,
 }
 
 /// Where [`Order`] stands.
@@ -60,7 +62,25 @@ impl<'s> Order<'s> {
             surface,
             part: Part::Arguments,
             at: 0,
+            resume: None,
         }
+    }
+
+    /// The next of the validated `links` that takes part in this call; at `confirmation`,
+    /// the gates run first (`Err`).
+    #[inline]
+    fn validated(&mut self, links: &'s [Link]) -> Result<Option<Step<'s>>, ()> {
+        while let Some(link) = links.get(self.at) {
+            self.at += 1;
+            if matches!(link, Link::Builtin(Builtin::Confirmation)) {
+                self.resume = Some(self.at);
+                return Err(());
+            }
+            if let Some(step) = step(link, self.guards, self.ability, self.continues) {
+                return Ok(Some(step));
+            }
+        }
+        Ok(None)
     }
 
     /// The next of `links` that takes part in this call.
@@ -110,19 +130,32 @@ impl<'s> Iterator for Order<'s> {
                     self.next_part(Part::Validated);
                     return Some((INPUT, true));
                 }
-                Part::Validated => match self.guards {
-                    Some(guards) => self.link(&guards.validated),
-                    None => None,
-                },
+                Part::Validated => {
+                    match self.guards.map(|guards| self.validated(&guards.validated)) {
+                        Some(Ok(step)) => step,
+                        Some(Err(())) => {
+                            self.next_part(Part::Gates);
+                            continue;
+                        }
+                        None => None,
+                    }
+                }
                 Part::Gates => self.surface(Place::Gate),
                 Part::Done => return None,
             };
             if found.is_some() {
                 return found;
             }
+            if let (Part::Gates, Some(at)) = (self.part, self.resume.take()) {
+                self.part = Part::Validated;
+                self.at = at;
+                continue;
+            }
             self.next_part(match self.part {
                 Part::Arguments => Part::SurfaceArguments,
                 Part::SurfaceArguments => Part::Input,
+                // In a server, the gates run only where the chain has `confirmation`.
+                Part::Validated if self.guards.is_some() => Part::Done,
                 Part::Input | Part::Validated => Part::Gates,
                 Part::Gates | Part::Done => Part::Done,
             });

@@ -37,6 +37,9 @@ pub(super) async fn operation(
         .attempt()
         .filter(|a| matches!(a.key(), Some(HeldKey::Handed(_))));
     let own = sent.params.get("_idempotency_key").cloned();
+    if own.is_some() && !served.guards.keeps_keys {
+        return Err(crate::ledger::keys_not_kept("_idempotency_key"));
+    }
     let Some(key) = key_of(own, ctx)? else {
         return operation_once(table, registry, endpoint, ctx, served, sent).await;
     };
