@@ -37,7 +37,7 @@ use serde_json::{Map, Value};
 #[cfg(feature = "aql")]
 pub(crate) use crate::warning::{Severity, Warning};
 pub use output::CallOutput;
-pub(crate) use report::{Reporter, report};
+pub(crate) use report::{Reading, Reporter, report};
 
 use crate::audit::Audit;
 use crate::error::Lookup;

@@ -222,6 +222,15 @@ async fn serve_member(
     };
     let body = Bytes::from(member.to_string());
     let response = Box::pin(gate.serve_one(member_parts, caller, body)).await;
+    match answers_in(response).await {
+        Ok(answers) => answers,
+        Err((code, why)) => unanswered(code, why),
+    }
+}
+
+/// The JSON-RPC answers an HTTP response to one member carries, or the error code and
+/// message for a member that got none.
+async fn answers_in(response: Response) -> Result<Vec<Value>, (i32, String)> {
     let content_type = response
         .headers()
         .get(header::CONTENT_TYPE)
@@ -230,10 +239,10 @@ async fn serve_member(
         .to_owned();
     let status = response.status();
     let Ok(body) = axum::body::to_bytes(response.into_body(), 16 << 20).await else {
-        return unanswered(
+        return Err((
             -32603,
             format!("Internal error: the answer (HTTP {status}) could not be read"),
-        );
+        ));
     };
     let answers: Vec<Value> = messages_of(&content_type, &body)
         .into_iter()
@@ -242,9 +251,9 @@ async fn serve_member(
     if answers.is_empty() {
         // rmcp refused it with a plain status (an unknown session, a missing `Accept`).
         let why: String = String::from_utf8_lossy(&body).chars().take(200).collect();
-        return unanswered(-32600, format!("Invalid Request: HTTP {status}: {why}"));
+        return Err((-32600, format!("Invalid Request: HTTP {status}: {why}")));
     }
-    answers
+    Ok(answers)
 }
 
 /// The head of the request a batch member is served as: the batch's method, URI, headers and

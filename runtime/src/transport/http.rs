@@ -45,16 +45,7 @@ impl Server {
     + 'static {
         let handler = self.handler(None);
         let http = &self.inner.http;
-        let mut config = StreamableHttpServerConfig::default()
-            .with_legacy_session_mode(http.stateful)
-            .with_json_response(true)
-            .with_max_request_body_bytes(http.max_body_bytes)
-            .with_allowed_origins(http.allowed_origins.clone());
-        config = if http.allowed_hosts.is_empty() {
-            config.disable_allowed_hosts()
-        } else {
-            config.with_allowed_hosts(http.allowed_hosts.clone())
-        };
+        let config = rmcp_config(http);
         let sessions = Sessions::new(http);
         let manager = Arc::downgrade(&sessions.manager());
         self.inner.instruments.count_sessions(
@@ -215,6 +206,21 @@ async fn serve_on(
         tracing::info!("connections still open 10 s after the stop signal are not waited for");
     }
     Ok(())
+}
+
+/// rmcp's service configured as the endpoint's `http` says: its sessions (protocol 2025),
+/// JSON answers, the body limit, the origins and hosts it admits.
+fn rmcp_config(http: &crate::server::HttpConfig) -> StreamableHttpServerConfig {
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(http.stateful)
+        .with_json_response(true)
+        .with_max_request_body_bytes(http.max_body_bytes)
+        .with_allowed_origins(http.allowed_origins.clone());
+    if http.allowed_hosts.is_empty() {
+        config.disable_allowed_hosts()
+    } else {
+        config.with_allowed_hosts(http.allowed_hosts.clone())
+    }
 }
 
 /// The MCP endpoint: the gate, then rmcp's service. One shared value, so a request clones

@@ -50,12 +50,8 @@ impl Gate {
         );
         // A tool call whose status code depends on what the pipeline learns: the scope a
         // resource server's caller lacks (403), a rate limit on the standard surface (429).
-        let mut reading = None;
-        if summary.is_request("tools/call") && (metadata.is_some() || standard) {
-            let (reporter, read) = pipeline::report();
-            parts.extensions.insert(reporter);
-            reading = Some(read);
-        }
+        let mut reading = (summary.is_request("tools/call") && (metadata.is_some() || standard))
+            .then(|| reported(&mut parts));
         let json_body = is_json(&parts.headers);
         let mut response = self.answer(parts, &bytes).await;
         if opens {
@@ -154,6 +150,13 @@ impl Gate {
 }
 
 /// Whether the request says its body is JSON.
+/// Where the pipeline reports what it learns of the call `parts` asks for.
+fn reported(parts: &mut axum::http::request::Parts) -> pipeline::Reading {
+    let (reporter, reading) = pipeline::report();
+    parts.extensions.insert(reporter);
+    reading
+}
+
 fn is_json(headers: &axum::http::HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
