@@ -1,5 +1,5 @@
 //! The `metrics` and `otel` features stay in their rooms: a `cfg` naming either appears only
-//! in the rooms that count and trace, in `instruments.rs` (what the rest of the runtime asks
+//! in the rooms that count and trace, in `instruments/` (what the rest of the runtime asks
 //! without a `cfg`) and in the builder that installs them, or on a door to one of them (a
 //! `mod` or a `pub use`). Anywhere else, the concern would be threaded by hand again.
 
@@ -14,7 +14,7 @@ mod common;
 const ROOMS: [&str; 9] = [
     "metrics/",
     "otel.rs",
-    "instruments.rs",
+    "instruments/",
     "pipeline/metered.rs",
     "pipeline/traced.rs",
     "adapter/traced.rs",

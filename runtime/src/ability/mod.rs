@@ -76,7 +76,7 @@ pub struct Ability {
     pub(crate) template: Option<UriTemplate>,
     /// This ability's series in the metrics of the first server that counted it.
     #[allow(dead_code, reason = "read by the metrics link, when it is built")]
-    pub(crate) metered: crate::instruments::Slot,
+    pub(crate) metered: Slot,
 }
 
 /// The wire output schema of a declared one, and whether the wire wraps the output.
@@ -313,7 +313,7 @@ impl Ability {
             validator,
             arguments,
             template,
-            metered: crate::instruments::Slot::default(),
+            metered: Slot::default(),
         })
     }
 
@@ -596,6 +596,22 @@ fn input_schema(input: &Input) -> (Map<String, Value>, InputShape) {
                 },
             )
         }
+    }
+}
+
+/// Where an instrument keeps what it holds of one ability (the metrics: its series), set at
+/// the first call it counts: the instrument's id, and what it keeps, typed by it. Per-call
+/// work is then a comparison and a type check; another server's instrument finds its own by
+/// name.
+#[derive(Default)]
+pub(crate) struct Slot(
+    #[allow(dead_code, reason = "read by the metrics, when they are built")]
+    pub(crate)  std::sync::OnceLock<(usize, Arc<dyn std::any::Any + Send + Sync>)>,
+);
+
+impl fmt::Debug for Slot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Slot")
     }
 }
 

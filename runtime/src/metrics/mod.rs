@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+
 use std::time::Instant;
 
 pub use prometheus_client;
@@ -21,6 +22,8 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Metric, Registry, Unit};
+
+use crate::ability::Slot;
 
 /// The `Content-Type` of [`Metrics::encode`]'s text (the Prometheus text format 0.0.4).
 pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
@@ -212,17 +215,6 @@ impl Probe {
     /// Time and count one successful call of `name` on the native surface in `metrics`.
     pub fn call(&self, metrics: &Metrics, name: &str) {
         metrics.start(&self.0, name, "native").finish(Ok(()));
-    }
-}
-
-/// Where an ability keeps its series in the metrics of the first server that counted it
-/// (per-call work is then a pointer comparison; another server's finds them by name).
-#[derive(Default)]
-pub(crate) struct Slot(OnceLock<(usize, Arc<PerAbility>)>);
-
-impl std::fmt::Debug for Slot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Slot")
     }
 }
 
@@ -504,17 +496,19 @@ impl Metrics {
         name: &str,
         via: &'static str,
     ) -> CallTimer<'a> {
-        let ability = match slot.0.get() {
-            Some((id, ability)) if *id == self.id => Series::Kept(ability),
-            Some(_) => Series::Found(self.by_name(name)),
-            None => {
-                let (id, ability) = slot.0.get_or_init(|| (self.id, self.by_name(name)));
-                if *id == self.id {
-                    Series::Kept(ability)
-                } else {
-                    Series::Found(self.by_name(name))
-                }
-            }
+        let kept = slot.0.get_or_init(|| {
+            (
+                self.id,
+                self.by_name(name) as Arc<dyn std::any::Any + Send + Sync>,
+            )
+        });
+        let ability = match kept {
+            (id, kept) if *id == self.id => match kept.downcast_ref::<PerAbility>() {
+                Some(ability) => Series::Kept(ability),
+                None => Series::Found(self.by_name(name)),
+            },
+            // Another server's metrics counted this ability first.
+            _ => Series::Found(self.by_name(name)),
         };
         CallTimer {
             metrics: self,

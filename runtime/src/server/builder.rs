@@ -399,7 +399,7 @@ impl ServerBuilder {
         )
         .map_err(ServerError::RequestStateKey)?;
         let store: Arc<dyn Store> = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
-        let store = crate::store::Measured::around(store, &instruments);
+        let store = crate::instruments::Measured::around(store, &instruments);
         let tasks = Tasks::new(Arc::clone(&store), &self.tasks).counted(instruments.clone());
         let ledger = crate::ledger::Ledger::new(
             Arc::clone(&store),

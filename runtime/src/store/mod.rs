@@ -8,7 +8,6 @@
 
 #[cfg(feature = "postgres")]
 mod listener;
-mod measured;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -17,7 +16,6 @@ mod sqlite;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod tables;
 
-pub(crate) use measured::Measured;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;

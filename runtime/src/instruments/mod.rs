@@ -3,18 +3,13 @@
 //! (tasks, the store, MCP-AQL's confirmation gate, the transports) ask it without a `cfg`:
 //! with a feature off its part is absent, and what it would do is nothing, compiled away.
 
+mod store;
+
+pub(crate) use store::Measured;
+
 use std::future::Future;
 #[cfg(any(feature = "metrics", feature = "otel"))]
 use std::sync::Arc;
-
-/// Where an ability keeps its series in the metrics (nothing without the feature).
-#[cfg(feature = "metrics")]
-pub(crate) use crate::metrics::Slot;
-
-/// Where an ability keeps its series in the metrics (nothing without the feature).
-#[cfg(not(feature = "metrics"))]
-#[derive(Default)]
-pub(crate) struct Slot(());
 
 /// The server's metrics (and where to serve them) and tracer, as the builder installed them.
 #[derive(Clone, Default)]

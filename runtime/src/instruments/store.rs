@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{
-    Claim, Claimed, RateTaken, Spend, Store, StoreFuture, TaskEvents, TaskInsert, TaskLimits,
-    TaskRecord, TaskSignal, TokenRecord, Updates,
+use super::Instruments;
+use crate::store::{
+    Claim, Claimed, RateTaken, Spend, Store, StoreError, StoreFuture, TaskEvents, TaskInsert,
+    TaskLimits, TaskRecord, TaskSignal, TokenRecord, Updates,
 };
-use crate::instruments::Instruments;
 
 /// `inner`, every operation timed and traced with `instruments`.
 pub(crate) struct Measured {
@@ -36,7 +36,7 @@ impl Measured {
     fn timed<'a, T: 'a>(
         &'a self,
         name: &'static str,
-        work: impl Future<Output = Result<T, super::StoreError>> + Send + 'a,
+        work: impl Future<Output = Result<T, StoreError>> + Send + 'a,
     ) -> StoreFuture<'a, T> {
         Box::pin(self.instruments.store_operation(name, work))
     }
