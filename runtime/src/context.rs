@@ -1,7 +1,6 @@
 //! What a handler can reach besides its arguments: the caller, the application's state and
 //! the request's identity.
 
-use std::any::Any;
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +11,7 @@ mod ask;
 mod attempt;
 mod caller;
 mod client;
+mod route;
 mod state;
 
 use crate::{AbilityError, ErrorCode, Site};
@@ -23,6 +23,7 @@ use client::{Client, never_cancelled};
 pub use client::{
     ClientChannel, ClientFuture, ClientRequestFuture, ElicitAction, Elicitation, LogLevel,
 };
+use route::Route;
 pub use state::{State, StateMap};
 
 /// The per-call context handed to the pipeline and, as `&Context`, to handlers that ask for it.
@@ -50,55 +51,43 @@ pub struct Context {
     cancellation: Option<CancellationToken>,
     timeout: Option<Duration>,
     client: Option<Client>,
-    /// What a surface hands its handlers beyond the core context (MCP-AQL's collection
-    /// query), typed by the surface that set it.
-    #[cfg_attr(
-        not(feature = "aql"),
-        allow(dead_code, reason = "used by the MCP-AQL surface")
-    )]
-    surface: Option<Arc<dyn Any + Send + Sync>>,
-    /// The surface the call came through, as the audit trail names it.
-    via: Option<&'static str>,
-    /// The call goes on with one already counted against its rate: a confirmed retry, or
-    /// the next round of multi-round input.
-    continues: bool,
-    /// What this attempt at the call did, for the idempotency layers around it.
-    attempt: Option<Arc<Attempt>>,
+    /// How the call reached its handler: the pipeline's, never read by the handler.
+    route: Route,
 }
 
 impl Context {
     /// The surface the call came through (`native`, `standard`, `meta`, `aql`, `resource`,
     /// `prompt`, `task`), or `in-process`.
     pub(crate) fn via(&self) -> &'static str {
-        self.via.unwrap_or("in-process")
+        self.route.via.unwrap_or("in-process")
     }
 
     /// Whether the call goes on with one already counted against its rate.
     pub(crate) fn continues(&self) -> bool {
-        self.continues
+        self.route.continues
     }
 
     /// The same context, for a call that goes on with one already counted (a confirmed
     /// retry, a further round of input): the rate is not taken again.
     pub(crate) fn continuing(mut self) -> Self {
-        self.continues = true;
+        self.route.continues = true;
         self
     }
 
     /// The attempt this call is, when a layer around it keeps one.
     pub(crate) fn attempt(&self) -> Option<&Arc<Attempt>> {
-        self.attempt.as_ref()
+        self.route.attempt.as_ref()
     }
 
     /// The same context, recording what it does in `attempt`.
     pub(crate) fn with_attempt(mut self, attempt: Arc<Attempt>) -> Self {
-        self.attempt = Some(attempt);
+        self.route.attempt = Some(attempt);
         self
     }
 
     /// The same context, as a call through `via`.
     pub(crate) fn with_via(mut self, via: &'static str) -> Self {
-        self.via = Some(via);
+        self.route.via = Some(via);
         self
     }
 
@@ -108,7 +97,8 @@ impl Context {
         allow(dead_code, reason = "used by the MCP-AQL surface")
     )]
     pub(crate) fn surface_data<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
-        self.surface
+        self.route
+            .surface
             .clone()
             .and_then(|data| data.downcast::<T>().ok())
     }
@@ -119,7 +109,7 @@ impl Context {
         allow(dead_code, reason = "used by the MCP-AQL surface")
     )]
     pub(crate) fn with_surface_data<T: Send + Sync + 'static>(mut self, data: Arc<T>) -> Self {
-        self.surface = Some(data);
+        self.route.surface = Some(data);
         self
     }
 
@@ -150,10 +140,7 @@ impl Context {
             cancellation: None,
             timeout,
             client: Some(Client(client)),
-            surface: None,
-            via: Some(via),
-            continues: false,
-            attempt: None,
+            route: Route::via(via),
         }
     }
 

@@ -267,7 +267,6 @@ pub(crate) struct Inner {
     pub(crate) streams: streams::Streams,
     /// The skills the builder was given and those set since (each snapshot serves them).
     pub(crate) skills: Mutex<crate::skill::Skills>,
-    /// What the server counts, and where it shows it.
     /// The metrics (and where to serve them) and the tracer the builder installed.
     pub(crate) instruments: crate::instruments::Instruments,
 }
