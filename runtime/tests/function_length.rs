@@ -44,12 +44,7 @@ fn declared(line: &str) -> Option<&str> {
 /// Every function's length in lines, by `file name`, outside test modules.
 fn lengths(root: &Path) -> BTreeMap<String, usize> {
     let mut out = BTreeMap::new();
-    for path in common::rust_files(root) {
-        let file = path
-            .strip_prefix(root)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
+    for (file, path) in common::named_rust_files(root) {
         let text = fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         // Tests: a file of them, or what follows `#[cfg(test)]` at the top level.

@@ -48,12 +48,7 @@ fn guards_a_door(lines: &[&str], at: usize) -> bool {
 /// Every place outside the rooms where a `cfg` names the features, as `file:line`.
 fn strays(root: &Path, rooms: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
-    for path in common::rust_files(root) {
-        let file = path
-            .strip_prefix(root)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
+    for (file, path) in common::named_rust_files(root) {
         if rooms.iter().any(|room| file.starts_with(room)) {
             continue;
         }

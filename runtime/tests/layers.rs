@@ -91,14 +91,9 @@ struct Source {
 }
 
 fn sources(root: &Path) -> Vec<Source> {
-    common::rust_files(root)
+    common::named_rust_files(root)
         .into_iter()
-        .map(|path| {
-            let rel = path
-                .strip_prefix(root)
-                .unwrap()
-                .to_string_lossy()
-                .replace('\\', "/");
+        .map(|(rel, path)| {
             let mut module: Vec<String> = rel
                 .trim_end_matches(".rs")
                 .split('/')

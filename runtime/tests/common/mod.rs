@@ -23,3 +23,18 @@ pub(crate) fn rust_files(dir: &Path) -> Vec<PathBuf> {
     walk(dir, &mut out);
     out
 }
+
+/// Every `.rs` file below `dir` with its path from `dir` (`/`-separated), in a stable order.
+pub(crate) fn named_rust_files(dir: &Path) -> Vec<(String, PathBuf)> {
+    rust_files(dir)
+        .into_iter()
+        .map(|path| {
+            let name = path
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            (name, path)
+        })
+        .collect()
+}
