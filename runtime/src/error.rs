@@ -126,7 +126,7 @@ impl ErrorCode {
     }
 
     /// Every framework code, for [`canonical`](Self::canonical).
-    const FRAMEWORK: [ErrorCode; 31] = [
+    pub(crate) const FRAMEWORK: [ErrorCode; 31] = [
         Self::ValidationMissingParam,
         Self::ValidationInvalidType,
         Self::ValidationInvalidValue,
@@ -170,24 +170,6 @@ impl ErrorCode {
                 .cloned()
                 .unwrap_or(self),
             _ => self,
-        }
-    }
-
-    /// The code as a label with a bounded set of values (metrics): a framework code, an
-    /// application code written as a `&'static str`, or `CUSTOM` for one made at run time.
-    #[cfg_attr(
-        not(feature = "metrics"),
-        allow(dead_code, reason = "used by the metrics")
-    )]
-    pub(crate) fn label(&self) -> &'static str {
-        static FRAMEWORK: [ErrorCode; 31] = ErrorCode::FRAMEWORK;
-        match self {
-            Self::Custom(Cow::Borrowed(code)) => code,
-            Self::Custom(Cow::Owned(_)) => "CUSTOM",
-            known => FRAMEWORK
-                .iter()
-                .find(|code| *code == known)
-                .map_or("CUSTOM", ErrorCode::as_str),
         }
     }
 

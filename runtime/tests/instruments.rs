@@ -30,12 +30,41 @@ fn names_a_feature(line: &str) -> bool {
         && (line.contains("feature = \"metrics\"") || line.contains("feature = \"otel\""))
 }
 
+/// The attribute that starts on line `at`, on one line (rustfmt spreads a long one over
+/// several).
+fn attribute_at(lines: &[&str], at: usize) -> String {
+    let first = lines[at].trim();
+    if !first.starts_with("#[") {
+        return first.to_owned();
+    }
+    let mut attribute = String::new();
+    for line in &lines[at..] {
+        attribute.push_str(line.trim());
+        if line.trim_end().ends_with(']') {
+            break;
+        }
+    }
+    attribute
+}
+
 /// Whether the item a `cfg` on line `at` guards is a door: a module or a re-export.
 fn guards_a_door(lines: &[&str], at: usize) -> bool {
-    lines[at + 1..]
+    let mut inside = false;
+    lines[at..]
         .iter()
         .map(|line| line.trim_start())
-        .find(|line| !line.starts_with("#[") && !line.starts_with("///"))
+        .find(|line| {
+            // Past the attributes (each over one line or several) and doc comments.
+            if inside {
+                inside = !line.trim_end().ends_with(']');
+                return false;
+            }
+            if line.starts_with("#[") {
+                inside = !line.trim_end().ends_with(']');
+                return false;
+            }
+            !line.starts_with("///")
+        })
         .is_some_and(|item| {
             let item = item
                 .strip_prefix("pub(crate) ")
@@ -54,9 +83,10 @@ fn strays(root: &Path, rooms: &[&str]) -> Vec<String> {
         }
         let text = fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        for (at, line) in lines.iter().enumerate() {
-            if names_a_feature(line) && !guards_a_door(&lines, at) {
-                out.push(format!("{file}:{}: {}", at + 1, line.trim()));
+        for at in 0..lines.len() {
+            let attribute = attribute_at(&lines, at);
+            if names_a_feature(&attribute) && !guards_a_door(&lines, at) {
+                out.push(format!("{file}:{}: {}", at + 1, attribute));
             }
         }
     }
@@ -87,4 +117,14 @@ fn the_check_sees_a_stray_and_passes_a_door() {
     assert!(names_a_feature(lines[0]) && guards_a_door(&lines, 0));
     assert!(names_a_feature(lines[2]) && !guards_a_door(&lines, 2));
     assert!(!names_a_feature("#[cfg(feature = \"aql\")]"));
+    // An attribute rustfmt spread over lines is read whole.
+    let spread = [
+        "#[cfg_attr(",
+        "    not(feature = \"metrics\"),",
+        "    allow(dead_code, reason = \"counted\")",
+        ")]",
+        "pub(crate) fn open_and_cap(&self) {}",
+    ];
+    assert!(names_a_feature(&attribute_at(&spread, 0)));
+    assert!(!guards_a_door(&spread, 0));
 }

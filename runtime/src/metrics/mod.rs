@@ -9,6 +9,7 @@
 //! clock reads, a histogram observation and an atomic addition: an ability keeps its series
 //! in a slot of its own, made at its first call.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
@@ -23,6 +24,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Metric, Registry, Unit};
 
+use crate::ErrorCode;
 use crate::ability::Slot;
 
 /// The `Content-Type` of [`Metrics::encode`]'s text (the Prometheus text format 0.0.4).
@@ -671,10 +673,24 @@ impl CallTimer<'_> {
                     .get_or_create(&CallLabels {
                         ability: Arc::clone(&self.ability.name),
                         surface: VIAS[self.via],
-                        outcome: code.label(),
+                        outcome: code_label(code),
                     })
                     .inc();
             }
         }
+    }
+}
+
+/// An error code as a label with a bounded set of values: a framework code, an application
+/// code written as a `&'static str`, or `CUSTOM` for one made at run time.
+fn code_label(code: &ErrorCode) -> &'static str {
+    static FRAMEWORK: [ErrorCode; 31] = ErrorCode::FRAMEWORK;
+    match code {
+        ErrorCode::Custom(Cow::Borrowed(code)) => code,
+        ErrorCode::Custom(Cow::Owned(_)) => "CUSTOM",
+        known => FRAMEWORK
+            .iter()
+            .find(|framework| *framework == known)
+            .map_or("CUSTOM", ErrorCode::as_str),
     }
 }

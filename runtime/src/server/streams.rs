@@ -44,10 +44,7 @@ impl Streams {
     }
 
     /// How many streams are open, and the server's cap.
-    #[cfg_attr(
-        not(feature = "metrics"),
-        allow(dead_code, reason = "used by the metrics")
-    )]
+    #[allow(dead_code, reason = "read by the metrics, when they are built")]
     pub(crate) fn open_and_cap(&self) -> (usize, usize) {
         let open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         (open.all, self.per_server)

@@ -477,10 +477,7 @@ impl Tasks {
 
     /// The tasks this process runs, as (working, waiting for input), and how many the server
     /// runs at once. A record held at this moment counts as working.
-    #[cfg_attr(
-        not(feature = "metrics"),
-        allow(dead_code, reason = "used by the metrics")
-    )]
+    #[allow(dead_code, reason = "read by the metrics, when they are built")]
     pub(crate) fn running_and_cap(&self) -> ((usize, usize), usize) {
         let live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
         let waiting = live
