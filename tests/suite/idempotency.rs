@@ -490,8 +490,30 @@ async fn without_the_idempotency_link_a_key_is_refused_never_ignored() {
         refused["error"]["code"], "VALIDATION_INVALID_VALUE",
         "{refused}"
     );
+    assert_eq!(
+        refused["error"]["details"]["reason"], "idempotency_not_kept",
+        "{refused}"
+    );
     assert_eq!(rows.0.load(Ordering::SeqCst), 0);
     let plain = json!({"operation": "write_row", "params": {"title": "y"}});
     let written = text(&send(addr, &call(4, "mcp_aql_create", plain, None)).await);
     assert_eq!(written["data"]["title"], "y", "{written}");
+}
+
+#[tokio::test]
+async fn a_key_beside_a_batchs_operations_is_refused_not_dropped() {
+    let rows = Rows::default();
+    let addr = serve_http(&server(&rows, Surface::aql_single())).await;
+    let batch = json!({
+        "operations": [{"operation": "write_row", "params": {"title": "a"}}],
+        "_idempotency_key": "b-1"
+    });
+    let refused = text(&send(addr, &call(1, "mcp_aql", batch, None)).await);
+    assert_eq!(
+        refused["error"]["code"], "VALIDATION_UNKNOWN_PARAM",
+        "{refused}"
+    );
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("in _meta"), "{refused}");
+    assert_eq!(rows.0.load(Ordering::SeqCst), 0, "nothing ran");
 }

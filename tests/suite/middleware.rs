@@ -690,10 +690,35 @@ async fn confirmation_is_a_link_the_chain_places_or_removes() {
             "counted"
         ]
     );
-    let asked = ask(&serve(chain)).await;
+    let moved = serve(chain);
+    // One client for both calls: a token is bound to the session that asked for it.
+    let client = moved.connect().await.unwrap();
+    let send = async |params: Value| {
+        let answer = client
+            .call(
+                "mcp_aql",
+                json!({"operation": "forget_all", "params": params}),
+            )
+            .await
+            .unwrap();
+        let answer = serde_json::to_value(answer).unwrap();
+        serde_json::from_str::<Value>(answer["content"][0]["text"].as_str().unwrap()).unwrap()
+    };
+    let asked = send(json!({})).await;
     assert_eq!(asked["error"]["code"], "CONFIRMATION_REQUIRED", "{asked}");
     assert_eq!(counted.0.load(Ordering::SeqCst), 0, "the gate came first");
     assert_eq!(forgotten.load(Ordering::SeqCst), 0);
+    // The confirmed retry passes the gate, then the links after it run, once.
+    let token = asked["confirmation"]["token"].as_str().expect("a token");
+    let retry = send(json!({"_confirmation": token})).await;
+    client.close().await;
+    assert_eq!(retry["data"], json!({"forgotten": true}), "{retry}");
+    assert_eq!(
+        counted.0.load(Ordering::SeqCst),
+        1,
+        "checked after the gate"
+    );
+    assert_eq!(forgotten.load(Ordering::SeqCst), 1);
 
     // Removed: nothing is confirmed, and the operation runs at once.
     let done = ask(&serve(Chain::default().without(Builtin::Confirmation))).await;
@@ -702,5 +727,42 @@ async fn confirmation_is_a_link_the_chain_places_or_removes() {
         json!({"success": true, "data": {"forgotten": true}}),
         "{done}"
     );
-    assert_eq!(forgotten.load(Ordering::SeqCst), 1);
+    assert_eq!(forgotten.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn without_confirmation_no_token_lets_a_call_skip_its_rate() {
+    let rated = Ability::builder("purge_cache", abilities::Semantic::Delete)
+        .description("Purge the cache (destructive, once a minute).")
+        .rate("1/min".parse().unwrap())
+        .handler(|_ctx, _args: Value| async move { Ok(json!({"purged": true})) })
+        .build()
+        .unwrap();
+    let server = server(
+        Server::builder()
+            .registry(abilities::Registry::from_abilities([rated]).unwrap())
+            .surface(abilities::Surface::aql_single())
+            .chain(Chain::default().without(Builtin::Confirmation)),
+    );
+    let client = server.connect().await.unwrap();
+    let mut answers = Vec::new();
+    for _ in 0..2 {
+        let args = json!({"operation": "purge_cache", "params": {"_confirmation": "conf_made_up"}});
+        let answer = serde_json::to_value(client.call("mcp_aql", args).await.unwrap()).unwrap();
+        answers.push(
+            serde_json::from_str::<Value>(answer["content"][0]["text"].as_str().unwrap()).unwrap(),
+        );
+    }
+    client.close().await;
+    assert_eq!(
+        answers[0]["data"],
+        json!({"purged": true}),
+        "{}",
+        answers[0]
+    );
+    assert_eq!(
+        answers[1]["error"]["code"], "RATE_LIMITED",
+        "{}",
+        answers[1]
+    );
 }

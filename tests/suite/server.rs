@@ -548,6 +548,8 @@ async fn http_answers_unknown_methods_in_json_rpc_and_ends_sessions() {
     )
     .await;
     assert_eq!(after.status, 404, "{after:?}");
+    // The session's own 404, not the words for a method protocol 2026-07-28 removed.
+    assert!(!after.body.contains("not part of protocol"), "{after:?}");
 }
 
 #[tokio::test]

@@ -440,7 +440,8 @@ impl std::fmt::Debug for Chain {
 }
 
 impl Chain {
-    /// A chain with no links at all, not even the built-ins.
+    /// A chain with no links at all, not even the built-ins: nothing is confirmed, no
+    /// permission or rate is checked, and a call that carries an idempotency key is refused.
     pub fn empty() -> Self {
         Self { links: Vec::new() }
     }

@@ -99,6 +99,9 @@ pub(crate) struct Guards {
     watches: Box<[Link]>,
     /// Whether the chain keeps idempotency keys (it has the `idempotency` link).
     pub(crate) keeps_keys: bool,
+    /// Whether the chain confirms dangerous operations (it has the `confirmation` link).
+    #[allow(dead_code, reason = "read by the MCP-AQL surface, when it is built")]
+    pub(crate) confirms: bool,
     /// The metrics link's stage, when the server counts calls.
     metered: Option<Arc<dyn Stage>>,
     /// The traces link's stage, when the server traces calls.
@@ -169,6 +172,10 @@ impl Guards {
                 .links
                 .iter()
                 .any(|link| matches!(link, Link::Builtin(Builtin::Idempotency))),
+            confirms: chain
+                .links
+                .iter()
+                .any(|link| matches!(link, Link::Builtin(Builtin::Confirmation))),
             users: chain.users(),
             metered: metered::stage(&instruments),
             traced: traced::stage(&instruments),

@@ -177,16 +177,18 @@ impl ServerBuilder {
         self
     }
 
-    /// Put `middleware` around every call (at the end of the [chain](Self::chain)): see
-    /// [`middleware`](crate::middleware).
+    /// Put `middleware` around every call (at the end of the [chain](Self::chain), before
+    /// `confirmation` while it stands last): see [`middleware`](crate::middleware).
     pub fn middleware(mut self, middleware: impl crate::middleware::Middleware) -> Self {
         self.chain = self.chain.with(middleware);
         self
     }
 
     /// The links every call runs through, in order: the built-in concerns and middleware
-    /// (by default [`Chain::default`](crate::middleware::Chain::default), the built-ins, then
-    /// what [`middleware`](Self::middleware) added). Replaces the chain set so far.
+    /// (by default [`Chain::default`](crate::middleware::Chain::default): the built-ins, with
+    /// what [`middleware`](Self::middleware) added before `confirmation`). Replaces the chain
+    /// set so far: a chain without `confirmation` confirms nothing, one without
+    /// `idempotency` refuses idempotency keys.
     pub fn chain(mut self, chain: crate::middleware::Chain) -> Self {
         self.chain = chain;
         self
@@ -416,6 +418,7 @@ impl ServerBuilder {
             &self.chain,
             instruments.clone(),
         ));
+        warn_unconfirmed(&guards, &surfaces);
         let notifier = ResourceNotifier::shared(&store);
         let mut state = self.state;
         state.insert(notifier.clone());
@@ -536,6 +539,16 @@ pub(super) fn capabilities(
         capabilities.completions = Some(JsonObject::new());
     }
     capabilities
+}
+
+/// A warning at start-up when MCP-AQL would run dangerous operations unconfirmed (the chain
+/// has no `confirmation` link).
+fn warn_unconfirmed(guards: &crate::pipeline::Guards, surfaces: &[Surface]) {
+    if !guards.confirms && surfaces.iter().any(|surface| surface.label() == "aql") {
+        tracing::warn!(
+            "the chain has no `confirmation` link: MCP-AQL runs dangerous operations unconfirmed"
+        );
+    }
 }
 
 /// The server's surfaces by slot (its own first, then each mount's), and each mount's path,

@@ -149,7 +149,6 @@ impl Gate {
     }
 }
 
-/// Whether the request says its body is JSON.
 /// Where the pipeline reports what it learns of the call `parts` asks for.
 fn reported(parts: &mut axum::http::request::Parts) -> pipeline::Reading {
     let (reporter, reading) = pipeline::report();
@@ -157,6 +156,7 @@ fn reported(parts: &mut axum::http::request::Parts) -> pipeline::Reading {
     reading
 }
 
+/// Whether `headers` say the body is JSON.
 fn is_json(headers: &axum::http::HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)

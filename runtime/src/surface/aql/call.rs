@@ -1,7 +1,7 @@
 //! One MCP-AQL tool call: a single operation or a batch, answered with the draft's envelope.
 
 use rmcp::model::CallToolResult;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::envelope::{Answer, Batch, Envelope, Item, Pending, respond};
 use super::idempotent::operation;
@@ -139,6 +139,15 @@ fn batch_items<'v>(
                 extra.join(", ")
             ),
         ));
+    }
+    // A key beside `operations` would name no call: it is never silently dropped.
+    if args.get("_idempotency_key").is_some() {
+        return Err(AbilityError::new(
+            ErrorCode::ValidationUnknownParam,
+            "A batch takes an idempotency key in _meta (for the whole batch) or in each \
+             operation's params, not beside 'operations'",
+        )
+        .with_details(json!({"param_name": "_idempotency_key"})));
     }
     let limit = table.config.limits.max_batch_operations;
     if items.len() > limit {

@@ -40,7 +40,9 @@ pub(super) async fn operation_once(
     let checks = Params { op };
     let query = op.collection.as_ref().map(|items| Query { op, items });
     let select = op.selection.as_ref().map(|schema| Select { schema });
-    let gate = op.danger.needs_confirmation().then(|| Gate {
+    // No gate where the chain confirms nothing: then no token lets a call skip its rate.
+    let confirms = served.guards.confirms;
+    let gate = (confirms && op.danger.needs_confirmation()).then(|| Gate {
         table,
         op,
         served,
