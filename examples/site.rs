@@ -191,7 +191,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             );
             eprintln!("try: npx @modelcontextprotocol/inspector --cli {url} --method tools/list");
             println!("{url}");
-            abilities::http::serve_router(listener, server.app()).await?;
+            server.serve_listener(listener).await?;
         }
         None => {
             // stdout is the protocol: what a client needs goes to stderr.

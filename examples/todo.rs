@@ -147,7 +147,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                     },
                 ));
             }
-            abilities::http::serve_router(listener, app).await?;
+            server.serve_app(listener, app).await?;
         }
         None => server.serve_stdio().await?,
     }

@@ -84,6 +84,18 @@ for n in $(seq 1 "$replicas"); do
   addr=$(head -n 1 "$dir/replica-$n.url" | sed -e 's|^http://||' -e 's|/mcp$||')
   [ -n "$addr" ] || { echo "cluster.sh: replica $n printed no address" >&2; exit 1; }
   echo "$addr" >"$dir/replica-$n.addr"
+  # In rotation once ready, as a platform's readiness probe would have it.
+  python3 - "$addr" <<'PY' || { cat "$dir/replica-$n.log" >&2; echo "cluster.sh: replica $n never got ready" >&2; exit 1; }
+import sys, time, urllib.request
+for _ in range(200):
+    try:
+        if urllib.request.urlopen(f"http://{sys.argv[1]}/readyz", timeout=2).status == 200:
+            sys.exit(0)
+    except OSError:
+        pass
+    time.sleep(0.05)
+sys.exit(1)
+PY
   upstreams+="        server $addr max_fails=1 fail_timeout=5s;"$'\n'
 done
 

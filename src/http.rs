@@ -4,4 +4,4 @@
 //! [`serve_router`] and [`axum`] (the version the server is built on) to mount the MCP endpoint
 //! beside your routes.
 
-pub use abilities_runtime::{axum, serve_router};
+pub use abilities_runtime::{NotReady, axum, serve_router};

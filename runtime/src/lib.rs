@@ -74,7 +74,8 @@ pub use rate::{Rate, RateError, RateProblem};
 pub use registry::{Iter, Registry};
 pub use resource::ResourceNotifier;
 pub use server::{
-    HttpConfig, LedgerConfig, ServedAbilities, ServedSkills, Server, ServerBuilder, ServerError,
+    HttpConfig, LedgerConfig, NotReady, ServedAbilities, ServedSkills, Server, ServerBuilder,
+    ServerError,
 };
 pub use site::{CONTRACT_VERSION, Site};
 pub use skill::{SKILL_MD, Skill, SkillError, SkillFile};

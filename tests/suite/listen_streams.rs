@@ -115,3 +115,23 @@ async fn refusal(stream: &mut Streaming) -> Value {
         }
     }
 }
+
+#[tokio::test]
+async fn a_draining_server_ends_its_listen_streams_with_a_hint_and_opens_no_more() {
+    let server = builder!().build().expect("valid");
+    let addr = serve_http(&server).await;
+    let mut open = listen(addr, None, 1).await;
+    assert_eq!(accepted(&mut open).await, Ok(()));
+    server.drain();
+    let ended = refusal(&mut open).await;
+    assert_eq!(ended["id"], 1, "{ended}");
+    assert_eq!(
+        ended["error"]["data"],
+        json!({"reason": "draining", "retryAfterMs": 1000}),
+        "{ended}"
+    );
+    // No new one is opened: the client listens again elsewhere.
+    let mut late = listen(addr, None, 2).await;
+    let refused = refusal(&mut late).await;
+    assert_eq!(refused["error"]["data"]["reason"], "draining", "{refused}");
+}

@@ -44,6 +44,7 @@ mod numbers;
 mod one_map;
 mod otel;
 mod pipeline;
+mod probes;
 mod properties;
 mod rate_limits;
 mod replica_tasks;

@@ -479,6 +479,8 @@ pub struct Replica {
     /// How many of the next outcomes to refuse to record, as a store that went down between
     /// a call's effect and its record would.
     settle_failures: std::sync::Arc<std::sync::atomic::AtomicU32>,
+    /// While set, reading a task fails, as a database that went down would.
+    down: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Replica {
@@ -491,6 +493,7 @@ impl Replica {
                 bus: Some(bus.clone()),
                 me,
                 settle_failures: std::sync::Arc::default(),
+                down: std::sync::Arc::default(),
             })
             .collect()
     }
@@ -502,6 +505,18 @@ impl Replica {
             bus: None,
             me: 0,
             settle_failures: std::sync::Arc::default(),
+            down: std::sync::Arc::default(),
+        }
+    }
+
+    /// A replica of `store` alone whose reads of tasks fail while `down` is set.
+    pub fn switched(
+        store: std::sync::Arc<abilities::store::SqliteStore>,
+        down: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> Replica {
+        Replica {
+            down,
+            ..Self::alone(store)
         }
     }
 
@@ -530,6 +545,13 @@ impl abilities::store::Store for Replica {
         &'a self,
         id: &'a str,
     ) -> abilities::store::StoreFuture<'a, Option<abilities::store::TaskRecord>> {
+        if self.down.load(std::sync::atomic::Ordering::SeqCst) {
+            return Box::pin(async {
+                Err(abilities::store::StoreError::failed(
+                    "the database is not answering",
+                ))
+            });
+        }
         self.store.task(id)
     }
     fn update_task(

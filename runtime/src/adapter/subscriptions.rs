@@ -52,6 +52,9 @@ impl McpHandler {
         &self,
         context: SubscriptionContext,
     ) -> Result<(), ErrorData> {
+        if self.inner.drain.is_draining() {
+            return Err(draining());
+        }
         // A place among the streams the server holds, given back when this one ends.
         let _held = self
             .inner
@@ -101,11 +104,22 @@ impl McpHandler {
         loop {
             tokio::select! {
                 () = context.cancelled() => break,
+                () = self.inner.drain.started() => return Err(draining()),
                 Some(task) = changes.recv() => tasks::notify(context.request_context(), task).await,
             }
         }
         Ok(())
     }
+}
+
+/// The end of a listen stream on a server that drains: listen again, and another replica
+/// serves the stream.
+fn draining() -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode(-32000),
+        "The server is stopping: listen again (another replica will serve the stream)",
+        Some(serde_json::json!({"reason": "draining", "retryAfterMs": 1000})),
+    )
 }
 
 /// Forgets a `subscriptions/listen` stream's subscriptions when it ends.

@@ -461,6 +461,7 @@ impl ServerBuilder {
                 streams: super::streams::Streams::new(self.listen_streams.0, self.listen_streams.1),
                 skills: Mutex::new(skills),
                 instruments,
+                drain: super::Drain::new(),
             }),
         };
         #[cfg(feature = "metrics")]

@@ -9,6 +9,9 @@ use std::time::Duration;
 pub(crate) const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a request may take to send its body, by default.
 const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a stopping replica lets its requests finish, by default: within Kubernetes'
+/// default grace period of 30 s.
+pub(crate) const DEFAULT_DRAIN_GRACE: Duration = Duration::from_secs(25);
 
 /// Limits and options of the streamable HTTP transport
 /// ([`ServerBuilder::http`](crate::ServerBuilder::http)).
@@ -41,6 +44,12 @@ pub struct HttpConfig {
     pub(crate) header_read_timeout: Duration,
     /// How long a request may take to send its body, once its head is in.
     pub(crate) body_read_timeout: Duration,
+    /// Where the liveness probe answers, if anywhere.
+    pub(crate) live_path: Option<String>,
+    /// Where the readiness probe answers, if anywhere.
+    pub(crate) ready_path: Option<String>,
+    /// How long a stopping server lets its requests in flight finish.
+    pub(crate) drain_grace: Duration,
 }
 
 impl Default for HttpConfig {
@@ -58,6 +67,9 @@ impl Default for HttpConfig {
             session_idle: Duration::from_secs(300),
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            live_path: Some("/healthz".into()),
+            ready_path: Some("/readyz".into()),
+            drain_grace: DEFAULT_DRAIN_GRACE,
         }
     }
 }
@@ -103,6 +115,33 @@ impl HttpConfig {
         self
     }
 
+    /// Where the app answers its liveness and readiness probes (default `/healthz` and
+    /// `/readyz`), `GET` only and outside authentication. Liveness is `200` while the process
+    /// serves; readiness is `200` while the store answers and the server is not draining,
+    /// else `503` with why. A path the MCP endpoint takes is not also a probe.
+    pub fn probes(mut self, live: impl Into<String>, ready: impl Into<String>) -> Self {
+        self.live_path = Some(rooted(live.into()));
+        self.ready_path = Some(rooted(ready.into()));
+        self
+    }
+
+    /// No probes on the app.
+    pub fn without_probes(mut self) -> Self {
+        self.live_path = None;
+        self.ready_path = None;
+        self
+    }
+
+    /// How long a server told to stop (`SIGTERM`, Ctrl-C, or the future given to
+    /// [`Server::serve_listener_until`](crate::Server::serve_listener_until)) lets its
+    /// requests in flight finish (default 25 s, within Kubernetes' default grace period of
+    /// 30 s). It [drains](crate::Server::drain) first: readiness fails, no new session or
+    /// listen stream is opened, and the listen streams open end with a hint to listen again.
+    pub fn drain_grace(mut self, grace: Duration) -> Self {
+        self.drain_grace = grace;
+        self
+    }
+
     /// Serve HTTP without sessions: every request stands alone (default: sessions).
     pub fn stateless(mut self, stateless: bool) -> Self {
         self.stateful = !stateless;
@@ -122,6 +161,15 @@ impl HttpConfig {
     ) -> Self {
         self.allowed_origins = origins.into_iter().map(Into::into).collect();
         self
+    }
+}
+
+/// `path`, starting with `/` (a route must).
+fn rooted(path: String) -> String {
+    if path.starts_with('/') {
+        path
+    } else {
+        format!("/{path}")
     }
 }
 

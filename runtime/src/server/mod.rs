@@ -4,6 +4,7 @@
 
 mod builder;
 mod config;
+mod drain;
 mod listeners;
 #[cfg(feature = "metrics")]
 mod metrics;
@@ -15,8 +16,10 @@ use std::time::Duration;
 use rmcp::model::{Implementation, ServerCapabilities, Tool};
 
 pub use builder::ServerBuilder;
-pub(crate) use config::DEFAULT_HEADER_READ_TIMEOUT;
+pub(crate) use config::{DEFAULT_DRAIN_GRACE, DEFAULT_HEADER_READ_TIMEOUT};
 pub use config::{HttpConfig, LedgerConfig};
+pub(crate) use drain::Drain;
+pub use drain::NotReady;
 pub(crate) use listeners::{Listener, Listeners, Lists};
 
 use crate::auth::Authenticator;
@@ -269,6 +272,8 @@ pub(crate) struct Inner {
     pub(crate) skills: Mutex<crate::skill::Skills>,
     /// The metrics (and where to serve them) and the tracer the builder installed.
     pub(crate) instruments: crate::instruments::Instruments,
+    /// Whether the server drains, told to stop.
+    pub(crate) drain: Drain,
 }
 
 impl Inner {

@@ -186,6 +186,11 @@ impl Tasks {
         Duration::from_millis(self.ttl_ms)
     }
 
+    /// Whether the store answers: one read of a task no one has (no task id has a `-`).
+    pub(crate) async fn store_answers(&self) -> Result<(), StoreError> {
+        self.store.task("readiness-probe").await.map(drop)
+    }
+
     /// The record of a task `id` of `owner`'s that starts working now.
     fn working(&self, id: String, owner: &str) -> TaskRecord {
         let now = now_ms();

@@ -83,6 +83,7 @@ impl Server {
             Router::new().nest_service(path, self.http_service()),
             [path],
         );
+        let router = self.with_probes(router, [path]);
         self.observed(router)
     }
 
@@ -131,42 +132,110 @@ impl Server {
                 };
                 app.nest_service(path, server.http_service())
             });
-        let app = self.with_metadata(
-            app,
-            self.inner.mounts.iter().map(|(path, _, _)| path.as_str()),
-        );
+        let paths = self.inner.mounts.iter().map(|(path, _, _)| path.as_str());
+        let app = self.with_metadata(app, paths.clone());
+        let app = self.with_probes(app, paths);
         self.observed(app)
     }
 
-    /// Serve [`app`](Self::app) on `addr` until Ctrl-C.
+    /// Serve [`app`](Self::app) on `addr` until `SIGTERM` or Ctrl-C, then
+    /// [drain](Self::drain) (see [`serve_listener_until`](Self::serve_listener_until)).
     pub async fn serve_http(&self, addr: SocketAddr) -> Result<(), ServerError> {
         let listener = TcpListener::bind(addr).await?;
         self.serve_listener(listener).await
     }
 
-    /// Serve [`app`](Self::app) on a bound `listener` until Ctrl-C, with the builder's
-    /// [header read timeout](crate::HttpConfig::header_read_timeout).
+    /// Serve [`app`](Self::app) on a bound `listener` until `SIGTERM` or Ctrl-C, then
+    /// [drain](Self::drain) (see [`serve_listener_until`](Self::serve_listener_until)).
     pub async fn serve_listener(&self, listener: TcpListener) -> Result<(), ServerError> {
-        serve_on(listener, self.app(), self.inner.http.header_read_timeout).await
+        self.serve_listener_until(listener, stop_signal()).await
+    }
+
+    /// Serve `app` (this server's [`app`](Self::app) or [`router`](Self::router), with your
+    /// routes and layers) on a bound `listener` as [`serve_listener`](Self::serve_listener)
+    /// does: with the server's limits, until `SIGTERM` or Ctrl-C, then draining.
+    pub async fn serve_app(&self, listener: TcpListener, app: Router) -> Result<(), ServerError> {
+        self.serve_until(listener, app, stop_signal()).await
+    }
+
+    /// Serve [`app`](Self::app) on a bound `listener` until `stop` resolves. Then the
+    /// server [drains](Self::drain) (readiness fails; no new session or listen stream; the
+    /// open listen streams end with a hint to listen again), takes no new connection, and
+    /// lets the requests in flight finish within
+    /// [`HttpConfig::drain_grace`](crate::HttpConfig::drain_grace); a stream still open then
+    /// is dropped. A connection that is slow to send a request's head is closed
+    /// ([`HttpConfig::header_read_timeout`](crate::HttpConfig::header_read_timeout)).
+    pub async fn serve_listener_until(
+        &self,
+        listener: TcpListener,
+        stop: impl Future<Output = ()> + Send,
+    ) -> Result<(), ServerError> {
+        self.serve_until(listener, self.app(), stop).await
+    }
+
+    /// `app` on `listener` until `stop`, then draining.
+    async fn serve_until(
+        &self,
+        listener: TcpListener,
+        app: Router,
+        stop: impl Future<Output = ()> + Send,
+    ) -> Result<(), ServerError> {
+        let http = &self.inner.http;
+        let server = self.clone();
+        let stop = async move {
+            stop.await;
+            server.drain();
+        };
+        let limits = (http.header_read_timeout, http.drain_grace);
+        serve_on(listener, app, limits, stop).await
     }
 }
 
-/// Serve `router` on `listener` until Ctrl-C, letting requests in flight finish (for up to
-/// 10 s); a connection
-/// that takes more than 10 s to send a request's head is closed. Responses are small JSON-RPC
-/// messages, so Nagle's algorithm is off (`TCP_NODELAY`): with it, a client that delays its
-/// ACKs waits 40 ms for every answer.
+/// Serve `router` on `listener` until `SIGTERM` or Ctrl-C, letting requests in flight finish
+/// (for up to 25 s); a connection that takes more than 10 s to send a request's head is
+/// closed. Responses are small JSON-RPC messages, so Nagle's algorithm is off
+/// (`TCP_NODELAY`): with it, a client that delays its ACKs waits 40 ms for every answer.
 pub async fn serve_router(listener: TcpListener, router: Router) -> Result<(), ServerError> {
-    serve_on(listener, router, crate::server::DEFAULT_HEADER_READ_TIMEOUT).await
+    let limits = (
+        crate::server::DEFAULT_HEADER_READ_TIMEOUT,
+        crate::server::DEFAULT_DRAIN_GRACE,
+    );
+    serve_on(listener, router, limits, stop_signal()).await
 }
 
+/// Until the process is told to stop: `SIGTERM` (what a platform sends) or Ctrl-C.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = terminate.recv() => {}
+                }
+                return;
+            }
+            Err(error) => tracing::warn!(%error, "SIGTERM cannot be heard: Ctrl-C only"),
+        }
+    }
+    if let Err(error) = tokio::signal::ctrl_c().await {
+        tracing::warn!(%error, "Ctrl-C cannot be heard: serving until the process ends");
+        std::future::pending::<()>().await;
+    }
+}
+
+/// `router` on `listener` until `stop`, with `limits`: how long a request's head may take,
+/// and how long requests in flight may take to finish once stopped.
 async fn serve_on(
     listener: TcpListener,
     router: Router,
-    header_read_timeout: Duration,
+    limits: (Duration, Duration),
+    stop: impl Future<Output = ()> + Send,
 ) -> Result<(), ServerError> {
+    let (header_read_timeout, grace) = limits;
     let graceful = GracefulShutdown::new();
-    let mut stop = std::pin::pin!(tokio::signal::ctrl_c());
+    let mut stop = std::pin::pin!(stop);
     loop {
         let (stream, _) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -197,13 +266,16 @@ async fn serve_on(
         });
     }
     // No new connections; requests in flight finish, and a stream that would never end (an
-    // SSE listener) is not waited for past 10 s.
+    // SSE listener) is not waited for past the grace period.
     drop(listener);
-    if tokio::time::timeout(Duration::from_secs(10), graceful.shutdown())
+    if tokio::time::timeout(grace, graceful.shutdown())
         .await
         .is_err()
     {
-        tracing::info!("connections still open 10 s after the stop signal are not waited for");
+        tracing::info!(
+            grace_s = grace.as_secs_f64(),
+            "connections still open past the grace period are not waited for"
+        );
     }
     Ok(())
 }

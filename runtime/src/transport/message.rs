@@ -36,7 +36,7 @@ impl Gate {
             parts.extensions.insert(tasks);
         }
         let opens = self.inner.http.stateful && Sessions::named(&parts.headers).is_none();
-        if opens && let Some(refusal) = self.sessions.refuse_new(&summary).await {
+        if opens && let Some(refusal) = self.refuse_new(&summary).await {
             return refusal;
         }
         let answering = match self.hold_id(&parts, &summary) {
@@ -67,6 +67,24 @@ impl Gate {
             return rate_limited_status(response, seconds);
         }
         in_our_words(response, json_body, &bytes, &summary)
+    }
+
+    /// The refusal of an `initialize` that would open a session now: the server drains, or
+    /// holds as many sessions as it may.
+    async fn refuse_new(&self, summary: &Summary<'_>) -> Option<Response> {
+        if self.inner.drain.is_draining() && summary.method.as_deref() == Some("initialize") {
+            let refusal = ErrorAnswer::new(
+                summary.answer_id(),
+                -32000,
+                "The server is stopping: open the session again (another replica will serve it)",
+            );
+            let mut response = refusal.response(StatusCode::SERVICE_UNAVAILABLE);
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return Some(response);
+        }
+        self.sessions.refuse_new(summary).await
     }
 
     /// Hold the request's id in its session while it is answered: a request of a session

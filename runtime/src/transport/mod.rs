@@ -10,6 +10,7 @@ mod http_direct;
 mod in_place;
 mod message;
 mod metrics;
+mod probes;
 mod sessions;
 pub(crate) mod stdio;
 mod stdio_direct;
