@@ -5,7 +5,7 @@
 //!
 //! Every label's values come from a bounded set: an ability's name is a label only once the
 //! call found the ability (a tool name a client made up never is), a surface is one of a
-//! fixed few, an outcome is an [`ErrorCode`](crate::ErrorCode) or `OK`. Per-call work is two
+//! fixed few, an outcome is an [`ErrorCode`] or `OK`. Per-call work is two
 //! clock reads, a histogram observation and an atomic addition: an ability keeps its series
 //! in a slot of its own, made at its first call.
 
