@@ -1,5 +1,5 @@
 //! Where what outlives a request is kept: tasks, confirmation tokens, idempotency records,
-//! rate budgets.
+//! rate budgets, and (with a store replicas share) protocol 2025 sessions.
 //!
 //! A server keeps these in a [`MemoryStore`] by default. Give
 //! [`ServerBuilder::store`](crate::ServerBuilder::store) an `SqliteStore` file (feature
@@ -11,6 +11,7 @@ pub use abilities_runtime::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use abilities_runtime::SqliteStore;
 pub use abilities_runtime::{
-    Claim, Claimed, MemoryStore, RateTaken, Spend, Store, StoreError, StoreFuture, TaskEvent,
-    TaskEvents, TaskInsert, TaskLimits, TaskRecord, TaskSignal, TaskStatus, TokenRecord, Updates,
+    Claim, Claimed, MemoryStore, RateTaken, SessionEvent, SessionEvents, SessionRecord, Spend,
+    Store, StoreError, StoreFuture, TaskEvent, TaskEvents, TaskInsert, TaskLimits, TaskRecord,
+    TaskSignal, TaskStatus, TokenRecord, Updates,
 };

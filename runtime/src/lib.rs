@@ -84,8 +84,9 @@ pub use store::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use store::SqliteStore;
 pub use store::{
-    Claim, Claimed, MemoryStore, RateTaken, Spend, Store, StoreError, StoreFuture, TaskEvent,
-    TaskEvents, TaskInsert, TaskLimits, TaskRecord, TaskSignal, TaskStatus, TokenRecord, Updates,
+    Claim, Claimed, MemoryStore, RateTaken, SessionEvent, SessionEvents, SessionRecord, Spend,
+    Store, StoreError, StoreFuture, TaskEvent, TaskEvents, TaskInsert, TaskLimits, TaskRecord,
+    TaskSignal, TaskStatus, TokenRecord, Updates,
 };
 #[cfg(feature = "aql")]
 pub use surface::aql::{

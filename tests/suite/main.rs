@@ -47,6 +47,7 @@ mod pipeline;
 mod probes;
 mod properties;
 mod rate_limits;
+mod replica_sessions;
 mod replica_tasks;
 mod replicas;
 mod resources_prompts;

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use abilities::store::{
-    Claim, Claimed, MemoryStore, PostgresStore, RateTaken, Spend, SqliteStore, Store, TaskEvent,
-    TaskInsert, TaskLimits, TaskRecord, TaskSignal, TaskStatus, TokenRecord,
+    Claim, Claimed, MemoryStore, PostgresStore, RateTaken, SessionEvent, SessionRecord, Spend,
+    SqliteStore, Store, TaskEvent, TaskInsert, TaskLimits, TaskRecord, TaskSignal, TaskStatus,
+    TokenRecord,
 };
 use serde_json::json;
 
@@ -468,7 +469,54 @@ async fn task_signals_are_taken_once_in_order(store: &dyn Store) {
     assert!(store.take_task_signals(&[id]).await.unwrap().is_empty());
 }
 
+async fn sessions_are_kept_until_they_expire_or_end(store: &dyn Store) {
+    let now = now_ms();
+    let id = unique("session");
+    let record = SessionRecord {
+        id: id.clone(),
+        state: json!({"initialize": {"protocolVersion": "2025-11-25"}, "owner": "ada"}),
+        expires_at_ms: now + 1_000,
+    };
+    store.put_session(&record).await.unwrap();
+    assert_eq!(store.session(&id, now).await.unwrap(), Some(record.clone()));
+    // Past its expiry it is not served, however long it waits to be swept.
+    assert_eq!(store.session(&id, now + 1_001).await.unwrap(), None);
+    // A replica still serving it moves the expiry on (never back).
+    store
+        .touch_sessions(std::slice::from_ref(&id), now + 5_000)
+        .await
+        .unwrap();
+    store
+        .touch_sessions(std::slice::from_ref(&id), now + 2_000)
+        .await
+        .unwrap();
+    let touched = store.session(&id, now + 4_000).await.unwrap().unwrap();
+    assert_eq!(touched.expires_at_ms, now + 5_000);
+    // Writing it again replaces what it is.
+    let changed = SessionRecord {
+        state: json!({"initialize": {}, "owner": "ada", "logLevel": "debug"}),
+        ..touched
+    };
+    store.put_session(&changed).await.unwrap();
+    assert_eq!(store.session(&id, now).await.unwrap(), Some(changed));
+    // Ended: gone, and a second end finds nothing.
+    assert!(store.delete_session(&id).await.unwrap());
+    assert_eq!(store.session(&id, now).await.unwrap(), None);
+    assert!(!store.delete_session(&id).await.unwrap());
+    // An expired session is swept.
+    let old = unique("session");
+    let expired = SessionRecord {
+        id: old.clone(),
+        state: json!({}),
+        expires_at_ms: now - 10,
+    };
+    store.put_session(&expired).await.unwrap();
+    assert!(store.sweep(now).await.unwrap() >= 1);
+    assert!(!store.delete_session(&old).await.unwrap());
+}
+
 async fn suite(store: Arc<dyn Store>) {
+    sessions_are_kept_until_they_expire_or_end(&*store).await;
     task_limits_hold_under_a_race(Arc::clone(&store)).await;
     task_signals_are_taken_once_in_order(&*store).await;
     rate_budgets_allow_the_burst_then_refuse(&*store).await;
@@ -649,4 +697,52 @@ async fn postgres_fans_task_events_out_to_the_other_replicas() {
             .unwrap(),
         vec![(id, TaskSignal::Cancel)]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: tests/interop/run.sh runs it with a server"]
+async fn postgres_fans_session_events_out_to_the_other_replicas() {
+    let url = postgres_url();
+    let a = PostgresStore::connect(&url).await.unwrap();
+    let b = PostgresStore::connect(&url).await.unwrap();
+    let mut heard = b.session_events().unwrap();
+    let id = unique("session");
+    let ours = |event: &SessionEvent| match event {
+        SessionEvent::Changed(of) | SessionEvent::Ended(of) => *of == id,
+        _ => false,
+    };
+    // The listeners connect in the background: publish until B hears.
+    let changed = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            a.publish_session(&id).await.unwrap();
+            if let Ok(Ok(got)) =
+                tokio::time::timeout(Duration::from_millis(200), heard.recv()).await
+                && ours(&got)
+            {
+                break got;
+            }
+        }
+    })
+    .await
+    .expect("replica B hears A's session change");
+    assert_eq!(changed, SessionEvent::Changed(id.clone()));
+    let record = SessionRecord {
+        id: id.clone(),
+        state: json!({"owner": "ada"}),
+        expires_at_ms: now_ms() + 60_000,
+    };
+    a.put_session(&record).await.unwrap();
+    assert_eq!(b.session(&id, now_ms()).await.unwrap(), Some(record));
+    assert!(a.delete_session(&id).await.unwrap());
+    let ended = loop {
+        let got = tokio::time::timeout(Duration::from_secs(5), heard.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if ours(&got) && got != SessionEvent::Changed(id.clone()) {
+            break got;
+        }
+    };
+    assert_eq!(ended, SessionEvent::Ended(id.clone()));
+    assert_eq!(b.session(&id, now_ms()).await.unwrap(), None);
 }

@@ -468,6 +468,18 @@ pub async fn post_streaming(
     }
 }
 
+/// GET `path` with the MCP headers plus `extra` (a listen stream); as soon as the response's
+/// head is in, its body still open.
+pub async fn get_streaming(addr: SocketAddr, path: &str, extra: &[(&str, &str)]) -> Streaming {
+    let response = send_head(addr, "GET", path, extra, "").await;
+    Streaming {
+        status: response.status().as_u16(),
+        body: response.into_body(),
+        text: String::new(),
+        read: std::collections::VecDeque::new(),
+    }
+}
+
 /// One replica's view of a store that replicas share (an SQLite one, for the tests): with
 /// task events between the replicas of a [`set`](Replica::set), as PostgreSQL's `NOTIFY`
 /// would carry them (each skips its own), or [`alone`](Replica::alone), carrying no signals
@@ -475,6 +487,9 @@ pub async fn post_streaming(
 pub struct Replica {
     store: std::sync::Arc<abilities::store::SqliteStore>,
     bus: Option<tokio::sync::broadcast::Sender<(u64, abilities::store::TaskEvent)>>,
+    /// Session events and resource updates between the replicas of a set.
+    sessions: Option<tokio::sync::broadcast::Sender<(u64, abilities::store::SessionEvent)>>,
+    updates: Option<tokio::sync::broadcast::Sender<(u64, String)>>,
     me: u64,
     /// How many of the next outcomes to refuse to record, as a store that went down between
     /// a call's effect and its record would.
@@ -487,10 +502,14 @@ impl Replica {
     /// `n` replicas of one store.
     pub fn set(store: &std::sync::Arc<abilities::store::SqliteStore>, n: u64) -> Vec<Replica> {
         let (bus, _) = tokio::sync::broadcast::channel(1024);
+        let (sessions, _) = tokio::sync::broadcast::channel(1024);
+        let (updates, _) = tokio::sync::broadcast::channel(1024);
         (0..n)
             .map(|me| Replica {
                 store: std::sync::Arc::clone(store),
                 bus: Some(bus.clone()),
+                sessions: Some(sessions.clone()),
+                updates: Some(updates.clone()),
                 me,
                 settle_failures: std::sync::Arc::default(),
                 down: std::sync::Arc::default(),
@@ -503,6 +522,8 @@ impl Replica {
         Replica {
             store,
             bus: None,
+            sessions: None,
+            updates: None,
             me: 0,
             settle_failures: std::sync::Arc::default(),
             down: std::sync::Arc::default(),
@@ -679,19 +700,79 @@ impl abilities::store::Store for Replica {
         Box::pin(async { Ok(()) })
     }
     fn task_events(&self) -> Option<abilities::store::TaskEvents> {
-        let (events, heard) = tokio::sync::broadcast::channel(1024);
-        let mut bus = self.bus.as_ref()?.subscribe();
-        let me = self.me;
-        tokio::spawn(async move {
-            while let Ok((from, event)) = bus.recv().await {
-                if from != me && events.send(event).is_err() {
-                    return;
-                }
+        heard(self.bus.as_ref()?, self.me)
+    }
+    fn put_session<'a>(
+        &'a self,
+        record: &'a abilities::store::SessionRecord,
+    ) -> abilities::store::StoreFuture<'a, ()> {
+        self.store.put_session(record)
+    }
+    fn session<'a>(
+        &'a self,
+        id: &'a str,
+        now_ms: u64,
+    ) -> abilities::store::StoreFuture<'a, Option<abilities::store::SessionRecord>> {
+        self.store.session(id, now_ms)
+    }
+    fn touch_sessions<'a>(
+        &'a self,
+        ids: &'a [String],
+        expires_at_ms: u64,
+    ) -> abilities::store::StoreFuture<'a, ()> {
+        self.store.touch_sessions(ids, expires_at_ms)
+    }
+    fn delete_session<'a>(&'a self, id: &'a str) -> abilities::store::StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let gone = self.store.delete_session(id).await?;
+            if let Some(bus) = &self.sessions {
+                let _ = bus.send((
+                    self.me,
+                    abilities::store::SessionEvent::Ended(id.to_owned()),
+                ));
             }
-        });
-        Some(heard)
+            Ok(gone)
+        })
+    }
+    fn publish_session<'a>(&'a self, id: &'a str) -> abilities::store::StoreFuture<'a, ()> {
+        if let Some(bus) = &self.sessions {
+            let _ = bus.send((
+                self.me,
+                abilities::store::SessionEvent::Changed(id.to_owned()),
+            ));
+        }
+        Box::pin(async { Ok(()) })
+    }
+    fn session_events(&self) -> Option<abilities::store::SessionEvents> {
+        heard(self.sessions.as_ref()?, self.me)
+    }
+    fn publish<'a>(&'a self, uri: &'a str) -> abilities::store::StoreFuture<'a, ()> {
+        if let Some(bus) = &self.updates {
+            let _ = bus.send((self.me, uri.to_owned()));
+        }
+        Box::pin(async { Ok(()) })
+    }
+    fn updates(&self) -> Option<abilities::store::Updates> {
+        heard(self.updates.as_ref()?, self.me)
     }
     fn is_shared(&self) -> bool {
         true
     }
+}
+
+/// What the other replicas than `me` send on `bus`.
+fn heard<T: Clone + Send + 'static>(
+    bus: &tokio::sync::broadcast::Sender<(u64, T)>,
+    me: u64,
+) -> Option<tokio::sync::broadcast::Receiver<T>> {
+    let (events, heard) = tokio::sync::broadcast::channel(1024);
+    let mut bus = bus.subscribe();
+    tokio::spawn(async move {
+        while let Ok((from, event)) = bus.recv().await {
+            if from != me && events.send(event).is_err() {
+                return;
+            }
+        }
+    });
+    Some(heard)
 }

@@ -11,6 +11,7 @@ mod catalog;
 mod client;
 mod idempotent;
 pub(crate) mod input;
+mod kept;
 mod page;
 mod subscriptions;
 mod tasks;
@@ -38,6 +39,7 @@ use crate::server::{Inner, Listener, Lists};
 use crate::{Caller, Context, LogLevel};
 use client::{RequestClient, from_rmcp_level};
 use input::{Detach, Rounds};
+pub(crate) use kept::{Joining, Kept};
 
 /// The `rmcp` [`ServerHandler`] of a [`Server`]: native tools over its registry. One per
 /// session: it holds the session's log level.
@@ -52,6 +54,8 @@ pub struct McpHandler {
     session: u64,
     /// The surface's name in the audit trail.
     via: &'static str,
+    /// Where the session is kept for other replicas, with a store they share.
+    kept: Option<Arc<Kept>>,
 }
 
 impl McpHandler {
@@ -64,13 +68,21 @@ impl McpHandler {
             caller,
             log_level: default_log_level(),
             session: next_session(),
+            kept: None,
         }
+    }
+
+    /// This handler, its sessions kept in `kept` for the other replicas.
+    pub(crate) fn keeping(mut self, kept: Option<Arc<Kept>>) -> Self {
+        self.kept = kept;
+        self
     }
 
     /// A handler for a new session: the same server and caller, a fresh log level and
     /// subscriptions.
     pub fn for_session(&self) -> Self {
         Self::new(Arc::clone(&self.inner), self.slot, self.caller.clone())
+            .keeping(self.kept.clone())
     }
 
     fn page_size(&self) -> usize {
@@ -95,6 +107,13 @@ impl Server {
 pub(crate) fn next_session() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The id of the kept session a message came in, from its `Mcp-Session-Id` header.
+fn kept_session(extensions: &rmcp::model::Extensions) -> Option<String> {
+    let parts = extensions.get::<axum::http::request::Parts>()?;
+    let id = parts.headers.get("mcp-session-id")?.to_str().ok()?;
+    Some(id.to_owned())
 }
 
 fn unknown_resource(uri: &str) -> ErrorData {
@@ -146,6 +165,41 @@ impl McpHandler {
                 .cloned()
                 .unwrap_or_else(Caller::anonymous),
         }
+    }
+
+    /// Serve a kept session here: one restored from the store takes what its record says; a
+    /// new one is left for the gate to register under its id.
+    async fn join(&self, kept: &Kept, context: &RequestContext<RoleServer>) {
+        use rmcp::transport::streamable_http_server::session::SessionRestoreMarker;
+        let level = Arc::clone(&self.log_level);
+        let peer = context.peer.clone();
+        if let Some(restored) = context.extensions.get::<SessionRestoreMarker>() {
+            kept.restored(&restored.id, level, self.session, peer).await;
+        } else if let Some(joining) = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<kept::Joining>())
+        {
+            joining.join(level, self.session, peer);
+        }
+    }
+
+    /// Make `change` to the session's record, when the session is kept for other replicas.
+    async fn keep(
+        &self,
+        request: &RequestContext<RoleServer>,
+        change: impl FnOnce(&mut kept::State),
+    ) -> Result<(), ErrorData> {
+        let (Some(kept), Some(id)) = (&self.kept, kept_session(&request.extensions)) else {
+            return Ok(());
+        };
+        kept.change(&id, change).await.map_err(|error| {
+            tracing::warn!(%error, session = id, "a session's change could not be kept");
+            ErrorData::internal_error(
+                format!("the change could not be kept for the session's other replicas: {error}"),
+                None,
+            )
+        })
     }
 
     fn context(&self, request: RequestContext<RoleServer>) -> Context {
@@ -235,6 +289,18 @@ impl ServerHandler for McpHandler {
             .add(Listener::Session(self.session, context.peer, offered));
     }
 
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        if let Some(kept) = &self.kept {
+            self.join(kept, &context).await;
+        }
+        self.negotiate_initialize(&request)
+    }
+
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
@@ -263,7 +329,8 @@ impl ServerHandler for McpHandler {
         }
         self.log_level
             .store(from_rmcp_level(request.level) as u8, Ordering::Relaxed);
-        Ok(())
+        let level = request.level;
+        self.keep(&context, |state| state.set_level(level)).await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -407,16 +474,19 @@ impl ServerHandler for McpHandler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.subscribe_session(&request, context)
+        self.subscribe_session(&request, context.clone())?;
+        self.keep(&context, |state| state.subscribe(&request.uri))
+            .await
     }
 
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         self.inner.notifier.unsubscribe(&request.uri, self.session);
-        Ok(())
+        self.keep(&context, |state| state.unsubscribe(&request.uri))
+            .await
     }
 
     fn accepted_subscription_filter(

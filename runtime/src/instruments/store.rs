@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use super::Instruments;
 use crate::store::{
-    Claim, Claimed, RateTaken, Spend, Store, StoreError, StoreFuture, TaskEvents, TaskInsert,
-    TaskLimits, TaskRecord, TaskSignal, TokenRecord, Updates,
+    Claim, Claimed, RateTaken, SessionEvents, SessionRecord, Spend, Store, StoreError, StoreFuture,
+    TaskEvents, TaskInsert, TaskLimits, TaskRecord, TaskSignal, TokenRecord, Updates,
 };
 
 /// `inner`, every operation timed and traced with `instruments`.
@@ -159,6 +159,33 @@ impl Store for Measured {
 
     fn task_events(&self) -> Option<TaskEvents> {
         self.inner.task_events()
+    }
+
+    fn put_session<'a>(&'a self, record: &'a SessionRecord) -> StoreFuture<'a, ()> {
+        self.timed("put_session", self.inner.put_session(record))
+    }
+
+    fn session<'a>(&'a self, id: &'a str, now_ms: u64) -> StoreFuture<'a, Option<SessionRecord>> {
+        self.timed("session", self.inner.session(id, now_ms))
+    }
+
+    fn touch_sessions<'a>(&'a self, ids: &'a [String], expires_at_ms: u64) -> StoreFuture<'a, ()> {
+        self.timed(
+            "touch_sessions",
+            self.inner.touch_sessions(ids, expires_at_ms),
+        )
+    }
+
+    fn delete_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
+        self.timed("delete_session", self.inner.delete_session(id))
+    }
+
+    fn publish_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
+        self.timed("publish_session", self.inner.publish_session(id))
+    }
+
+    fn session_events(&self) -> Option<SessionEvents> {
+        self.inner.session_events()
     }
 
     fn is_shared(&self) -> bool {

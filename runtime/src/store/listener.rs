@@ -1,5 +1,5 @@
 //! The PostgreSQL store's ear: one connection of its own that `LISTEN`s for what the other
-//! replicas publish (resource updates, task events) and hands it to this process's
+//! replicas publish (resource updates, task and session events) and hands it to this process's
 //! subscribers, connecting again when it breaks.
 
 use std::time::Duration;
@@ -9,13 +9,14 @@ use tokio::sync::broadcast;
 use tokio_postgres::{AsyncMessage, NoTls};
 use tokio_util::sync::CancellationToken;
 
-use super::TaskEvent;
-use super::postgres::{CHANNEL, TASKS_CHANNEL};
+use super::postgres::{CHANNEL, SESSIONS_CHANNEL, TASKS_CHANNEL};
+use super::{SessionEvent, TaskEvent};
 
 /// Where what other replicas publish goes in this process.
 pub(super) struct Heard {
     pub(super) updates: broadcast::Sender<String>,
     pub(super) tasks: broadcast::Sender<TaskEvent>,
+    pub(super) sessions: broadcast::Sender<SessionEvent>,
 }
 
 impl Heard {
@@ -29,6 +30,15 @@ impl Heard {
         }
         if channel == CHANNEL {
             let _ = self.updates.send(rest.to_owned());
+            return;
+        }
+        if channel == SESSIONS_CHANNEL {
+            let event = match rest.split_once(' ') {
+                Some(("changed", id)) => SessionEvent::Changed(id.to_owned()),
+                Some(("ended", id)) => SessionEvent::Ended(id.to_owned()),
+                _ => return,
+            };
+            let _ = self.sessions.send(event);
             return;
         }
         let event = match rest.split_once(' ') {
@@ -55,7 +65,8 @@ pub(super) async fn listen(url: String, origin: String, heard: Heard, stop: Canc
             Ok((client, mut connection)) => {
                 let mut messages =
                     futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
-                let sql = format!("LISTEN {CHANNEL}; LISTEN {TASKS_CHANNEL}");
+                let sql =
+                    format!("LISTEN {CHANNEL}; LISTEN {TASKS_CHANNEL}; LISTEN {SESSIONS_CHANNEL}");
                 // The connection must be driven for LISTEN to be answered.
                 let ready = {
                     let mut listening = std::pin::pin!(client.batch_execute(&sql));
@@ -71,6 +82,7 @@ pub(super) async fn listen(url: String, origin: String, heard: Heard, stop: Canc
                     // Back after a break: what was announced meanwhile is lost.
                     if reconnected {
                         let _ = heard.tasks.send(TaskEvent::Missed);
+                        let _ = heard.sessions.send(SessionEvent::Missed);
                     }
                     reconnected = true;
                     loop {

@@ -7,8 +7,8 @@ use std::sync::{Mutex, PoisonError};
 use serde_json::Value;
 
 use super::{
-    Claim, Claimed, RateTaken, Spend, Store, StoreError, StoreFuture, TaskInsert, TaskLimits,
-    TaskRecord, TaskSignal, TokenRecord,
+    Claim, Claimed, RateTaken, SessionRecord, Spend, Store, StoreError, StoreFuture, TaskInsert,
+    TaskLimits, TaskRecord, TaskSignal, TokenRecord,
 };
 
 /// The default [`Store`]: everything in this process's memory, gone with it. Pure Rust,
@@ -42,6 +42,7 @@ struct Tables {
     rates: HashMap<String, u64>,
     /// By task, in the order they were sent.
     signals: BTreeMap<String, Vec<(TaskSignal, u64)>>,
+    sessions: HashMap<String, SessionRecord>,
 }
 
 #[derive(Debug)]
@@ -320,7 +321,8 @@ impl Store for MemoryStore {
                 + t.tokens.len()
                 + t.idempotency.len()
                 + t.rates.len()
-                + t.signals.values().map(Vec::len).sum::<usize>();
+                + t.signals.values().map(Vec::len).sum::<usize>()
+                + t.sessions.len();
             t.tasks.retain(|_, task| task.expires_at_ms() >= now_ms);
             let tasks = &t.tasks;
             t.running.retain(|id| tasks.contains_key(id));
@@ -333,11 +335,14 @@ impl Store for MemoryStore {
                 signals.retain(|(_, expires_at_ms)| *expires_at_ms >= now_ms);
             }
             t.signals.retain(|_, signals| !signals.is_empty());
+            t.sessions
+                .retain(|_, session| session.expires_at_ms >= now_ms);
             let after = t.tasks.len()
                 + t.tokens.len()
                 + t.idempotency.len()
                 + t.rates.len()
-                + t.signals.values().map(Vec::len).sum::<usize>();
+                + t.signals.values().map(Vec::len).sum::<usize>()
+                + t.sessions.len();
             Ok((before - after) as u64)
         })
     }
@@ -360,6 +365,38 @@ impl Store for MemoryStore {
                 Err(retry_after_ms) => RateTaken::Limited { retry_after_ms },
             })
         })
+    }
+
+    fn put_session<'a>(&'a self, record: &'a SessionRecord) -> StoreFuture<'a, ()> {
+        let record = record.clone();
+        self.with(move |t| {
+            t.sessions.insert(record.id.clone(), record);
+            Ok(())
+        })
+    }
+
+    fn session<'a>(&'a self, id: &'a str, now_ms: u64) -> StoreFuture<'a, Option<SessionRecord>> {
+        self.with(move |t| {
+            Ok(t.sessions
+                .get(id)
+                .filter(|s| s.expires_at_ms >= now_ms)
+                .cloned())
+        })
+    }
+
+    fn touch_sessions<'a>(&'a self, ids: &'a [String], expires_at_ms: u64) -> StoreFuture<'a, ()> {
+        self.with(move |t| {
+            for id in ids {
+                if let Some(session) = t.sessions.get_mut(id) {
+                    session.expires_at_ms = session.expires_at_ms.max(expires_at_ms);
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn delete_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
+        self.with(move |t| Ok(t.sessions.remove(id).is_some()))
     }
 
     fn signal_task<'a>(

@@ -11,6 +11,7 @@ mod listener;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod session;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -19,6 +20,7 @@ mod tables;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
+pub use session::{SessionEvent, SessionEvents, SessionRecord};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
@@ -441,7 +443,7 @@ pub trait Store: Send + Sync + 'static {
         owner: &'a str,
         lease_until_ms: u64,
     ) -> StoreFuture<'a, ()>;
-    /// Delete what expired before `now_ms` (tasks, tokens, idempotency records); how many
+    /// Delete what expired before `now_ms` (tasks, tokens, idempotency records, sessions); how many
     /// records went.
     fn sweep(&self, now_ms: u64) -> StoreFuture<'_, u64>;
     /// Take one call from the rate-limit budget `key`, which allows `calls` per `period_ms`
@@ -502,6 +504,40 @@ pub trait Store: Send + Sync + 'static {
     }
     /// Task events published by other replicas, if this store carries them.
     fn task_events(&self) -> Option<TaskEvents> {
+        None
+    }
+    /// Record a session (protocol 2025), in place of any record it had. The default keeps
+    /// nothing: a session is then served only by the replica that opened it.
+    fn put_session<'a>(&'a self, record: &'a SessionRecord) -> StoreFuture<'a, ()> {
+        let _ = record;
+        Box::pin(async { Ok(()) })
+    }
+    /// The session `id`, unless it expired before `now_ms` (a store shared by replicas may use
+    /// its own clock). The default has none.
+    fn session<'a>(&'a self, id: &'a str, now_ms: u64) -> StoreFuture<'a, Option<SessionRecord>> {
+        let _ = (id, now_ms);
+        Box::pin(async { Ok(None) })
+    }
+    /// Move the expiry of the sessions `ids` that have not expired on to `expires_at_ms`:
+    /// this process still serves them.
+    fn touch_sessions<'a>(&'a self, ids: &'a [String], expires_at_ms: u64) -> StoreFuture<'a, ()> {
+        let _ = (ids, expires_at_ms);
+        Box::pin(async { Ok(()) })
+    }
+    /// Forget the session `id`, and tell the replicas it ended; whether it was kept. The
+    /// default keeps none.
+    fn delete_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
+        let _ = id;
+        Box::pin(async { Ok(false) })
+    }
+    /// Tell the other replicas that the record of session `id` changed. The default does
+    /// nothing: a store of one process has no one else to tell.
+    fn publish_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
+        let _ = id;
+        Box::pin(async { Ok(()) })
+    }
+    /// Session events published by other replicas, if this store carries them.
+    fn session_events(&self) -> Option<SessionEvents> {
         None
     }
     /// Whether replicas in other processes may share this store: then the server leaves

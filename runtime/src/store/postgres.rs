@@ -10,14 +10,17 @@ use tokio_postgres::{NoTls, Row};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::{
-    Claim, Claimed, RateTaken, Spend, Store, StoreError, StoreFuture, TaskEvent, TaskEvents,
-    TaskInsert, TaskLimits, TaskRecord, TaskSignal, TaskStatus, TokenRecord, Updates,
+    Claim, Claimed, RateTaken, SessionEvent, SessionEvents, SessionRecord, Spend, Store,
+    StoreError, StoreFuture, TaskEvent, TaskEvents, TaskInsert, TaskLimits, TaskRecord, TaskSignal,
+    TaskStatus, TokenRecord, Updates,
 };
 
 /// The channel resource updates travel on.
 pub(super) const CHANNEL: &str = "abilities_updates";
 /// The channel task events travel on (`<origin> changed <id>`, `<origin> signalled <id>`).
 pub(super) const TASKS_CHANNEL: &str = "abilities_tasks";
+/// The channel session events travel on (`<origin> changed <id>`, `<origin> ended <id>`).
+pub(super) const SESSIONS_CHANNEL: &str = "abilities_session_events";
 /// Serializes replicas creating the tables at once (an arbitrary, fixed lock id).
 const MIGRATION_LOCK: i64 = 0x6162_696c_6974_6965;
 /// Serializes replicas recording new tasks, so each counts the others' (another fixed id).
@@ -38,6 +41,8 @@ pub struct PostgresStore {
     updates: broadcast::Sender<String>,
     /// Task events from other replicas, for this process's tasks and listen streams.
     tasks: broadcast::Sender<TaskEvent>,
+    /// Session events from other replicas, for the sessions this process serves.
+    sessions: broadcast::Sender<SessionEvent>,
     /// Stops the listener when the store goes.
     _listening: DropGuard,
 }
@@ -111,6 +116,7 @@ impl PostgresStore {
         let origin: String = origin.iter().map(|b| format!("{b:02x}")).collect();
         let (updates, _) = broadcast::channel(1024);
         let (tasks, _) = broadcast::channel(1024);
+        let (sessions, _) = broadcast::channel(1024);
         let stop = CancellationToken::new();
         tokio::spawn(super::listener::listen(
             url.to_owned(),
@@ -118,6 +124,7 @@ impl PostgresStore {
             super::listener::Heard {
                 updates: updates.clone(),
                 tasks: tasks.clone(),
+                sessions: sessions.clone(),
             },
             stop.clone(),
         ));
@@ -126,6 +133,7 @@ impl PostgresStore {
             origin,
             updates,
             tasks,
+            sessions,
             _listening: stop.drop_guard(),
         })
     }
@@ -532,6 +540,7 @@ impl Store for PostgresStore {
                 "abilities_tokens",
                 "abilities_idempotency",
                 "abilities_task_signals",
+                "abilities_sessions",
             ] {
                 gone += client
                     .execute(
@@ -638,6 +647,97 @@ impl Store for PostgresStore {
 
     fn task_events(&self) -> Option<TaskEvents> {
         Some(self.tasks.subscribe())
+    }
+
+    fn put_session<'a>(&'a self, record: &'a SessionRecord) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute(
+                    "INSERT INTO abilities_sessions (id, state, expires_at_ms) VALUES ($1, $2, $3)
+                     ON CONFLICT (id) DO UPDATE SET state = excluded.state,
+                         expires_at_ms = excluded.expires_at_ms",
+                    &[
+                        &record.id,
+                        &record.state.to_string(),
+                        &int(record.expires_at_ms),
+                    ],
+                )
+                .await
+                .map(drop)
+                .map_err(db_failed)
+        })
+    }
+
+    fn session<'a>(&'a self, id: &'a str, now_ms: u64) -> StoreFuture<'a, Option<SessionRecord>> {
+        Box::pin(async move {
+            let row = self
+                .client()
+                .await?
+                .query_opt(
+                    "SELECT state, expires_at_ms FROM abilities_sessions
+                     WHERE id = $1 AND expires_at_ms >= $2",
+                    &[&id, &int(now_ms)],
+                )
+                .await
+                .map_err(db_failed)?;
+            Ok(row.and_then(|row| {
+                Some(SessionRecord {
+                    id: id.to_owned(),
+                    state: json(&row, 0)?,
+                    expires_at_ms: ms(&row, 1),
+                })
+            }))
+        })
+    }
+
+    fn touch_sessions<'a>(&'a self, ids: &'a [String], expires_at_ms: u64) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute(
+                    "UPDATE abilities_sessions SET expires_at_ms = $2
+                     WHERE id = ANY($1) AND expires_at_ms < $2",
+                    &[&ids, &int(expires_at_ms)],
+                )
+                .await
+                .map(drop)
+                .map_err(db_failed)
+        })
+    }
+
+    fn delete_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            // One transaction: the record goes and the end is announced together.
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(failed)?;
+            let gone = tx
+                .execute("DELETE FROM abilities_sessions WHERE id = $1", &[&id])
+                .await
+                .map_err(db_failed)?;
+            let payload = format!("{} ended {id}", self.origin);
+            tx.execute("SELECT pg_notify($1, $2)", &[&SESSIONS_CHANNEL, &payload])
+                .await
+                .map_err(failed)?;
+            tx.commit().await.map_err(failed)?;
+            Ok(gone > 0)
+        })
+    }
+
+    fn publish_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let payload = format!("{} changed {id}", self.origin);
+            self.client()
+                .await?
+                .execute("SELECT pg_notify($1, $2)", &[&SESSIONS_CHANNEL, &payload])
+                .await
+                .map(drop)
+                .map_err(failed)
+        })
+    }
+
+    fn session_events(&self) -> Option<SessionEvents> {
+        Some(self.sessions.subscribe())
     }
 
     fn is_shared(&self) -> bool {

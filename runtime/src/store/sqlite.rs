@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::tables::existing;
 use super::{
-    Claim, Claimed, RateTaken, Spend, Store, StoreError, StoreFuture, TaskInsert, TaskLimits,
-    TaskRecord, TaskSignal, TaskStatus, TokenRecord,
+    Claim, Claimed, RateTaken, SessionRecord, Spend, Store, StoreError, StoreFuture, TaskInsert,
+    TaskLimits, TaskRecord, TaskSignal, TaskStatus, TokenRecord,
 };
 
 /// The embedded [`Store`]: SQLite, in a file (so finished tasks and spent tokens outlive the
@@ -468,6 +468,64 @@ impl Store for SqliteStore {
         })
     }
 
+    fn put_session<'a>(&'a self, record: &'a SessionRecord) -> StoreFuture<'a, ()> {
+        let (id, state) = (record.id.clone(), record.state.to_string());
+        let expires = int(record.expires_at_ms);
+        self.run(move |db| {
+            db.execute(
+                "INSERT INTO abilities_sessions (id, state, expires_at_ms) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (id) DO UPDATE SET state = excluded.state,
+                     expires_at_ms = excluded.expires_at_ms",
+                params![id, state, expires],
+            )
+            .map(drop)
+        })
+    }
+
+    fn session<'a>(&'a self, id: &'a str, now_ms: u64) -> StoreFuture<'a, Option<SessionRecord>> {
+        let id = id.to_owned();
+        self.run(move |db| {
+            let row = db
+                .query_row(
+                    "SELECT state, expires_at_ms FROM abilities_sessions
+                     WHERE id = ?1 AND expires_at_ms >= ?2",
+                    params![id, int(now_ms)],
+                    |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
+                )
+                .optional()?;
+            Ok(row.and_then(|(state, expires)| {
+                Some(SessionRecord {
+                    state: serde_json::from_str(&state).ok()?,
+                    expires_at_ms: u64::try_from(expires).unwrap_or(0),
+                    id,
+                })
+            }))
+        })
+    }
+
+    fn touch_sessions<'a>(&'a self, ids: &'a [String], expires_at_ms: u64) -> StoreFuture<'a, ()> {
+        let ids = ids.to_vec();
+        self.run(move |db| {
+            let tx = db.transaction()?;
+            for id in &ids {
+                tx.execute(
+                    "UPDATE abilities_sessions SET expires_at_ms = ?2
+                     WHERE id = ?1 AND expires_at_ms < ?2",
+                    params![id, int(expires_at_ms)],
+                )?;
+            }
+            tx.commit()
+        })
+    }
+
+    fn delete_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
+        let id = id.to_owned();
+        self.run(move |db| {
+            db.execute("DELETE FROM abilities_sessions WHERE id = ?1", [id])
+                .map(|n| n > 0)
+        })
+    }
+
     fn signal_task<'a>(
         &'a self,
         id: &'a str,
@@ -528,6 +586,7 @@ impl Store for SqliteStore {
                 "abilities_idempotency",
                 "abilities_rates",
                 "abilities_task_signals",
+                "abilities_sessions",
             ] {
                 gone += db.execute(
                     &format!("DELETE FROM {table} WHERE expires_at_ms < ?1"),

@@ -4,7 +4,7 @@
 use super::{Claim, Claimed};
 
 #[cfg(feature = "sqlite")]
-/// SQLite's: tasks, tokens, idempotency records, rate budgets and task signals.
+/// SQLite's: tasks, tokens, idempotency records, rate budgets, task signals and sessions.
 pub(super) const SQLITE: &str = "CREATE TABLE IF NOT EXISTS abilities_tasks (
     id TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
@@ -54,7 +54,12 @@ CREATE TABLE IF NOT EXISTS abilities_task_signals (
 );
 CREATE INDEX IF NOT EXISTS abilities_task_signals_task ON abilities_task_signals (task_id);
 CREATE INDEX IF NOT EXISTS abilities_tasks_running ON abilities_tasks (owner)
-    WHERE status IN ('working', 'input_required');";
+    WHERE status IN ('working', 'input_required');
+CREATE TABLE IF NOT EXISTS abilities_sessions (
+    id TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    expires_at_ms INTEGER NOT NULL
+);";
 
 /// PostgreSQL's: the same tables, indexes and columns added since.
 #[cfg(feature = "postgres")]
@@ -111,6 +116,12 @@ CREATE TABLE IF NOT EXISTS abilities_task_signals (
     expires_at_ms BIGINT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS abilities_task_signals_task ON abilities_task_signals (task_id);
+CREATE TABLE IF NOT EXISTS abilities_sessions (
+    id TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    expires_at_ms BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS abilities_sessions_expiry ON abilities_sessions (expires_at_ms);
 ";
 
 /// What an idempotency claim found in a row already there (its digest, start and outcome as

@@ -23,13 +23,14 @@ use serde_json::Value;
 use tokio::net::TcpListener;
 use tower_service::Service;
 
-use crate::adapter::McpHandler;
+use crate::adapter::{Kept, McpHandler};
 use crate::auth::AuthError;
 use crate::server::Inner;
 use crate::transport::ErrorAnswer;
 use crate::transport::batch;
 use crate::transport::body::{self, BodyError};
 use crate::transport::http_direct::Direct;
+use crate::transport::restore::Restore;
 use crate::transport::sessions::Sessions;
 use crate::{Server, ServerError};
 
@@ -43,10 +44,20 @@ impl Server {
     + Send
     + Sync
     + 'static {
-        let handler = self.handler(None);
         let http = &self.inner.http;
-        let config = rmcp_config(http);
-        let sessions = Sessions::new(http);
+        let kept = http
+            .stateful
+            .then(|| {
+                let store = &self.inner.ledger.store;
+                Kept::on(store, &self.inner.notifier, http.session_idle)
+            })
+            .flatten();
+        let handler = self.handler(None).keeping(kept.clone());
+        let mut config = rmcp_config(http);
+        if let Some(kept) = &kept {
+            config.session_store = Some(Arc::new(Restore(Arc::clone(kept))));
+        }
+        let sessions = Sessions::new(http, kept);
         let manager = Arc::downgrade(&sessions.manager());
         self.inner.instruments.count_sessions(
             move || {
@@ -375,10 +386,13 @@ impl Gate {
         caller: &crate::Caller,
     ) -> Response {
         let id = Sessions::named(&parts.headers).map(str::to_owned);
-        if let Some(id) = &id
-            && let Err(refusal) = self.sessions.may_delete(id, Some(caller)).await
-        {
-            return refusal;
+        if let Some(id) = &id {
+            if let Err(refusal) = self.sessions.may_delete(id, Some(caller)).await {
+                return refusal;
+            }
+            if let Err(refusal) = self.sessions.end(id).await {
+                return refusal;
+            }
         }
         // rmcp answers a terminated session with 202; clients (the Python SDK) expect 200 or
         // 204, and nothing is left to process.

@@ -53,9 +53,17 @@ impl Gate {
         let mut reading = (summary.is_request("tools/call") && (metadata.is_some() || standard))
             .then(|| reported(&mut parts));
         let json_body = is_json(&parts.headers);
+        let joining = opens.then(|| {
+            let joining = crate::adapter::Joining::default();
+            parts.extensions.insert(joining.clone());
+            joining
+        });
         let mut response = self.answer(parts, &bytes).await;
-        if opens {
-            self.sessions.opened(&response, Some(caller));
+        if let Some(joining) = &joining {
+            response = self
+                .sessions
+                .opened(response, caller, &summary, &bytes, joining)
+                .await;
         }
         if let (Some(metadata), Some(reading)) = (&metadata, &mut reading)
             && let Some(Err(scope)) = reading.permission().await

@@ -6,12 +6,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use rmcp::transport::common::server_side_http::SessionId;
+use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::Value;
 
 use super::summary::Summary;
 use super::{ErrorAnswer, MAX_ANSWERING};
 use crate::Caller;
+use crate::adapter::{Joining, Kept};
 use crate::server::HttpConfig;
 
 /// The header that names a session.
@@ -27,6 +30,18 @@ pub(crate) struct Sessions {
     /// take or lose its answer.
     answering: Arc<Mutex<HashMap<String, HashSet<String>>>>,
     cap: usize,
+    /// Where sessions are kept for the other replicas, with a store they share.
+    kept: Option<Arc<Kept>>,
+}
+
+/// What this replica or the store knows of who opened a session.
+enum Found {
+    /// Neither holds the session.
+    Missing,
+    /// Held here, with no owner on record (a session opened without a caller).
+    Unowned,
+    /// Opened by the caller with this principal, anonymous or not.
+    Owned(String, bool),
 }
 
 /// Why a request's id could not be taken.
@@ -116,14 +131,19 @@ impl Drop for Answering {
 }
 
 impl Sessions {
-    pub(crate) fn new(options: &HttpConfig) -> Self {
+    pub(crate) fn new(options: &HttpConfig, kept: Option<Arc<Kept>>) -> Self {
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = Some(options.session_idle);
+        let manager = Arc::new(manager);
+        if let Some(kept) = &kept {
+            super::in_step::start(Arc::downgrade(&manager), Arc::clone(kept));
+        }
         Self {
-            manager: Arc::new(manager),
+            manager,
             owners: Mutex::new(HashMap::new()),
             answering: Arc::default(),
             cap: options.max_sessions,
+            kept,
         }
     }
 
@@ -166,11 +186,49 @@ impl Sessions {
         )
     }
 
-    /// Remember that `caller` opened the session `response` names, if it names one.
-    pub(crate) fn opened(&self, response: &Response, caller: Option<&Caller>) {
-        let (Some(id), Some(caller)) = (Self::named(response.headers()), caller) else {
-            return;
+    /// Remember that `caller` opened the session `response` names, if it names one; with a
+    /// store replicas share, record it there from the `initialize` request in `body`. A
+    /// session that cannot be recorded is closed, and the answer is `503`: the other
+    /// replicas would not know it.
+    pub(crate) async fn opened(
+        &self,
+        response: Response,
+        caller: &Caller,
+        summary: &Summary<'_>,
+        body: &[u8],
+        joining: &Joining,
+    ) -> Response {
+        let Some(id) = Self::named(response.headers()).map(str::to_owned) else {
+            return response;
         };
+        self.own(&id, caller);
+        let Some(kept) = &self.kept else {
+            return response;
+        };
+        let initialize = serde_json::from_slice::<Value>(body)
+            .ok()
+            .and_then(|mut request| request.get_mut("params").map(Value::take))
+            .unwrap_or_default();
+        let Err(error) = kept.open(&id, initialize, caller).await else {
+            kept.opened(&id, joining);
+            return response;
+        };
+        tracing::error!(%error, session = id, "a session could not be recorded in the store");
+        let _ = self
+            .manager
+            .close_session(&SessionId::from(id.clone()))
+            .await;
+        self.forget(&id);
+        ErrorAnswer::new(
+            summary.answer_id(),
+            -32603,
+            format!("the session could not be recorded for the other replicas: {error}"),
+        )
+        .response(StatusCode::SERVICE_UNAVAILABLE)
+    }
+
+    /// Remember that `caller` opened the session `id`.
+    fn own(&self, id: &str, caller: &Caller) {
         let mut owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
         // Forget sessions that ended (read under the owners' lock, so no session opened
         // meanwhile is forgotten); when the sessions are busy, next time.
@@ -181,6 +239,40 @@ impl Sessions {
         owners.insert(id.to_owned(), caller.clone());
     }
 
+    /// Who opened the session `id`, as this replica or the store knows; `Err` with the
+    /// refusal when the store cannot say.
+    async fn owner(&self, id: &str) -> Result<Found, Response> {
+        let exists = self
+            .manager
+            .sessions
+            .read()
+            .await
+            .keys()
+            .any(|k| &**k == id);
+        let known = self
+            .owners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .map(|caller| Found::Owned(caller.principal().to_owned(), caller.is_anonymous()));
+        match (exists, known, &self.kept) {
+            (true, Some(known), _) => Ok(known),
+            (true, None, None) => Ok(Found::Unowned),
+            (false, _, None) => Ok(Found::Missing),
+            (_, _, Some(kept)) => match kept.owner(id).await {
+                Ok(Some(owner)) => Ok(Found::Owned(owner.principal, owner.anonymous)),
+                Ok(None) if exists => Ok(Found::Unowned),
+                Ok(None) => Ok(Found::Missing),
+                Err(error) => Err(ErrorAnswer::new(
+                    Value::Null,
+                    -32603,
+                    format!("the store did not say who opened the session: {error}"),
+                )
+                .response(StatusCode::SERVICE_UNAVAILABLE)),
+            },
+        }
+    }
+
     /// Whether `caller` may end session `id`: `404` when there is no such session (a second
     /// `DELETE` included), `403` when another caller opened it. Anonymous callers are told
     /// apart by nothing but the session id they hold.
@@ -189,31 +281,21 @@ impl Sessions {
         id: &str,
         caller: Option<&Caller>,
     ) -> Result<(), Response> {
-        let exists = self
-            .manager
-            .sessions
-            .read()
-            .await
-            .keys()
-            .any(|k| &**k == id);
-        if !exists {
-            self.forget(id);
-            return Err(ErrorAnswer::new(
-                Value::Null,
-                -32600,
-                "Session not found: it ended, expired or never existed",
-            )
-            .response(StatusCode::NOT_FOUND));
-        }
-        let owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
-        let owner = owners.get(id);
-        let same = match (owner, caller) {
-            (Some(owner), Some(caller)) => {
-                owner.principal() == caller.principal()
-                    && owner.is_anonymous() == caller.is_anonymous()
+        let same = match (self.owner(id).await?, caller) {
+            (Found::Missing, _) => {
+                self.forget(id);
+                return Err(ErrorAnswer::new(
+                    Value::Null,
+                    -32600,
+                    "Session not found: it ended, expired or never existed",
+                )
+                .response(StatusCode::NOT_FOUND));
+            }
+            (Found::Owned(principal, anonymous), Some(caller)) => {
+                principal == caller.principal() && anonymous == caller.is_anonymous()
             }
             // No owner on record: nobody may end it but its idle timeout.
-            (None, _) | (Some(_), None) => false,
+            (Found::Unowned, _) | (Found::Owned(..), None) => false,
         };
         if same {
             Ok(())
@@ -225,6 +307,22 @@ impl Sessions {
             )
             .response(StatusCode::FORBIDDEN))
         }
+    }
+
+    /// End the session `id` for the other replicas too (its record goes from the store);
+    /// the refusal when the store failed.
+    pub(crate) async fn end(&self, id: &str) -> Result<(), Response> {
+        let Some(kept) = &self.kept else {
+            return Ok(());
+        };
+        kept.end(id).await.map(drop).map_err(|error| {
+            ErrorAnswer::new(
+                Value::Null,
+                -32603,
+                format!("the session could not be ended for the other replicas: {error}"),
+            )
+            .response(StatusCode::SERVICE_UNAVAILABLE)
+        })
     }
 
     /// Mark the request `id` (its JSON) of `session` as being answered, until the guard
@@ -266,7 +364,7 @@ mod tests {
 
     #[test]
     fn a_session_holds_at_most_so_many_ids() {
-        let sessions = Sessions::new(&HttpConfig::default());
+        let sessions = Sessions::new(&HttpConfig::default(), None);
         let held: Vec<_> = (0..MAX_ANSWERING)
             .map(|i| sessions.answering("s", i.to_string()).ok().expect("free"))
             .collect();

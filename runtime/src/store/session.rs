@@ -1,0 +1,38 @@
+//! Protocol 2025 sessions as a store keeps them, so that any replica sharing the store can
+//! serve a session another one opened, and the news replicas send each other about them.
+
+use serde_json::Value;
+
+/// A session (protocol 2025, stateful HTTP) as a store keeps it: what a replica that meets
+/// its id needs to serve it. The store keeps `state` as it is given; the server writes it
+/// when the session opens and when the client changes it (its log level, its
+/// subscriptions), never on a call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionRecord {
+    /// The session id (`Mcp-Session-Id`).
+    pub id: String,
+    /// What the session is: the client's `initialize` parameters, the caller that opened
+    /// it, its log level and subscriptions (JSON the server reads back).
+    pub state: Value,
+    /// When it expires unless a replica serving it moves this on
+    /// ([`Store::touch_sessions`](super::Store::touch_sessions)). Milliseconds since the
+    /// Unix epoch.
+    pub expires_at_ms: u64,
+}
+
+/// A session's news from another replica, as a store that replicas share carries it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SessionEvent {
+    /// The session's record changed (its log level, its subscriptions): replicas serving
+    /// it read it again.
+    Changed(String),
+    /// The session ended (`DELETE`): replicas serving it close it.
+    Ended(String),
+    /// Events may have been lost (the store's connection to the other replicas broke and is
+    /// back): every replica reads the records of the sessions it serves again.
+    Missed,
+}
+
+/// Session events published by other replicas.
+pub type SessionEvents = tokio::sync::broadcast::Receiver<SessionEvent>;

@@ -1,0 +1,108 @@
+//! A replica's sessions kept in step with the store the replicas share: their expiry moved
+//! on while this replica serves them, closed here when another replica ends them, and read
+//! again when another replica changes them.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use rmcp::transport::common::server_side_http::SessionId;
+use rmcp::transport::streamable_http_server::session::SessionManager as _;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::adapter::Kept;
+use crate::store::SessionEvent;
+
+/// Keep the sessions of `manager` in step with `kept` until the manager goes (on the
+/// runtime the endpoint is made on).
+pub(super) fn start(manager: Weak<LocalSessionManager>, kept: Arc<Kept>) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        tracing::warn!("made outside a Tokio runtime: sessions are not kept in step");
+        return;
+    };
+    runtime.spawn(in_step(manager, kept));
+}
+
+/// How often the expiry of the sessions served here is moved on: a third of the idle time
+/// (so a session is touched at least twice before it would expire), at most a minute.
+fn period(idle: Duration) -> Duration {
+    (idle / 3).clamp(Duration::from_millis(100), Duration::from_secs(60))
+}
+
+async fn in_step(manager: Weak<LocalSessionManager>, kept: Arc<Kept>) {
+    let mut events = kept.events();
+    let mut tick = tokio::time::interval(period(kept.idle()));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let event = tokio::select! {
+            _ = tick.tick() => None,
+            event = recv(&mut events) => event,
+        };
+        let Some(manager) = manager.upgrade() else {
+            return;
+        };
+        match event {
+            None => touch(&manager, &kept).await,
+            Some(SessionEvent::Ended(id)) => close(&manager, &kept, &id).await,
+            Some(SessionEvent::Changed(id)) => {
+                if !kept.reread(&id).await {
+                    close(&manager, &kept, &id).await;
+                }
+            }
+            Some(SessionEvent::Missed) => {
+                for id in kept.served() {
+                    if !kept.reread(&id).await {
+                        close(&manager, &kept, &id).await;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The next event, or never when the store carries none (or stopped carrying them).
+async fn recv(
+    events: &mut Option<tokio::sync::broadcast::Receiver<SessionEvent>>,
+) -> Option<SessionEvent> {
+    let Some(receiver) = events else {
+        return std::future::pending().await;
+    };
+    match receiver.recv().await {
+        Ok(event) => Some(event),
+        Err(RecvError::Lagged(missed)) => {
+            tracing::warn!(missed, "session events from other replicas were missed");
+            Some(SessionEvent::Missed)
+        }
+        Err(RecvError::Closed) => {
+            *events = None;
+            std::future::pending().await
+        }
+    }
+}
+
+/// Move on the expiry of the sessions served here (forgetting those that closed).
+async fn touch(manager: &LocalSessionManager, kept: &Kept) {
+    let served: Vec<String> = manager
+        .sessions
+        .read()
+        .await
+        .keys()
+        .map(|id| id.to_string())
+        .collect();
+    let served = kept.retain(&served);
+    if served.is_empty() {
+        return;
+    }
+    if let Err(error) = kept.touch(&served).await {
+        tracing::warn!(%error, "the sessions served here could not be kept alive in the store");
+    }
+}
+
+/// Close the session `id` here: another replica ended it, or the store no longer keeps it.
+async fn close(manager: &LocalSessionManager, kept: &Kept, id: &str) {
+    kept.forget(id);
+    let session = SessionId::from(id.to_owned());
+    if let Err(error) = manager.close_session(&session).await {
+        tracing::debug!(%error, session = id, "closing a session ended elsewhere");
+    }
+}

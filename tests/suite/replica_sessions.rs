@@ -1,0 +1,308 @@
+//! Protocol 2025 sessions on replicas that share a store, reached as a round-robin balancer
+//! would send them: a session opened on one replica is served by every other, ended by a
+//! `DELETE` on any (then `404` on all), and what its client sets through one replica (its log
+//! level, its subscriptions) holds on the others.
+
+#![allow(
+    clippy::expect_used,
+    reason = "a broken fixture should fail the test loudly"
+)]
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::support::{HttpResponse, Replica, post, request, serve_http};
+use abilities::client::LogLevel;
+use abilities::resource::ResourceNotifier;
+use abilities::store::{SqliteStore, Store as _};
+use abilities::{Context, State, ability};
+use serde_json::{Value, json};
+
+/// The current motto.
+#[ability(semantic = "READ", resource = "site://motto", mime_type = "text/plain")]
+fn motto(current: State<Mutex<String>>) -> String {
+    current.lock().map(|m| m.clone()).unwrap_or_default()
+}
+
+/// Change the motto and tell subscribers.
+#[ability(semantic = "UPDATE", flatten)]
+async fn set_motto(
+    motto: String,
+    current: State<Mutex<String>>,
+    notifier: State<ResourceNotifier>,
+) -> usize {
+    if let Ok(mut m) = current.lock() {
+        *m = motto;
+    }
+    notifier.updated("site://motto").await
+}
+
+/// Log one line at each of two levels, then answer.
+#[ability(semantic = "READ")]
+async fn chatty(ctx: &Context) -> &'static str {
+    ctx.log(LogLevel::Debug, "a detail").await;
+    ctx.log(LogLevel::Warning, "a warning").await;
+    "said"
+}
+
+/// Three replicas on one store, each serving `/mcp` on a port of its own.
+async fn replicas() -> (Arc<SqliteStore>, Vec<SocketAddr>) {
+    let store = Arc::new(SqliteStore::memory().expect("a store"));
+    let mut addrs = Vec::new();
+    for replica in Replica::set(&store, 3) {
+        let server = builder!()
+            .store(replica)
+            .state(Mutex::new("Ship it".to_owned()))
+            .build()
+            .expect("valid");
+        addrs.push(serve_http(&server).await);
+        // The server lives as long as its endpoint does.
+        std::mem::forget(server);
+    }
+    (store, addrs)
+}
+
+/// `initialize` on `addr`: the new session's id.
+async fn open(addr: SocketAddr) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "round-robin", "version": "1"}}});
+    let response = post(addr, "/mcp", &[], init.to_string()).await;
+    assert_eq!(response.status, 200, "{response:?}");
+    response.header("mcp-session-id").expect("a session id")
+}
+
+/// `message` in `session`, sent to `addr`.
+async fn send(addr: SocketAddr, session: &str, message: Value) -> HttpResponse {
+    let headers = [
+        ("mcp-session-id", session),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    post(addr, "/mcp", &headers, message.to_string()).await
+}
+
+/// The request `method` with `params` and `id` in `session`, sent to `addr`: its messages.
+async fn ask(addr: SocketAddr, session: &str, id: u64, method: &str, params: Value) -> Vec<Value> {
+    let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    let response = send(addr, session, message).await;
+    assert_eq!(response.status, 200, "{method} on {addr}: {response:?}");
+    response.messages()
+}
+
+/// The answer (the message with `id`) among `messages`.
+fn answer(messages: &[Value], id: u64) -> &Value {
+    messages
+        .iter()
+        .find(|m| m["id"] == id)
+        .unwrap_or_else(|| panic!("no answer {id} in {messages:?}"))
+}
+
+/// `DELETE` of `session` at `addr`.
+async fn delete(addr: SocketAddr, session: &str) -> HttpResponse {
+    let headers = [
+        ("mcp-session-id", session),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    request(addr, "DELETE", "/mcp", &headers, "").await
+}
+
+#[tokio::test]
+async fn a_session_opened_on_one_replica_is_served_by_every_other() {
+    let (store, r) = replicas().await;
+    let session = open(r[0]).await;
+    // The record is in the store, with the client's `initialize`.
+    let record = store
+        .session(&session, 0)
+        .await
+        .expect("the store answers")
+        .expect("the session is kept");
+    assert_eq!(
+        record.state["initialize"]["clientInfo"]["name"],
+        "round-robin"
+    );
+    assert_eq!(record.state["anonymous"], true);
+
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(send(r[1], &session, initialized).await.status, 202);
+    let listed = ask(r[2], &session, 1, "tools/list", json!({})).await;
+    let names: Vec<&str> = answer(&listed, 1)["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"chatty"), "{names:?}");
+    let called = ask(
+        r[1],
+        &session,
+        2,
+        "tools/call",
+        json!({"name": "chatty", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(
+        answer(&called, 2)["result"]["structuredContent"],
+        json!({"result": "said"})
+    );
+    // The replica that opened it still serves it.
+    let listed = ask(r[0], &session, 3, "tools/list", json!({})).await;
+    assert!(answer(&listed, 3)["result"]["tools"].is_array());
+}
+
+#[tokio::test]
+async fn a_session_ended_on_any_replica_is_gone_from_all() {
+    let (store, r) = replicas().await;
+    let session = open(r[0]).await;
+    // Served on the second replica too, so both hold it.
+    let listed = ask(r[1], &session, 1, "tools/list", json!({})).await;
+    assert!(answer(&listed, 1)["result"]["tools"].is_array());
+
+    let ended = delete(r[2], &session).await;
+    assert_eq!(ended.status, 204, "{ended:?}");
+    assert_eq!(
+        store.session(&session, 0).await.expect("the store answers"),
+        None
+    );
+    // The replicas that held it hear of its end (the store's fan-out takes a moment).
+    for addr in [r[0], r[1], r[2]] {
+        let mut status = 0;
+        for _ in 0..40 {
+            let message = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"});
+            status = send(addr, &session, message).await.status;
+            if status == 404 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(status, 404, "the ended session on {addr}");
+    }
+    // A second `DELETE`, on any replica: there is no such session.
+    assert_eq!(delete(r[1], &session).await.status, 404);
+    assert_eq!(delete(r[0], &session).await.status, 404);
+}
+
+#[tokio::test]
+async fn an_unknown_session_is_404_on_every_replica() {
+    let (_store, r) = replicas().await;
+    for addr in r {
+        let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+        let response = send(addr, "no-such-session", message).await;
+        assert_eq!(response.status, 404, "{response:?}");
+        assert_eq!(delete(addr, "no-such-session").await.status, 404);
+    }
+}
+
+/// The levels of the log messages a call of `chatty` in `session` on `addr` sends to the
+/// session's stream there.
+async fn levels_logged(addr: SocketAddr, session: &str, id: u64) -> Vec<String> {
+    let headers = [
+        ("mcp-session-id", session),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("accept", "text/event-stream"),
+    ];
+    let mut stream = crate::support::get_streaming(addr, "/mcp", &headers).await;
+    assert_eq!(stream.status, 200);
+    let called = ask(
+        addr,
+        session,
+        id,
+        "tools/call",
+        json!({"name": "chatty", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(
+        answer(&called, id)["result"]["structuredContent"],
+        json!({"result": "said"})
+    );
+    let mut levels = Vec::new();
+    while let Some(message) = stream.next_message().await {
+        if message["method"] == "notifications/message" {
+            let level = message["params"]["level"].as_str().unwrap_or_default();
+            levels.push(level.to_owned());
+            if level == "warning" {
+                break;
+            }
+        }
+    }
+    levels
+}
+
+#[tokio::test]
+async fn the_log_level_set_through_one_replica_holds_on_another() {
+    let (store, r) = replicas().await;
+    let session = open(r[0]).await;
+    // The default level (info) leaves the detail out.
+    assert_eq!(levels_logged(r[2], &session, 1).await, ["warning"]);
+
+    let set = ask(
+        r[1],
+        &session,
+        2,
+        "logging/setLevel",
+        json!({"level": "debug"}),
+    )
+    .await;
+    assert_eq!(answer(&set, 2)["result"], json!({}));
+    let record = store
+        .session(&session, 0)
+        .await
+        .expect("answers")
+        .expect("kept");
+    assert_eq!(record.state["logLevel"], "debug");
+    // The replica that served the session before hears of the change (the store's fan-out
+    // takes a moment); one that never did reads it with the session.
+    for (id, addr) in [(3, r[2]), (13, r[0])] {
+        let mut seen = Vec::new();
+        for attempt in 0..10 {
+            seen = levels_logged(addr, &session, id + attempt).await;
+            if seen.len() == 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(seen, ["debug", "warning"], "on {addr}");
+    }
+}
+
+#[tokio::test]
+async fn a_subscription_made_through_one_replica_is_heard_on_the_stream_of_another() {
+    let (_store, r) = replicas().await;
+    let session = open(r[0]).await;
+    // The client's stream is on the second replica; it subscribes through the third.
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("accept", "text/event-stream"),
+    ];
+    let mut stream = crate::support::get_streaming(r[1], "/mcp", &headers).await;
+    assert_eq!(stream.status, 200);
+    let subscribed = ask(
+        r[2],
+        &session,
+        1,
+        "resources/subscribe",
+        json!({"uri": "site://motto"}),
+    )
+    .await;
+    assert_eq!(answer(&subscribed, 1)["result"], json!({}));
+    // A change made through the first replica, in another session.
+    let other = open(r[0]).await;
+    let mut heard = None;
+    for id in 2..20 {
+        let set = json!({"name": "set_motto", "arguments": {"input": format!("motto {id}")}});
+        ask(r[0], &other, id, "tools/call", set).await;
+        let next = tokio::time::timeout(Duration::from_millis(300), stream.next_message()).await;
+        if let Ok(Some(message)) = next {
+            heard = Some(message);
+            break;
+        }
+    }
+    assert_eq!(
+        heard,
+        Some(
+            json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+            "params": {"uri": "site://motto"}})
+        )
+    );
+}
