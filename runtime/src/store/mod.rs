@@ -384,8 +384,9 @@ impl StoreError {
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 
 /// Keeps what must outlive a request (and the process that served it): task records, the
-/// confirmation ledger, idempotency records and shared rate limits; and, for stores shared by replicas, fans
-/// resource updates out to them.
+/// confirmation ledger, idempotency records, shared rate limits and protocol 2025 sessions;
+/// and, for stores shared by replicas, fans resource updates and task and session events out
+/// to them.
 ///
 /// Every method is one atomic step, so replicas sharing a store can race on it: a token is
 /// spent once, a key is claimed once. [`MemoryStore`] is the default one.
