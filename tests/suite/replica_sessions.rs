@@ -1,7 +1,8 @@
 //! Protocol 2025 sessions on replicas that share a store, reached as a round-robin balancer
 //! would send them: a session opened on one replica is served by every other, ended by a
-//! `DELETE` on any (then `404` on all), and what its client sets through one replica (its log
-//! level, its subscriptions) holds on the others.
+//! `DELETE` on any (then `404` on all), what its client sets through one replica (its log
+//! level, its subscriptions) holds on the others, and its answer to a call's question that
+//! lands on another replica reaches the call.
 
 #![allow(
     clippy::expect_used,
@@ -16,7 +17,7 @@ use crate::support::{HttpResponse, Replica, post, request, serve_http};
 use abilities::client::LogLevel;
 use abilities::resource::ResourceNotifier;
 use abilities::store::{SqliteStore, Store as _};
-use abilities::{Context, State, ability};
+use abilities::{AbilityError, Context, State, ability};
 use serde_json::{Value, json};
 
 /// The current motto.
@@ -46,6 +47,18 @@ async fn chatty(ctx: &Context) -> &'static str {
     "said"
 }
 
+/// Ask the user for a name.
+#[ability(semantic = "EXECUTE")]
+async fn ask_name(ctx: &Context) -> Result<Value, AbilityError> {
+    let answer = ctx
+        .elicit(
+            "Who are you?",
+            json!({"type": "object", "properties": {"username": {"type": "string"}}}),
+        )
+        .await?;
+    Ok(json!({"content": answer.content}))
+}
+
 /// Three replicas on one store, each serving `/mcp` on a port of its own.
 async fn replicas() -> (Arc<SqliteStore>, Vec<SocketAddr>) {
     let store = Arc::new(SqliteStore::memory().expect("a store"));
@@ -65,8 +78,13 @@ async fn replicas() -> (Arc<SqliteStore>, Vec<SocketAddr>) {
 
 /// `initialize` on `addr`: the new session's id.
 async fn open(addr: SocketAddr) -> String {
+    open_with(addr, json!({})).await
+}
+
+/// `initialize` on `addr` of a client declaring `capabilities`: the new session's id.
+async fn open_with(addr: SocketAddr, capabilities: Value) -> String {
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
+        "protocolVersion": "2025-11-25", "capabilities": capabilities,
         "clientInfo": {"name": "round-robin", "version": "1"}}});
     let response = post(addr, "/mcp", &[], init.to_string()).await;
     assert_eq!(response.status, 200, "{response:?}");
@@ -305,4 +323,43 @@ async fn a_subscription_made_through_one_replica_is_heard_on_the_stream_of_anoth
             "params": {"uri": "site://motto"}})
         )
     );
+}
+
+#[tokio::test]
+async fn an_answer_to_a_question_that_lands_on_another_replica_reaches_the_call() {
+    let (store, r) = replicas().await;
+    let session = open_with(r[0], json!({"elicitation": {}})).await;
+    // The call runs on the second replica; its question arrives on the call's stream.
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "ask_name", "arguments": {}}});
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let mut stream = crate::support::post_streaming(r[1], "/mcp", &headers, call.to_string()).await;
+    assert_eq!(stream.status, 200);
+    let question = stream.next_message().await.expect("the question");
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    // The answer lands on the third replica, which holds no call waiting for it.
+    let reply = json!({"jsonrpc": "2.0", "id": question["id"],
+        "result": {"action": "accept", "content": {"username": "ada"}}});
+    let accepted = send(r[2], &session, reply).await;
+    assert_eq!(accepted.status, 202, "{accepted:?}");
+    let answer = stream.next_message().await.expect("the call's answer");
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_eq!(
+        answer["result"]["structuredContent"],
+        json!({"result": {"content": {"username": "ada"}}})
+    );
+    // Taken: nothing is left behind in the store.
+    assert!(
+        store
+            .take_forwarded(&session)
+            .await
+            .expect("answers")
+            .is_empty()
+    );
+    // An answer nobody waits for, in a session no replica holds, is not kept.
+    let stray = json!({"jsonrpc": "2.0", "id": 7, "result": {}});
+    assert_eq!(send(r[2], "no-such-session", stray).await.status, 404);
 }

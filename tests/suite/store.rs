@@ -515,8 +515,26 @@ async fn sessions_are_kept_until_they_expire_or_end(store: &dyn Store) {
     assert!(!store.delete_session(&old).await.unwrap());
 }
 
+async fn forwarded_messages_are_taken_once_in_order(store: &dyn Store) {
+    let id = unique("session");
+    let first = json!({"jsonrpc": "2.0", "id": 0, "result": {"action": "accept"}});
+    let second = json!({"jsonrpc": "2.0", "id": 1, "result": {"roots": []}});
+    let later = now_ms() + 60_000;
+    let forwarded = store.forward_to_session(&id, &first, later).await;
+    if matches!(forwarded, Err(abilities::store::StoreError::Unsupported(_))) {
+        return;
+    }
+    forwarded.unwrap();
+    store.forward_to_session(&id, &second, later).await.unwrap();
+    let other = unique("session");
+    assert!(store.take_forwarded(&other).await.unwrap().is_empty());
+    assert_eq!(store.take_forwarded(&id).await.unwrap(), [first, second]);
+    assert!(store.take_forwarded(&id).await.unwrap().is_empty());
+}
+
 async fn suite(store: Arc<dyn Store>) {
     sessions_are_kept_until_they_expire_or_end(&*store).await;
+    forwarded_messages_are_taken_once_in_order(&*store).await;
     task_limits_hold_under_a_race(Arc::clone(&store)).await;
     task_signals_are_taken_once_in_order(&*store).await;
     rate_budgets_allow_the_burst_then_refuse(&*store).await;
@@ -708,7 +726,9 @@ async fn postgres_fans_session_events_out_to_the_other_replicas() {
     let mut heard = b.session_events().unwrap();
     let id = unique("session");
     let ours = |event: &SessionEvent| match event {
-        SessionEvent::Changed(of) | SessionEvent::Ended(of) => *of == id,
+        SessionEvent::Changed(of) | SessionEvent::Ended(of) | SessionEvent::Forwarded(of) => {
+            *of == id
+        }
         _ => false,
     };
     // The listeners connect in the background: publish until B hears.
@@ -733,13 +753,28 @@ async fn postgres_fans_session_events_out_to_the_other_replicas() {
     };
     a.put_session(&record).await.unwrap();
     assert_eq!(b.session(&id, now_ms()).await.unwrap(), Some(record));
+    let reply = json!({"jsonrpc": "2.0", "id": 0, "result": {"action": "decline"}});
+    a.forward_to_session(&id, &reply, now_ms() + 60_000)
+        .await
+        .unwrap();
+    let forwarded = loop {
+        let got = tokio::time::timeout(Duration::from_secs(5), heard.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if ours(&got) && got != SessionEvent::Changed(id.clone()) {
+            break got;
+        }
+    };
+    assert_eq!(forwarded, SessionEvent::Forwarded(id.clone()));
+    assert_eq!(b.take_forwarded(&id).await.unwrap(), [reply]);
     assert!(a.delete_session(&id).await.unwrap());
     let ended = loop {
         let got = tokio::time::timeout(Duration::from_secs(5), heard.recv())
             .await
             .unwrap()
             .unwrap();
-        if ours(&got) && got != SessionEvent::Changed(id.clone()) {
+        if ours(&got) && matches!(got, SessionEvent::Ended(_)) {
             break got;
         }
     };

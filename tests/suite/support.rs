@@ -743,6 +743,31 @@ impl abilities::store::Store for Replica {
         }
         Box::pin(async { Ok(()) })
     }
+    fn forward_to_session<'a>(
+        &'a self,
+        id: &'a str,
+        message: &'a serde_json::Value,
+        expires_at_ms: u64,
+    ) -> abilities::store::StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.store
+                .forward_to_session(id, message, expires_at_ms)
+                .await?;
+            if let Some(bus) = &self.sessions {
+                let _ = bus.send((
+                    self.me,
+                    abilities::store::SessionEvent::Forwarded(id.to_owned()),
+                ));
+            }
+            Ok(())
+        })
+    }
+    fn take_forwarded<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> abilities::store::StoreFuture<'a, Vec<serde_json::Value>> {
+        self.store.take_forwarded(id)
+    }
     fn session_events(&self) -> Option<abilities::store::SessionEvents> {
         heard(self.sessions.as_ref()?, self.me)
     }

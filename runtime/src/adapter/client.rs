@@ -13,13 +13,15 @@ use std::sync::{Arc, OnceLock};
 use rmcp::RoleServer;
 use rmcp::model::{
     ClientCapabilities, ClientResult, CreateMessageRequestParams, ElicitRequest,
-    ElicitRequestParams, LoggingLevel, LoggingMessageNotificationParam, NumberOrString,
+    ElicitRequestParams, LoggingMessageNotificationParam, NumberOrString,
     ProgressNotificationParam, ProtocolVersion, ServerRequest,
 };
 use rmcp::service::RequestContext;
 use serde_json::Value;
 
 use super::input::{Needed, Rounds};
+use super::kept::Kept;
+use super::level::{from_rmcp_level, to_rmcp_level};
 use crate::context::{ClientFuture, ClientRequestFuture};
 use crate::question::Question;
 use crate::task::{Live, Slot};
@@ -42,6 +44,9 @@ pub(super) struct RequestClient {
     task: Option<Arc<Slot>>,
     /// How many questions without a key of their own were asked: the next one's number.
     asked: AtomicUsize,
+    /// Where the session is kept for other replicas: an answer that lands on another one
+    /// is forwarded here while a request to the client waits.
+    kept: Option<Arc<Kept>>,
 }
 
 impl RequestClient {
@@ -59,7 +64,14 @@ impl RequestClient {
             rounds,
             task,
             asked: AtomicUsize::new(0),
+            kept: None,
         }
+    }
+
+    /// This client channel, in a session kept in `kept` for the other replicas.
+    pub(super) fn keeping(mut self, kept: Option<&Arc<Kept>>) -> Self {
+        self.kept = kept.cloned();
+        self
     }
 
     fn task(&self) -> Option<&Arc<Live>> {
@@ -106,6 +118,12 @@ impl RequestClient {
         if self.task().is_none() && self.rounds.is_none() {
             // A protocol version with requests to the client: ask it.
             let request = params::<P>(method, value)?;
+            // While the client answers, its answer may land on another replica: it is
+            // forwarded here.
+            let _asking = self.kept.as_ref().and_then(|kept| {
+                let session = super::kept_session(&self.request.extensions)?;
+                Some(kept.asking(session))
+            });
             let result = send(&self.request.peer, request)
                 .await
                 .map_err(|e| client_error(method, &e))?;
@@ -375,32 +393,6 @@ impl ClientChannel for RequestClient {
                 tracing::debug!(%error, "a log notification was not sent");
             }
         })
-    }
-}
-
-fn to_rmcp_level(level: LogLevel) -> LoggingLevel {
-    match level {
-        LogLevel::Debug => LoggingLevel::Debug,
-        LogLevel::Info => LoggingLevel::Info,
-        LogLevel::Notice => LoggingLevel::Notice,
-        LogLevel::Warning => LoggingLevel::Warning,
-        LogLevel::Error => LoggingLevel::Error,
-        LogLevel::Critical => LoggingLevel::Critical,
-        LogLevel::Alert => LoggingLevel::Alert,
-        LogLevel::Emergency => LoggingLevel::Emergency,
-    }
-}
-
-pub(super) fn from_rmcp_level(level: LoggingLevel) -> LogLevel {
-    match level {
-        LoggingLevel::Debug => LogLevel::Debug,
-        LoggingLevel::Info => LogLevel::Info,
-        LoggingLevel::Notice => LogLevel::Notice,
-        LoggingLevel::Warning => LogLevel::Warning,
-        LoggingLevel::Error => LogLevel::Error,
-        LoggingLevel::Critical => LogLevel::Critical,
-        LoggingLevel::Alert => LogLevel::Alert,
-        LoggingLevel::Emergency => LogLevel::Emergency,
     }
 }
 

@@ -14,7 +14,7 @@ use rmcp::{Peer, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::client::from_rmcp_level;
+use super::level::from_rmcp_level;
 use crate::Caller;
 use crate::resource::{ResourceNotifier, Subscriber};
 use crate::store::{SessionEvents, SessionRecord, Store, StoreError};
@@ -27,6 +27,27 @@ pub(crate) struct Kept {
     idle: Duration,
     /// The sessions this replica serves, by id.
     live: Mutex<HashMap<String, Live>>,
+    /// How many requests to its client a call here waits on, by session: a client's answer
+    /// that lands on another replica is forwarded to one that waits.
+    asking: Mutex<HashMap<String, usize>>,
+}
+
+/// A call here waits on its client's answer in a session, until this goes.
+pub(super) struct Asking {
+    kept: Arc<Kept>,
+    session: String,
+}
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        let mut asking = self.kept.asking_lock();
+        if let Some(n) = asking.get_mut(&self.session) {
+            *n -= 1;
+            if *n == 0 {
+                asking.remove(&self.session);
+            }
+        }
+    }
 }
 
 /// A session this replica serves: where its log level and subscriptions take effect.
@@ -99,6 +120,7 @@ impl Kept {
                 notifier: notifier.clone(),
                 idle,
                 live: Mutex::default(),
+                asking: Mutex::default(),
             })
         })
     }
@@ -293,6 +315,42 @@ impl Kept {
     /// The sessions this replica serves.
     pub(crate) fn served(&self) -> Vec<String> {
         self.lock().keys().cloned().collect()
+    }
+
+    /// A call here waits on its client's answer in `session` while the guard lives.
+    pub(super) fn asking(self: &Arc<Self>, session: String) -> Asking {
+        *self.asking_lock().entry(session.clone()).or_default() += 1;
+        Asking {
+            kept: Arc::clone(self),
+            session,
+        }
+    }
+
+    /// Whether a call here waits on its client's answer in `session`.
+    pub(crate) fn is_asking(&self, session: &str) -> bool {
+        self.asking_lock().contains_key(session)
+    }
+
+    /// The sessions in which a call here waits on its client's answer.
+    pub(crate) fn waiting(&self) -> Vec<String> {
+        self.asking_lock().keys().cloned().collect()
+    }
+
+    /// Hand the client's `message` in `session` (its answer to a call elsewhere) to the
+    /// replica whose call waits on it.
+    pub(crate) async fn forward(&self, session: &str, message: &Value) -> Result<(), StoreError> {
+        self.store
+            .forward_to_session(session, message, self.expiry())
+            .await
+    }
+
+    /// The client's messages in `session` that other replicas forwarded here.
+    pub(crate) async fn forwarded(&self, session: &str) -> Result<Vec<Value>, StoreError> {
+        self.store.take_forwarded(session).await
+    }
+
+    fn asking_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, usize>> {
+        self.asking.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Live>> {

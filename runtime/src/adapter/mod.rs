@@ -12,6 +12,7 @@ mod client;
 mod idempotent;
 pub(crate) mod input;
 mod kept;
+mod level;
 mod page;
 mod subscriptions;
 mod tasks;
@@ -37,9 +38,10 @@ use crate::ledger::{Holder, Session};
 use crate::pipeline::Reporter;
 use crate::server::{Inner, Listener, Lists};
 use crate::{Caller, Context, LogLevel};
-use client::{RequestClient, from_rmcp_level};
+use client::RequestClient;
 use input::{Detach, Rounds};
 pub(crate) use kept::{Joining, Kept};
+use level::from_rmcp_level;
 
 /// The `rmcp` [`ServerHandler`] of a [`Server`]: native tools over its registry. One per
 /// session: it holds the session's log level.
@@ -216,12 +218,10 @@ impl McpHandler {
     ) -> Context {
         // The request (its id, version and token included) travels once, inside the client
         // channel, and is read from there only when asked for.
-        let client = Arc::new(RequestClient::new(
-            request,
-            Arc::clone(&self.log_level),
-            rounds,
-            task,
-        ));
+        let client = Arc::new(
+            RequestClient::new(request, Arc::clone(&self.log_level), rounds, task)
+                .keeping(self.kept.as_ref()),
+        );
         Context::for_request(
             caller,
             Arc::clone(&self.inner.state),

@@ -184,6 +184,22 @@ impl Store for Measured {
         self.timed("publish_session", self.inner.publish_session(id))
     }
 
+    fn forward_to_session<'a>(
+        &'a self,
+        id: &'a str,
+        message: &'a Value,
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, ()> {
+        self.timed(
+            "forward_to_session",
+            self.inner.forward_to_session(id, message, expires_at_ms),
+        )
+    }
+
+    fn take_forwarded<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Value>> {
+        self.timed("take_forwarded", self.inner.take_forwarded(id))
+    }
+
     fn session_events(&self) -> Option<SessionEvents> {
         self.inner.session_events()
     }

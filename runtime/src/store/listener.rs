@@ -36,6 +36,7 @@ impl Heard {
             let event = match rest.split_once(' ') {
                 Some(("changed", id)) => SessionEvent::Changed(id.to_owned()),
                 Some(("ended", id)) => SessionEvent::Ended(id.to_owned()),
+                Some(("forwarded", id)) => SessionEvent::Forwarded(id.to_owned()),
                 _ => return,
             };
             let _ = self.sessions.send(event);

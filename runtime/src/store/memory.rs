@@ -43,6 +43,8 @@ struct Tables {
     /// By task, in the order they were sent.
     signals: BTreeMap<String, Vec<(TaskSignal, u64)>>,
     sessions: HashMap<String, SessionRecord>,
+    /// Messages forwarded to sessions, by session, in the order they came.
+    forwarded: BTreeMap<String, Vec<(Value, u64)>>,
 }
 
 #[derive(Debug)]
@@ -337,6 +339,10 @@ impl Store for MemoryStore {
             t.signals.retain(|_, signals| !signals.is_empty());
             t.sessions
                 .retain(|_, session| session.expires_at_ms >= now_ms);
+            for messages in t.forwarded.values_mut() {
+                messages.retain(|(_, expires_at_ms)| *expires_at_ms >= now_ms);
+            }
+            t.forwarded.retain(|_, messages| !messages.is_empty());
             let after = t.tasks.len()
                 + t.tokens.len()
                 + t.idempotency.len()
@@ -397,6 +403,28 @@ impl Store for MemoryStore {
 
     fn delete_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
         self.with(move |t| Ok(t.sessions.remove(id).is_some()))
+    }
+
+    fn forward_to_session<'a>(
+        &'a self,
+        id: &'a str,
+        message: &'a Value,
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, ()> {
+        self.with(move |t| {
+            t.forwarded
+                .entry(id.to_owned())
+                .or_default()
+                .push((message.clone(), expires_at_ms));
+            Ok(())
+        })
+    }
+
+    fn take_forwarded<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Value>> {
+        self.with(move |t| {
+            let messages = t.forwarded.remove(id).unwrap_or_default();
+            Ok(messages.into_iter().map(|(message, _)| message).collect())
+        })
     }
 
     fn signal_task<'a>(

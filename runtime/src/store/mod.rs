@@ -537,6 +537,28 @@ pub trait Store: Send + Sync + 'static {
         let _ = id;
         Box::pin(async { Ok(()) })
     }
+    /// Keep a client's `message` for the session `id` (its answer to a request a call on
+    /// another replica sent) until `expires_at_ms`, and tell the replicas. The default
+    /// refuses: a store of one process has no other replica to reach.
+    fn forward_to_session<'a>(
+        &'a self,
+        id: &'a str,
+        message: &'a Value,
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, ()> {
+        let _ = (id, message, expires_at_ms);
+        Box::pin(async {
+            Err(StoreError::Unsupported(
+                "this store carries no messages between replicas",
+            ))
+        })
+    }
+    /// Take (and forget) the messages forwarded to the session `id`, oldest first. The
+    /// default has none.
+    fn take_forwarded<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Value>> {
+        let _ = id;
+        Box::pin(async { Ok(Vec::new()) })
+    }
     /// Session events published by other replicas, if this store carries them.
     fn session_events(&self) -> Option<SessionEvents> {
         None

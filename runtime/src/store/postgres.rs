@@ -141,6 +141,26 @@ impl PostgresStore {
     async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
         self.pool.get().await.map_err(failed)
     }
+
+    /// Run `sql` with `params` and announce `news` on `channel` in one transaction (a
+    /// `NOTIFY` goes out at commit): both happen, or neither. How many rows `sql` touched.
+    async fn announced(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+        channel: &str,
+        news: &str,
+    ) -> Result<u64, StoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(failed)?;
+        let rows = tx.execute(sql, params).await.map_err(db_failed)?;
+        let payload = format!("{} {news}", self.origin);
+        tx.execute("SELECT pg_notify($1, $2)", &[&channel, &payload])
+            .await
+            .map_err(failed)?;
+        tx.commit().await.map_err(failed)?;
+        Ok(rows)
+    }
 }
 
 fn record(row: &Row) -> TaskRecord {
@@ -541,6 +561,7 @@ impl Store for PostgresStore {
                 "abilities_idempotency",
                 "abilities_task_signals",
                 "abilities_sessions",
+                "abilities_session_messages",
             ] {
                 gone += client
                     .execute(
@@ -586,22 +607,15 @@ impl Store for PostgresStore {
         expires_at_ms: u64,
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            // One transaction: the signal is recorded and announced together (a NOTIFY goes
-            // out at commit), or neither is.
-            let mut client = self.client().await?;
-            let tx = client.transaction().await.map_err(failed)?;
-            tx.execute(
+            self.announced(
                 "INSERT INTO abilities_task_signals (task_id, signal, expires_at_ms)
                  VALUES ($1, $2, $3)",
                 &[&id, &signal.to_json().to_string(), &int(expires_at_ms)],
+                TASKS_CHANNEL,
+                &format!("signalled {id}"),
             )
             .await
-            .map_err(failed)?;
-            let payload = format!("{} signalled {id}", self.origin);
-            tx.execute("SELECT pg_notify($1, $2)", &[&TASKS_CHANNEL, &payload])
-                .await
-                .map_err(failed)?;
-            tx.commit().await.map_err(failed)
+            .map(drop)
         })
     }
 
@@ -708,19 +722,52 @@ impl Store for PostgresStore {
 
     fn delete_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
         Box::pin(async move {
-            // One transaction: the record goes and the end is announced together.
-            let mut client = self.client().await?;
-            let tx = client.transaction().await.map_err(failed)?;
-            let gone = tx
-                .execute("DELETE FROM abilities_sessions WHERE id = $1", &[&id])
+            let gone = self
+                .announced(
+                    "DELETE FROM abilities_sessions WHERE id = $1",
+                    &[&id],
+                    SESSIONS_CHANNEL,
+                    &format!("ended {id}"),
+                )
+                .await?;
+            Ok(gone > 0)
+        })
+    }
+
+    fn forward_to_session<'a>(
+        &'a self,
+        id: &'a str,
+        message: &'a Value,
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.announced(
+                "INSERT INTO abilities_session_messages (session_id, message, expires_at_ms)
+                 VALUES ($1, $2, $3)",
+                &[&id, &message.to_string(), &int(expires_at_ms)],
+                SESSIONS_CHANNEL,
+                &format!("forwarded {id}"),
+            )
+            .await
+            .map(drop)
+        })
+    }
+
+    fn take_forwarded<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Value>> {
+        Box::pin(async move {
+            let rows = self
+                .client()
+                .await?
+                .query(
+                    "WITH taken AS (
+                        DELETE FROM abilities_session_messages WHERE session_id = $1
+                        RETURNING seq, message)
+                     SELECT message FROM taken ORDER BY seq",
+                    &[&id],
+                )
                 .await
                 .map_err(db_failed)?;
-            let payload = format!("{} ended {id}", self.origin);
-            tx.execute("SELECT pg_notify($1, $2)", &[&SESSIONS_CHANNEL, &payload])
-                .await
-                .map_err(failed)?;
-            tx.commit().await.map_err(failed)?;
-            Ok(gone > 0)
+            Ok(rows.iter().filter_map(|row| json(row, 0)).collect())
         })
     }
 

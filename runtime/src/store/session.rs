@@ -29,6 +29,10 @@ pub enum SessionEvent {
     Changed(String),
     /// The session ended (`DELETE`): replicas serving it close it.
     Ended(String),
+    /// A client's message for the session arrived at another replica
+    /// ([`Store::forward_to_session`](super::Store::forward_to_session)): the replica whose
+    /// call waits for it takes it.
+    Forwarded(String),
     /// Events may have been lost (the store's connection to the other replicas broke and is
     /// back): every replica reads the records of the sessions it serves again.
     Missed,

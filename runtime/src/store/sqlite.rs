@@ -518,6 +518,47 @@ impl Store for SqliteStore {
         })
     }
 
+    fn forward_to_session<'a>(
+        &'a self,
+        id: &'a str,
+        message: &'a Value,
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, ()> {
+        let (id, message) = (id.to_owned(), message.to_string());
+        self.run(move |db| {
+            db.execute(
+                "INSERT INTO abilities_session_messages (session_id, message, expires_at_ms)
+                 VALUES (?1, ?2, ?3)",
+                params![id, message, int(expires_at_ms)],
+            )
+            .map(drop)
+        })
+    }
+
+    fn take_forwarded<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Value>> {
+        let id = id.to_owned();
+        self.run(move |db| {
+            let tx = db.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let messages = {
+                let mut read = tx.prepare(
+                    "SELECT message FROM abilities_session_messages WHERE session_id = ?1
+                     ORDER BY seq",
+                )?;
+                read.query_map([&id], |r| r.get::<_, String>(0))?
+                    .collect::<rusqlite::Result<Vec<String>>>()?
+            };
+            tx.execute(
+                "DELETE FROM abilities_session_messages WHERE session_id = ?1",
+                [&id],
+            )?;
+            tx.commit()?;
+            Ok(messages
+                .iter()
+                .filter_map(|m| serde_json::from_str(m).ok())
+                .collect())
+        })
+    }
+
     fn delete_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
         let id = id.to_owned();
         self.run(move |db| {
@@ -587,6 +628,7 @@ impl Store for SqliteStore {
                 "abilities_rates",
                 "abilities_task_signals",
                 "abilities_sessions",
+                "abilities_session_messages",
             ] {
                 gone += db.execute(
                     &format!("DELETE FROM {table} WHERE expires_at_ms < ?1"),

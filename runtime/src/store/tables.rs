@@ -59,7 +59,15 @@ CREATE TABLE IF NOT EXISTS abilities_sessions (
     id TEXT PRIMARY KEY,
     state TEXT NOT NULL,
     expires_at_ms INTEGER NOT NULL
-);";
+);
+CREATE TABLE IF NOT EXISTS abilities_session_messages (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL,
+    message TEXT NOT NULL,
+    expires_at_ms INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS abilities_session_messages_session
+    ON abilities_session_messages (session_id);";
 
 /// PostgreSQL's: the same tables, indexes and columns added since.
 #[cfg(feature = "postgres")]
@@ -122,6 +130,14 @@ CREATE TABLE IF NOT EXISTS abilities_sessions (
     expires_at_ms BIGINT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS abilities_sessions_expiry ON abilities_sessions (expires_at_ms);
+CREATE TABLE IF NOT EXISTS abilities_session_messages (
+    seq BIGSERIAL PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    message TEXT NOT NULL,
+    expires_at_ms BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS abilities_session_messages_session
+    ON abilities_session_messages (session_id);
 ";
 
 /// What an idempotency claim found in a row already there (its digest, start and outcome as

@@ -1,10 +1,12 @@
 //! A replica's sessions kept in step with the store the replicas share: their expiry moved
-//! on while this replica serves them, closed here when another replica ends them, and read
-//! again when another replica changes them.
+//! on while this replica serves them, closed here when another replica ends them, read
+//! again when another replica changes them, and handed the client's answers that landed on
+//! another replica while a call here waits on them.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::common::server_side_http::SessionId;
 use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -42,7 +44,18 @@ async fn in_step(manager: Weak<LocalSessionManager>, kept: Arc<Kept>) {
             return;
         };
         match event {
-            None => touch(&manager, &kept).await,
+            None => {
+                touch(&manager, &kept).await;
+                // Answers whose announcement was lost.
+                for id in kept.waiting() {
+                    deliver(&manager, &kept, &id).await;
+                }
+            }
+            Some(SessionEvent::Forwarded(id)) => {
+                if kept.is_asking(&id) {
+                    deliver(&manager, &kept, &id).await;
+                }
+            }
             Some(SessionEvent::Ended(id)) => close(&manager, &kept, &id).await,
             Some(SessionEvent::Changed(id)) => {
                 if !kept.reread(&id).await {
@@ -54,6 +67,9 @@ async fn in_step(manager: Weak<LocalSessionManager>, kept: Arc<Kept>) {
                     if !kept.reread(&id).await {
                         close(&manager, &kept, &id).await;
                     }
+                }
+                for id in kept.waiting() {
+                    deliver(&manager, &kept, &id).await;
                 }
             }
         }
@@ -104,5 +120,30 @@ async fn close(manager: &LocalSessionManager, kept: &Kept, id: &str) {
     let session = SessionId::from(id.to_owned());
     if let Err(error) = manager.close_session(&session).await {
         tracing::debug!(%error, session = id, "closing a session ended elsewhere");
+    }
+}
+
+/// Hand the session `id` here the client's messages other replicas forwarded (its answers to
+/// a call waiting here).
+async fn deliver(manager: &LocalSessionManager, kept: &Kept, id: &str) {
+    let messages = match kept.forwarded(id).await {
+        Ok(messages) => messages,
+        Err(error) => {
+            tracing::warn!(%error, session = id, "forwarded answers could not be taken");
+            return;
+        }
+    };
+    let session = SessionId::from(id.to_owned());
+    for message in messages {
+        let message = match serde_json::from_value::<ClientJsonRpcMessage>(message) {
+            Ok(message) => message,
+            Err(error) => {
+                tracing::warn!(%error, session = id, "a forwarded message is not one");
+                continue;
+            }
+        };
+        if let Err(error) = manager.accept_message(&session, message).await {
+            tracing::warn!(%error, session = id, "a forwarded answer found no session here");
+        }
     }
 }

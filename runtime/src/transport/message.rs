@@ -32,6 +32,13 @@ impl Gate {
         if let Err(why) = summary.check_cursor() {
             return ErrorAnswer::new(summary.answer_id(), -32602, why).response(StatusCode::OK);
         }
+        if let Some(forwarded) = self
+            .sessions
+            .forward(&parts.headers, &summary, &bytes)
+            .await
+        {
+            return forwarded;
+        }
         if let Some(tasks) = summary.listened_tasks() {
             parts.extensions.insert(tasks);
         }

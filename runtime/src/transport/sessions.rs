@@ -227,6 +227,49 @@ impl Sessions {
         .response(StatusCode::SERVICE_UNAVAILABLE)
     }
 
+    /// A client's answer (a message with an id and no method) in a kept session on which no
+    /// call here waits: handed to the replica whose call does (through the store) and
+    /// accepted, `202`. `None` when it is not such an answer, or this replica's to take, or
+    /// no replica holds the session (rmcp answers it).
+    pub(crate) async fn forward(
+        &self,
+        headers: &HeaderMap,
+        summary: &Summary<'_>,
+        body: &[u8],
+    ) -> Option<Response> {
+        let kept = self.kept.as_ref()?;
+        if summary.method.is_some() || summary.id.is_none() {
+            return None;
+        }
+        let session = Self::named(headers)?;
+        if kept.is_asking(session) {
+            return None;
+        }
+        let unavailable = |why: String| {
+            ErrorAnswer::new(Value::Null, -32603, why).response(StatusCode::SERVICE_UNAVAILABLE)
+        };
+        match kept.owner(session).await {
+            Ok(Some(_)) => {}
+            Ok(None) => return None,
+            Err(error) => {
+                return Some(unavailable(format!(
+                    "the store did not say whether the session is open: {error}"
+                )));
+            }
+        }
+        let message = serde_json::from_slice::<Value>(body).ok()?;
+        Some(match kept.forward(session, &message).await {
+            Ok(()) => {
+                let mut accepted = Response::new(axum::body::Body::empty());
+                *accepted.status_mut() = StatusCode::ACCEPTED;
+                accepted
+            }
+            Err(error) => unavailable(format!(
+                "the answer could not reach the replica waiting for it: {error}"
+            )),
+        })
+    }
+
     /// Remember that `caller` opened the session `id`.
     fn own(&self, id: &str, caller: &Caller) {
         let mut owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
