@@ -60,16 +60,18 @@ impl Gate {
         let mut reading = (summary.is_request("tools/call") && (metadata.is_some() || standard))
             .then(|| reported(&mut parts));
         let json_body = is_json(&parts.headers);
-        let joining = opens.then(|| {
+        // Only a session kept for other replicas is joined (`initialize`, with a shared store).
+        let keeps = opens && self.sessions.keeps() && summary.is_request("initialize");
+        let joining = keeps.then(|| {
             let joining = crate::adapter::Joining::default();
             parts.extensions.insert(joining.clone());
             joining
         });
         let mut response = self.answer(parts, &bytes).await;
-        if let Some(joining) = &joining {
+        if opens {
             response = self
                 .sessions
-                .opened(response, caller, &summary, &bytes, joining)
+                .opened(response, caller, &summary, &bytes, joining.as_ref())
                 .await;
         }
         if let (Some(metadata), Some(reading)) = (&metadata, &mut reading)

@@ -196,13 +196,13 @@ impl Sessions {
         caller: &Caller,
         summary: &Summary<'_>,
         body: &[u8],
-        joining: &Joining,
+        joining: Option<&Joining>,
     ) -> Response {
         let Some(id) = Self::named(response.headers()).map(str::to_owned) else {
             return response;
         };
         self.own(&id, caller);
-        let Some(kept) = &self.kept else {
+        let (Some(kept), Some(joining)) = (&self.kept, joining) else {
             return response;
         };
         let initialize = serde_json::from_slice::<Value>(body)
@@ -225,6 +225,11 @@ impl Sessions {
             format!("the session could not be recorded for the other replicas: {error}"),
         )
         .response(StatusCode::SERVICE_UNAVAILABLE)
+    }
+
+    /// Whether sessions are kept for other replicas (the store is shared).
+    pub(crate) fn keeps(&self) -> bool {
+        self.kept.is_some()
     }
 
     /// A client's answer (a message with an id and no method) in a kept session on which no
