@@ -351,10 +351,15 @@ async fn an_answer_to_a_question_that_lands_on_another_replica_reaches_the_call(
         answer["result"]["structuredContent"],
         json!({"result": {"content": {"username": "ada"}}})
     );
-    // Taken: nothing is left behind in the store.
+    // Taken: nothing is left behind in the store for that copy.
+    let (mark, _) = question["id"]
+        .as_str()
+        .and_then(|id| id.rsplit_once('-'))
+        .expect("the question's id names the copy that asked");
+    let copy = format!("{session}/{mark}");
     assert!(
         store
-            .take_forwarded(&session)
+            .take_forwarded(&copy)
             .await
             .expect("answers")
             .is_empty()
@@ -362,4 +367,45 @@ async fn an_answer_to_a_question_that_lands_on_another_replica_reaches_the_call(
     // An answer nobody waits for, in a session no replica holds, is not kept.
     let stray = json!({"jsonrpc": "2.0", "id": 7, "result": {}});
     assert_eq!(send(r[2], "no-such-session", stray).await.status, 404);
+}
+
+#[tokio::test]
+async fn two_replicas_asking_one_session_at_once_each_get_their_own_answer() {
+    let (_store, r) = replicas().await;
+    let session = open_with(r[0], json!({"elicitation": {}})).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    // Two calls of one session, on two replicas, each asking its first question.
+    let mut streams = Vec::new();
+    for (id, addr) in [(1, r[0]), (2, r[1])] {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "ask_name", "arguments": {}}});
+        let stream = crate::support::post_streaming(addr, "/mcp", &headers, call.to_string()).await;
+        streams.push(stream);
+    }
+    let mut questions = Vec::new();
+    for stream in &mut streams {
+        let question = stream.next_message().await.expect("a question");
+        assert_eq!(question["method"], "elicitation/create", "{question}");
+        questions.push(question["id"].clone());
+    }
+    // No id is sent twice in the session.
+    assert_ne!(questions[0], questions[1], "{questions:?}");
+    // Both answers land on the third replica, the second first.
+    for (question, name) in questions.iter().zip(["ada", "grace"]).rev() {
+        let reply = json!({"jsonrpc": "2.0", "id": question,
+            "result": {"action": "accept", "content": {"username": name}}});
+        assert_eq!(send(r[2], &session, reply).await.status, 202);
+    }
+    for ((stream, id), name) in streams.iter_mut().zip([1, 2]).zip(["ada", "grace"]) {
+        let answer = stream.next_message().await.expect("the call's answer");
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(
+            answer["result"]["structuredContent"],
+            json!({"result": {"content": {"username": name}}}),
+            "call {id}"
+        );
+    }
 }

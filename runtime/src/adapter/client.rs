@@ -20,7 +20,6 @@ use rmcp::service::RequestContext;
 use serde_json::Value;
 
 use super::input::{Needed, Rounds};
-use super::kept::Kept;
 use super::level::{from_rmcp_level, to_rmcp_level};
 use crate::context::{ClientFuture, ClientRequestFuture};
 use crate::question::Question;
@@ -44,9 +43,6 @@ pub(super) struct RequestClient {
     task: Option<Arc<Slot>>,
     /// How many questions without a key of their own were asked: the next one's number.
     asked: AtomicUsize,
-    /// Where the session is kept for other replicas: an answer that lands on another one
-    /// is forwarded here while a request to the client waits.
-    kept: Option<Arc<Kept>>,
 }
 
 impl RequestClient {
@@ -64,14 +60,7 @@ impl RequestClient {
             rounds,
             task,
             asked: AtomicUsize::new(0),
-            kept: None,
         }
-    }
-
-    /// This client channel, in a session kept in `kept` for the other replicas.
-    pub(super) fn keeping(mut self, kept: Option<&Arc<Kept>>) -> Self {
-        self.kept = kept.cloned();
-        self
     }
 
     fn task(&self) -> Option<&Arc<Live>> {
@@ -118,12 +107,6 @@ impl RequestClient {
         if self.task().is_none() && self.rounds.is_none() {
             // A protocol version with requests to the client: ask it.
             let request = params::<P>(method, value)?;
-            // While the client answers, its answer may land on another replica: it is
-            // forwarded here.
-            let _asking = self.kept.as_ref().and_then(|kept| {
-                let session = super::kept_session(&self.request.extensions)?;
-                Some(kept.asking(session))
-            });
             let result = send(&self.request.peer, request)
                 .await
                 .map_err(|e| client_error(method, &e))?;

@@ -19,6 +19,10 @@ use crate::Caller;
 use crate::resource::{ResourceNotifier, Subscriber};
 use crate::store::{SessionEvents, SessionRecord, Store, StoreError};
 
+/// How long an answer forwarded to another replica is kept for it (it is taken at once; one
+/// nobody takes is swept).
+const FORWARDED_FOR_MS: u64 = 60_000;
+
 /// The sessions of one endpoint as its store keeps them, and those this replica serves.
 pub(crate) struct Kept {
     store: Arc<dyn Store>,
@@ -27,27 +31,9 @@ pub(crate) struct Kept {
     idle: Duration,
     /// The sessions this replica serves, by id.
     live: Mutex<HashMap<String, Live>>,
-    /// How many requests to its client a call here waits on, by session: a client's answer
-    /// that lands on another replica is forwarded to one that waits.
-    asking: Mutex<HashMap<String, usize>>,
-}
-
-/// A call here waits on its client's answer in a session, until this goes.
-pub(super) struct Asking {
-    kept: Arc<Kept>,
-    session: String,
-}
-
-impl Drop for Asking {
-    fn drop(&mut self) {
-        let mut asking = self.kept.asking_lock();
-        if let Some(n) = asking.get_mut(&self.session) {
-            *n -= 1;
-            if *n == 0 {
-                asking.remove(&self.session);
-            }
-        }
-    }
+    /// This process's mark, random: the part every copy of a session made here has in its
+    /// requests' ids.
+    replica: String,
 }
 
 /// A session this replica serves: where its log level and subscriptions take effect.
@@ -106,6 +92,13 @@ pub(crate) struct Owner {
     pub(crate) anonymous: bool,
 }
 
+impl Owner {
+    /// Whether `caller` is the one that opened the session.
+    pub(crate) fn is(&self, caller: &Caller) -> bool {
+        self.principal == caller.principal() && self.anonymous == caller.is_anonymous()
+    }
+}
+
 impl Kept {
     /// The kept sessions of an endpoint on `store`, if replicas share it (a store of one
     /// process has no one to serve a session but the replica that opened it).
@@ -115,14 +108,25 @@ impl Kept {
         idle: Duration,
     ) -> Option<Arc<Self>> {
         store.is_shared().then(|| {
+            let mut replica = [0u8; 4];
+            if let Err(error) = getrandom::fill(&mut replica) {
+                tracing::warn!(%error, "no randomness for this replica's mark: the clock's");
+                replica = (crate::clock::now_ms() as u32).to_le_bytes();
+            }
             Arc::new(Self {
                 store: Arc::clone(store),
                 notifier: notifier.clone(),
                 idle,
                 live: Mutex::default(),
-                asking: Mutex::default(),
+                replica: replica.iter().map(|b| format!("{b:02x}")).collect(),
             })
         })
+    }
+
+    /// This process's mark: the part every copy of a session made here has in the ids of its
+    /// requests to the client.
+    pub(crate) fn replica(&self) -> &str {
+        &self.replica
     }
 
     /// How long a session lives without a request.
@@ -317,40 +321,16 @@ impl Kept {
         self.lock().keys().cloned().collect()
     }
 
-    /// A call here waits on its client's answer in `session` while the guard lives.
-    pub(super) fn asking(self: &Arc<Self>, session: String) -> Asking {
-        *self.asking_lock().entry(session.clone()).or_default() += 1;
-        Asking {
-            kept: Arc::clone(self),
-            session,
-        }
+    /// Keep the client's `message` for the copy of a session that `to` names
+    /// (`<session>/<mark>`, its answer to that copy's request) and tell the replicas.
+    pub(crate) async fn forward(&self, to: &str, message: &Value) -> Result<(), StoreError> {
+        let soon = crate::clock::now_ms().saturating_add(FORWARDED_FOR_MS);
+        self.store.forward_to_session(to, message, soon).await
     }
 
-    /// Whether a call here waits on its client's answer in `session`.
-    pub(crate) fn is_asking(&self, session: &str) -> bool {
-        self.asking_lock().contains_key(session)
-    }
-
-    /// The sessions in which a call here waits on its client's answer.
-    pub(crate) fn waiting(&self) -> Vec<String> {
-        self.asking_lock().keys().cloned().collect()
-    }
-
-    /// Hand the client's `message` in `session` (its answer to a call elsewhere) to the
-    /// replica whose call waits on it.
-    pub(crate) async fn forward(&self, session: &str, message: &Value) -> Result<(), StoreError> {
-        self.store
-            .forward_to_session(session, message, self.expiry())
-            .await
-    }
-
-    /// The client's messages in `session` that other replicas forwarded here.
-    pub(crate) async fn forwarded(&self, session: &str) -> Result<Vec<Value>, StoreError> {
-        self.store.take_forwarded(session).await
-    }
-
-    fn asking_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, usize>> {
-        self.asking.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The client's messages forwarded to the copy of a session that `to` names.
+    pub(crate) async fn forwarded(&self, to: &str) -> Result<Vec<Value>, StoreError> {
+        self.store.take_forwarded(to).await
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Live>> {

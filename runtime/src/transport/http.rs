@@ -17,7 +17,6 @@ use axum::response::Response;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
 use tokio::net::TcpListener;
@@ -30,6 +29,7 @@ use crate::transport::ErrorAnswer;
 use crate::transport::batch;
 use crate::transport::body::{self, BodyError};
 use crate::transport::http_direct::Direct;
+use crate::transport::marked::Marked;
 use crate::transport::restore::Restore;
 use crate::transport::sessions::Sessions;
 use crate::{Server, ServerError};
@@ -72,7 +72,7 @@ impl Server {
         let mcp = Mcp {
             service: StreamableHttpService::new(
                 move || Ok(factory.for_session()),
-                sessions.manager(),
+                sessions.marked(),
                 config,
             ),
             direct,
@@ -324,7 +324,7 @@ pub(super) struct Gate {
 
 /// rmcp's service, and the path that answers a plain 2026-07-28 request in place.
 pub(super) struct Mcp {
-    service: StreamableHttpService<McpHandler, LocalSessionManager>,
+    service: StreamableHttpService<McpHandler, Marked>,
     pub(super) direct: Direct,
     pub(super) handler: McpHandler,
 }

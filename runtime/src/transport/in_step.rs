@@ -1,23 +1,22 @@
 //! A replica's sessions kept in step with the store the replicas share: their expiry moved
 //! on while this replica serves them, closed here when another replica ends them, read
-//! again when another replica changes them, and handed the client's answers that landed on
-//! another replica while a call here waits on them.
+//! again when another replica changes them, and handed the client's answers to their
+//! requests that landed on another replica.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use rmcp::model::ClientJsonRpcMessage;
-use rmcp::transport::common::server_side_http::SessionId;
-use rmcp::transport::streamable_http_server::session::SessionManager as _;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager as _};
 use tokio::sync::broadcast::error::RecvError;
 
+use super::marked::Marked;
 use crate::adapter::Kept;
 use crate::store::SessionEvent;
 
 /// Keep the sessions of `manager` in step with `kept` until the manager goes (on the
 /// runtime the endpoint is made on).
-pub(super) fn start(manager: Weak<LocalSessionManager>, kept: Arc<Kept>) {
+pub(super) fn start(manager: Weak<Marked>, kept: Arc<Kept>) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         tracing::warn!("made outside a Tokio runtime: sessions are not kept in step");
         return;
@@ -31,7 +30,7 @@ fn period(idle: Duration) -> Duration {
     (idle / 3).clamp(Duration::from_millis(100), Duration::from_secs(60))
 }
 
-async fn in_step(manager: Weak<LocalSessionManager>, kept: Arc<Kept>) {
+async fn in_step(manager: Weak<Marked>, kept: Arc<Kept>) {
     let mut events = kept.events();
     let mut tick = tokio::time::interval(period(kept.idle()));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -44,16 +43,12 @@ async fn in_step(manager: Weak<LocalSessionManager>, kept: Arc<Kept>) {
             return;
         };
         match event {
-            None => {
-                touch(&manager, &kept).await;
-                // Answers whose announcement was lost.
-                for id in kept.waiting() {
-                    deliver(&manager, &kept, &id).await;
-                }
-            }
-            Some(SessionEvent::Forwarded(id)) => {
-                if kept.is_asking(&id) {
-                    deliver(&manager, &kept, &id).await;
+            None => touch(&manager, &kept).await,
+            Some(SessionEvent::Forwarded(to)) => {
+                if let Some((session, mark)) = to.rsplit_once('/')
+                    && manager.holds(session, mark)
+                {
+                    deliver(&manager, &kept, &to).await;
                 }
             }
             Some(SessionEvent::Ended(id)) => close(&manager, &kept, &id).await,
@@ -68,8 +63,8 @@ async fn in_step(manager: Weak<LocalSessionManager>, kept: Arc<Kept>) {
                         close(&manager, &kept, &id).await;
                     }
                 }
-                for id in kept.waiting() {
-                    deliver(&manager, &kept, &id).await;
+                for to in manager.copies() {
+                    deliver(&manager, &kept, &to).await;
                 }
             }
         }
@@ -97,15 +92,8 @@ async fn recv(
 }
 
 /// Move on the expiry of the sessions served here (forgetting those that closed).
-async fn touch(manager: &LocalSessionManager, kept: &Kept) {
-    let served: Vec<String> = manager
-        .sessions
-        .read()
-        .await
-        .keys()
-        .map(|id| id.to_string())
-        .collect();
-    let served = kept.retain(&served);
+async fn touch(manager: &Marked, kept: &Kept) {
+    let served = kept.retain(&manager.held().await);
     if served.is_empty() {
         return;
     }
@@ -115,7 +103,7 @@ async fn touch(manager: &LocalSessionManager, kept: &Kept) {
 }
 
 /// Close the session `id` here: another replica ended it, or the store no longer keeps it.
-async fn close(manager: &LocalSessionManager, kept: &Kept, id: &str) {
+async fn close(manager: &Marked, kept: &Kept, id: &str) {
     kept.forget(id);
     let session = SessionId::from(id.to_owned());
     if let Err(error) = manager.close_session(&session).await {
@@ -123,10 +111,13 @@ async fn close(manager: &LocalSessionManager, kept: &Kept, id: &str) {
     }
 }
 
-/// Hand the session `id` here the client's messages other replicas forwarded (its answers to
-/// a call waiting here).
-async fn deliver(manager: &LocalSessionManager, kept: &Kept, id: &str) {
-    let messages = match kept.forwarded(id).await {
+/// Hand the copy of a session that `to` names (`<session>/<mark>`) the client's answers
+/// other replicas forwarded to it.
+async fn deliver(manager: &Marked, kept: &Kept, to: &str) {
+    let Some((id, _)) = to.rsplit_once('/') else {
+        return;
+    };
+    let messages = match kept.forwarded(to).await {
         Ok(messages) => messages,
         Err(error) => {
             tracing::warn!(%error, session = id, "forwarded answers could not be taken");

@@ -34,7 +34,7 @@ impl Gate {
         }
         if let Some(forwarded) = self
             .sessions
-            .forward(&parts.headers, &summary, &bytes)
+            .forward(&parts.headers, &summary, caller, &bytes)
             .await
         {
             return forwarded;

@@ -9,6 +9,7 @@ pub(crate) mod http;
 mod http_direct;
 mod in_place;
 mod in_step;
+mod marked;
 mod message;
 mod metrics;
 mod probes;

@@ -11,6 +11,7 @@ use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::Value;
 
+use super::marked::{self, Marked};
 use super::summary::Summary;
 use super::{ErrorAnswer, MAX_ANSWERING};
 use crate::Caller;
@@ -23,6 +24,8 @@ const SESSION_ID: &str = "mcp-session-id";
 /// The sessions of one endpoint and who opened each.
 pub(crate) struct Sessions {
     manager: Arc<LocalSessionManager>,
+    /// The same, as rmcp's service runs on it: the ids of its copies' requests marked.
+    marked: Arc<Marked>,
     /// The caller that opened each session (pruned of closed ones as sessions open).
     owners: Mutex<HashMap<String, Caller>>,
     /// The ids of the requests being answered, by session: a session's answers are matched
@@ -135,11 +138,14 @@ impl Sessions {
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = Some(options.session_idle);
         let manager = Arc::new(manager);
+        let replica = kept.as_ref().map(|kept| kept.replica().to_owned());
+        let marked = Arc::new(Marked::new(Arc::clone(&manager), replica));
         if let Some(kept) = &kept {
-            super::in_step::start(Arc::downgrade(&manager), Arc::clone(kept));
+            super::in_step::start(Arc::downgrade(&marked), Arc::clone(kept));
         }
         Self {
             manager,
+            marked,
             owners: Mutex::new(HashMap::new()),
             answering: Arc::default(),
             cap: options.max_sessions,
@@ -147,9 +153,14 @@ impl Sessions {
         }
     }
 
-    /// The session manager rmcp's service runs on.
+    /// The sessions held here.
     pub(crate) fn manager(&self) -> Arc<LocalSessionManager> {
         Arc::clone(&self.manager)
+    }
+
+    /// The session manager rmcp's service runs on.
+    pub(super) fn marked(&self) -> Arc<Marked> {
+        Arc::clone(&self.marked)
     }
 
     /// The session a request names.
@@ -232,29 +243,43 @@ impl Sessions {
         self.kept.is_some()
     }
 
-    /// A client's answer (a message with an id and no method) in a kept session on which no
-    /// call here waits: handed to the replica whose call does (through the store) and
-    /// accepted, `202`. `None` when it is not such an answer, or this replica's to take, or
-    /// no replica holds the session (rmcp answers it).
+    /// A client's answer (a message with an id and no method) to a request that a copy of
+    /// its session on another replica sent (its id names that copy, see
+    /// [`Marked`](super::marked)): handed to that replica through the store and accepted,
+    /// `202`, when its caller may answer in the session. `None` when it is not such an answer
+    /// (rmcp takes it here), or no replica holds the session (rmcp answers `404`).
     pub(crate) async fn forward(
         &self,
         headers: &HeaderMap,
         summary: &Summary<'_>,
+        caller: &Caller,
         body: &[u8],
     ) -> Option<Response> {
         let kept = self.kept.as_ref()?;
-        if summary.method.is_some() || summary.id.is_none() {
+        if summary.method.is_some() {
             return None;
         }
+        let id = summary.id.as_ref()?.as_str()?;
+        let (mark, _) = marked::parse(id)?;
         let session = Self::named(headers)?;
-        if kept.is_asking(session) {
+        if self.marked.holds(session, mark) {
             return None;
         }
         let unavailable = |why: String| {
             ErrorAnswer::new(Value::Null, -32603, why).response(StatusCode::SERVICE_UNAVAILABLE)
         };
         match kept.owner(session).await {
-            Ok(Some(_)) => {}
+            Ok(Some(owner)) if owner.is(caller) => {}
+            Ok(Some(_)) => {
+                return Some(
+                    ErrorAnswer::new(
+                        Value::Null,
+                        -32001,
+                        "Forbidden: another caller opened this session; only it may answer in it",
+                    )
+                    .response(StatusCode::FORBIDDEN),
+                );
+            }
             Ok(None) => return None,
             Err(error) => {
                 return Some(unavailable(format!(
@@ -262,8 +287,17 @@ impl Sessions {
                 )));
             }
         }
+        // Only an answer is carried: a response or an error, as rmcp reads them.
         let message = serde_json::from_slice::<Value>(body).ok()?;
-        Some(match kept.forward(session, &message).await {
+        if !matches!(
+            serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(message.clone()),
+            Ok(rmcp::model::ClientJsonRpcMessage::Response(_)
+                | rmcp::model::ClientJsonRpcMessage::Error(_))
+        ) {
+            return None;
+        }
+        let to = format!("{session}/{mark}");
+        Some(match kept.forward(&to, &message).await {
             Ok(()) => {
                 let mut accepted = Response::new(axum::body::Body::empty());
                 *accepted.status_mut() = StatusCode::ACCEPTED;
