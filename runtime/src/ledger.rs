@@ -66,12 +66,15 @@ impl Ledger {
 }
 
 /// The session a request came on, if any.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) enum Session {
     /// A session of a local transport (stdio, in-process): one client, one caller.
     Local(u64),
     /// An HTTP session (protocol 2025, stateful HTTP).
     Http(u64),
+    /// An HTTP session kept for other replicas, by its id (`Mcp-Session-Id`): the same on
+    /// every replica.
+    Kept(String),
     /// No session: stateless HTTP or protocol 2026-07-28.
     None,
 }
@@ -128,15 +131,21 @@ impl<'a> Holder<'a> {
     }
 
     /// `p:<principal>` for an authenticated HTTP caller; `s:<process>:<n>` for a session of
-    /// a local transport (stdio, in-process) or of an anonymous HTTP caller; else, for an
+    /// a local transport (stdio, in-process) or of an anonymous HTTP caller; `k:<digest>` for
+    /// an anonymous caller's session kept for other replicas (the same on all); else, for an
     /// anonymous caller without a session, `c:<client name>/<version>` from the request's
     /// client info.
     pub(crate) fn id(&self) -> &str {
-        self.id.get_or_init(|| match (self.session, &self.client) {
+        self.id.get_or_init(|| match (&self.session, &self.client) {
             (_, Some(client)) => format!("c:{client}"),
             (Session::Local(n), _) => format!("s:{}:{n}", self.ledger.instance),
             _ if !self.caller.is_anonymous() => format!("p:{}", self.caller.principal()),
             (Session::Http(n), _) => format!("s:{}:{n}", self.ledger.instance),
+            // The session id is a bearer secret: the ledger keeps a digest of it.
+            (Session::Kept(id), _) => {
+                let digest = crate::digest::canonical(&Value::String(id.clone()));
+                format!("k:{}", crate::digest::hex(&digest))
+            }
             (Session::None, None) => "c:/".to_owned(),
         })
     }

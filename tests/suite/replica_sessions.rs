@@ -10,6 +10,7 @@
 )]
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,13 +18,19 @@ use crate::support::{HttpResponse, Replica, post, request, serve_http};
 use abilities::client::LogLevel;
 use abilities::resource::ResourceNotifier;
 use abilities::store::{SqliteStore, Store as _};
-use abilities::{AbilityError, Context, State, ability};
+use abilities::{AbilityError, Context, State, ability, protocol::IDEMPOTENCY_META_KEY};
 use serde_json::{Value, json};
 
 /// The current motto.
 #[ability(semantic = "READ", resource = "site://motto", mime_type = "text/plain")]
 fn motto(current: State<Mutex<String>>) -> String {
     current.lock().map(|m| m.clone()).unwrap_or_default()
+}
+
+/// The site's name.
+#[ability(semantic = "READ", resource = "site://name", mime_type = "text/plain")]
+fn site_name() -> &'static str {
+    "Replicas"
 }
 
 /// Change the motto and tell subscribers.
@@ -59,14 +66,21 @@ async fn ask_name(ctx: &Context) -> Result<Value, AbilityError> {
     Ok(json!({"content": answer.content}))
 }
 
+/// Count one more (each replica counts from its own hundred).
+#[ability(semantic = "CREATE")]
+fn bump(counter: State<AtomicU64>) -> u64 {
+    counter.fetch_add(1, Ordering::SeqCst) + 1
+}
+
 /// Three replicas on one store, each serving `/mcp` on a port of its own.
 async fn replicas() -> (Arc<SqliteStore>, Vec<SocketAddr>) {
     let store = Arc::new(SqliteStore::memory().expect("a store"));
     let mut addrs = Vec::new();
-    for replica in Replica::set(&store, 3) {
+    for (n, replica) in (0..).zip(Replica::set(&store, 3)) {
         let server = builder!()
             .store(replica)
             .state(Mutex::new("Ship it".to_owned()))
+            .state(AtomicU64::new(100 * n))
             .build()
             .expect("valid");
         addrs.push(serve_http(&server).await);
@@ -408,4 +422,87 @@ async fn two_replicas_asking_one_session_at_once_each_get_their_own_answer() {
             "call {id}"
         );
     }
+}
+
+#[tokio::test]
+async fn an_anonymous_idempotent_retry_through_another_replica_returns_the_first_result() {
+    let (_store, r) = replicas().await;
+    let session = open(r[0]).await;
+    let call = |id: u64| {
+        let mut meta = json!({});
+        meta[IDEMPOTENCY_META_KEY] = json!("retry-1");
+        json!({"name": "bump", "arguments": {}, "_meta": meta, "id": id})
+    };
+    let first = ask(r[0], &session, 1, "tools/call", call(1)).await;
+    assert_eq!(
+        answer(&first, 1)["result"]["structuredContent"],
+        json!({"result": 1})
+    );
+    // The same key in the same session, through another replica: the first outcome, not a
+    // second run there (which would count 101).
+    let retry = ask(r[1], &session, 2, "tools/call", call(2)).await;
+    assert_eq!(
+        answer(&retry, 2)["result"]["structuredContent"],
+        json!({"result": 1})
+    );
+    // Another session's key of the same name is its own.
+    let other = open(r[1]).await;
+    let theirs = ask(r[1], &other, 3, "tools/call", call(3)).await;
+    assert_eq!(
+        answer(&theirs, 3)["result"]["structuredContent"],
+        json!({"result": 101})
+    );
+}
+
+#[tokio::test]
+async fn a_delete_the_server_refuses_ends_the_session_nowhere() {
+    let (store, r) = replicas().await;
+    let session = open(r[0]).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "1999-01-01"),
+    ];
+    let refused = request(r[1], "DELETE", "/mcp", &headers, "").await;
+    assert_eq!(refused.status, 400, "{refused:?}");
+    assert!(store.session(&session, 0).await.expect("answers").is_some());
+    let listed = ask(r[0], &session, 1, "tools/list", json!({})).await;
+    assert!(answer(&listed, 1)["result"]["tools"].is_array());
+}
+
+#[tokio::test]
+async fn subscriptions_made_at_once_through_two_replicas_are_both_kept() {
+    let (store, r) = replicas().await;
+    let session = open(r[0]).await;
+    let subscribe = |addr, id, uri: &'static str| {
+        let session = session.clone();
+        async move {
+            ask(
+                addr,
+                &session,
+                id,
+                "resources/subscribe",
+                json!({"uri": uri}),
+            )
+            .await
+        }
+    };
+    let (a, b) = tokio::join!(
+        subscribe(r[1], 1, "site://motto"),
+        subscribe(r[2], 2, "site://name")
+    );
+    assert_eq!(answer(&a, 1)["result"], json!({}));
+    assert_eq!(answer(&b, 2)["result"], json!({}));
+    let record = store
+        .session(&session, 0)
+        .await
+        .expect("answers")
+        .expect("kept");
+    let mut kept: Vec<&str> = record.state["subscriptions"]
+        .as_array()
+        .expect("subscriptions")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    kept.sort_unstable();
+    assert_eq!(kept, ["site://motto", "site://name"]);
 }

@@ -481,28 +481,58 @@ async fn sessions_are_kept_until_they_expire_or_end(store: &dyn Store) {
     assert_eq!(store.session(&id, now).await.unwrap(), Some(record.clone()));
     // Past its expiry it is not served, however long it waits to be swept.
     assert_eq!(store.session(&id, now + 1_001).await.unwrap(), None);
-    // A replica still serving it moves the expiry on (never back).
-    store
-        .touch_sessions(std::slice::from_ref(&id), now + 5_000)
+    // A replica still serving it moves the expiry on (never back); the store names the
+    // sessions it no longer keeps.
+    let gone = unique("session");
+    let touched = store
+        .touch_sessions(&[id.clone(), gone.clone()], now + 5_000)
         .await
         .unwrap();
+    assert_eq!(touched, [gone]);
     store
         .touch_sessions(std::slice::from_ref(&id), now + 2_000)
         .await
         .unwrap();
     let touched = store.session(&id, now + 4_000).await.unwrap().unwrap();
     assert_eq!(touched.expires_at_ms, now + 5_000);
-    // Writing it again replaces what it is.
+    // A change is made only on the state it was made from.
     let changed = SessionRecord {
         state: json!({"initialize": {}, "owner": "ada", "logLevel": "debug"}),
-        ..touched
+        ..touched.clone()
     };
-    store.put_session(&changed).await.unwrap();
-    assert_eq!(store.session(&id, now).await.unwrap(), Some(changed));
-    // Ended: gone, and a second end finds nothing.
+    assert!(
+        !store
+            .update_session(&changed, &json!({"stale": true}))
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .update_session(&changed, &touched.state)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store.session(&id, now).await.unwrap(),
+        Some(changed.clone())
+    );
+    assert!(
+        !store
+            .update_session(&changed, &touched.state)
+            .await
+            .unwrap()
+    );
+    // Ended: gone, a second end finds nothing, and a change does not bring it back.
     assert!(store.delete_session(&id).await.unwrap());
     assert_eq!(store.session(&id, now).await.unwrap(), None);
     assert!(!store.delete_session(&id).await.unwrap());
+    assert!(
+        !store
+            .update_session(&changed, &changed.state)
+            .await
+            .unwrap()
+    );
+    assert_eq!(store.session(&id, now).await.unwrap(), None);
     // An expired session is swept.
     let old = unique("session");
     let expired = SessionRecord {
@@ -520,11 +550,7 @@ async fn forwarded_messages_are_taken_once_in_order(store: &dyn Store) {
     let first = json!({"jsonrpc": "2.0", "id": 0, "result": {"action": "accept"}});
     let second = json!({"jsonrpc": "2.0", "id": 1, "result": {"roots": []}});
     let later = now_ms() + 60_000;
-    let forwarded = store.forward_to_session(&id, &first, later).await;
-    if matches!(forwarded, Err(abilities::store::StoreError::Unsupported(_))) {
-        return;
-    }
-    forwarded.unwrap();
+    store.forward_to_session(&id, &first, later).await.unwrap();
     store.forward_to_session(&id, &second, later).await.unwrap();
     let other = unique("session");
     assert!(store.take_forwarded(&other).await.unwrap().is_empty());
@@ -731,10 +757,22 @@ async fn postgres_fans_session_events_out_to_the_other_replicas() {
         }
         _ => false,
     };
-    // The listeners connect in the background: publish until B hears.
+    let record = SessionRecord {
+        id: id.clone(),
+        state: json!({"owner": "ada"}),
+        expires_at_ms: now_ms() + 60_000,
+    };
+    a.put_session(&record).await.unwrap();
+    // The listeners connect in the background: change it until B hears.
+    let mut state = record.state.clone();
     let changed = tokio::time::timeout(Duration::from_secs(10), async {
         loop {
-            a.publish_session(&id).await.unwrap();
+            let next = SessionRecord {
+                state: json!({"owner": "ada", "n": state.get("n").and_then(serde_json::Value::as_u64).unwrap_or(0) + 1}),
+                ..record.clone()
+            };
+            assert!(a.update_session(&next, &state).await.unwrap());
+            state = next.state;
             if let Ok(Ok(got)) =
                 tokio::time::timeout(Duration::from_millis(200), heard.recv()).await
                 && ours(&got)
@@ -746,13 +784,10 @@ async fn postgres_fans_session_events_out_to_the_other_replicas() {
     .await
     .expect("replica B hears A's session change");
     assert_eq!(changed, SessionEvent::Changed(id.clone()));
-    let record = SessionRecord {
-        id: id.clone(),
-        state: json!({"owner": "ada"}),
-        expires_at_ms: now_ms() + 60_000,
-    };
-    a.put_session(&record).await.unwrap();
-    assert_eq!(b.session(&id, now_ms()).await.unwrap(), Some(record));
+    assert_eq!(
+        b.session(&id, now_ms()).await.unwrap().unwrap().state,
+        state
+    );
     let reply = json!({"jsonrpc": "2.0", "id": 0, "result": {"action": "decline"}});
     a.forward_to_session(&id, &reply, now_ms() + 60_000)
         .await

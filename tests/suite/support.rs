@@ -719,8 +719,24 @@ impl abilities::store::Store for Replica {
         &'a self,
         ids: &'a [String],
         expires_at_ms: u64,
-    ) -> abilities::store::StoreFuture<'a, ()> {
+    ) -> abilities::store::StoreFuture<'a, Vec<String>> {
         self.store.touch_sessions(ids, expires_at_ms)
+    }
+    fn update_session<'a>(
+        &'a self,
+        record: &'a abilities::store::SessionRecord,
+        expected: &'a serde_json::Value,
+    ) -> abilities::store::StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let replaced = self.store.update_session(record, expected).await?;
+            if replaced && let Some(bus) = &self.sessions {
+                let _ = bus.send((
+                    self.me,
+                    abilities::store::SessionEvent::Changed(record.id.clone()),
+                ));
+            }
+            Ok(replaced)
+        })
     }
     fn delete_session<'a>(&'a self, id: &'a str) -> abilities::store::StoreFuture<'a, bool> {
         Box::pin(async move {
@@ -733,15 +749,6 @@ impl abilities::store::Store for Replica {
             }
             Ok(gone)
         })
-    }
-    fn publish_session<'a>(&'a self, id: &'a str) -> abilities::store::StoreFuture<'a, ()> {
-        if let Some(bus) = &self.sessions {
-            let _ = bus.send((
-                self.me,
-                abilities::store::SessionEvent::Changed(id.to_owned()),
-            ));
-        }
-        Box::pin(async { Ok(()) })
     }
     fn forward_to_session<'a>(
         &'a self,

@@ -23,6 +23,9 @@ use crate::store::{SessionEvents, SessionRecord, Store, StoreError};
 /// nobody takes is swept).
 const FORWARDED_FOR_MS: u64 = 60_000;
 
+/// How many times a change to a session is tried while other replicas change it at once.
+const CHANGE_ATTEMPTS: usize = 8;
+
 /// The sessions of one endpoint as its store keeps them, and those this replica serves.
 pub(crate) struct Kept {
     store: Arc<dyn Store>,
@@ -167,12 +170,17 @@ impl Kept {
     }
 
     async fn read(&self, id: &str) -> Result<Option<State>, StoreError> {
+        Ok(self.read_as_kept(id).await?.map(|(state, _)| state))
+    }
+
+    /// The session `id`'s state, and its record's state as the store holds it.
+    async fn read_as_kept(&self, id: &str) -> Result<Option<(State, Value)>, StoreError> {
         let Some(record) = self.store.session(id, crate::clock::now_ms()).await? else {
             return Ok(None);
         };
-        serde_json::from_value(record.state)
-            .map(Some)
-            .map_err(|e| StoreError::failed(format!("session {id}'s record is unreadable: {e}")))
+        let state = serde_json::from_value(record.state.clone())
+            .map_err(|e| StoreError::failed(format!("session {id}'s record is unreadable: {e}")))?;
+        Ok(Some((state, record.state)))
     }
 
     /// The `initialize` parameters of the session `id`, if the store keeps it.
@@ -190,27 +198,30 @@ impl Kept {
 
     /// End the session `id` on every replica; whether the store kept it.
     pub(crate) async fn end(&self, id: &str) -> Result<bool, StoreError> {
+        let kept = self.store.delete_session(id).await?;
         self.forget(id);
-        self.store.delete_session(id).await
+        Ok(kept)
     }
 
-    /// Move the expiry of the sessions `ids` (those this replica serves) on.
-    pub(crate) async fn touch(&self, ids: &[String]) -> Result<(), StoreError> {
+    /// Move the expiry of the sessions `ids` (those this replica serves) on; those among
+    /// them the store no longer keeps.
+    pub(crate) async fn touch(&self, ids: &[String]) -> Result<Vec<String>, StoreError> {
         self.store.touch_sessions(ids, self.expiry()).await
     }
 
     /// The session `id`, restored here from the store, is served here from now on: its log
-    /// level in `level`, its subscriptions under `key` through `peer`, as its record says.
+    /// level in `level`, its subscriptions under `key` through `peer`, as its record says;
+    /// whether the store still keeps it (it may have ended since it was read).
     pub(super) async fn restored(
         &self,
         id: &str,
         level: Arc<AtomicU8>,
         key: u64,
         peer: Peer<RoleServer>,
-    ) {
+    ) -> bool {
         self.lock()
             .insert(id.to_owned(), Live::new(level, key, peer));
-        self.reread(id).await;
+        self.reread(id).await
     }
 
     /// The session `id`, opened here, is served here from now on, as `joining` holds it.
@@ -275,21 +286,32 @@ impl Kept {
         session.uris.clone_from(&state.subscriptions);
     }
 
-    /// Change what the session `id` is with `change`, on every replica that serves it.
+    /// Change what the session `id` is with `change`, on every replica that serves it: read,
+    /// changed and written back only if nobody changed it meanwhile (else read again), and
+    /// never brought back once ended.
     pub(super) async fn change(
         &self,
         id: &str,
-        change: impl FnOnce(&mut State),
+        change: impl Fn(&mut State),
     ) -> Result<(), StoreError> {
-        let Some(mut state) = self.read(id).await? else {
-            return Err(StoreError::failed(format!(
-                "session {id} is no longer kept"
-            )));
-        };
-        change(&mut state);
-        self.put(id, &state).await?;
-        self.apply(id, &state);
-        self.store.publish_session(id).await
+        for _ in 0..CHANGE_ATTEMPTS {
+            let Some((mut state, was)) = self.read_as_kept(id).await? else {
+                return Err(StoreError::failed(format!("session {id} ended or expired")));
+            };
+            change(&mut state);
+            let record = SessionRecord {
+                id: id.to_owned(),
+                state: serde_json::to_value(&state).map_err(StoreError::backend)?,
+                expires_at_ms: self.expiry(),
+            };
+            if self.store.update_session(&record, &was).await? {
+                self.apply(id, &state);
+                return Ok(());
+            }
+        }
+        Err(StoreError::failed(format!(
+            "session {id} changed on other replicas {CHANGE_ATTEMPTS} times while this change was made"
+        )))
     }
 
     /// This replica no longer serves the session `id`.

@@ -134,7 +134,10 @@ impl McpHandler {
         let session = if self.caller.is_some() {
             Session::Local(self.session)
         } else if self.inner.http.stateful && !client::is_stateless(request) {
-            Session::Http(self.session)
+            match self.kept.as_ref().and(kept_session(&request.extensions)) {
+                Some(id) => Session::Kept(id),
+                None => Session::Http(self.session),
+            }
         } else {
             Session::None
         };
@@ -171,12 +174,21 @@ impl McpHandler {
 
     /// Serve a kept session here: one restored from the store takes what its record says; a
     /// new one is left for the gate to register under its id.
-    async fn join(&self, kept: &Kept, context: &RequestContext<RoleServer>) {
+    async fn join(
+        &self,
+        kept: &Kept,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
         use rmcp::transport::streamable_http_server::session::SessionRestoreMarker;
         let level = Arc::clone(&self.log_level);
         let peer = context.peer.clone();
         if let Some(restored) = context.extensions.get::<SessionRestoreMarker>() {
-            kept.restored(&restored.id, level, self.session, peer).await;
+            if !kept.restored(&restored.id, level, self.session, peer).await {
+                return Err(ErrorData::invalid_request(
+                    "Session not found: it ended while it was being restored",
+                    None,
+                ));
+            }
         } else if let Some(joining) = context
             .extensions
             .get::<axum::http::request::Parts>()
@@ -184,13 +196,14 @@ impl McpHandler {
         {
             joining.join(level, self.session, peer);
         }
+        Ok(())
     }
 
     /// Make `change` to the session's record, when the session is kept for other replicas.
     async fn keep(
         &self,
         request: &RequestContext<RoleServer>,
-        change: impl FnOnce(&mut kept::State),
+        change: impl Fn(&mut kept::State),
     ) -> Result<(), ErrorData> {
         let (Some(kept), Some(id)) = (&self.kept, kept_session(&request.extensions)) else {
             return Ok(());
@@ -298,7 +311,7 @@ impl ServerHandler for McpHandler {
     ) -> Result<rmcp::model::InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
         if let Some(kept) = &self.kept {
-            self.join(kept, &context).await;
+            self.join(kept, &context).await?;
         }
         self.negotiate_initialize(&request)
     }
@@ -329,10 +342,12 @@ impl ServerHandler for McpHandler {
         if client::is_stateless(&context) {
             return Err(removed("logging/setLevel"));
         }
-        self.log_level
-            .store(from_rmcp_level(request.level) as u8, Ordering::Relaxed);
+        // Kept for the other replicas first: a change the store refuses is not made here.
         let level = request.level;
-        self.keep(&context, |state| state.set_level(level)).await
+        self.keep(&context, |state| state.set_level(level)).await?;
+        self.log_level
+            .store(from_rmcp_level(level) as u8, Ordering::Relaxed);
+        Ok(())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -476,9 +491,11 @@ impl ServerHandler for McpHandler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.subscribe_session(&request, context.clone())?;
+        // Kept for the other replicas first: a change the store refuses is not made here.
+        self.resolves(&request.uri)?;
         self.keep(&context, |state| state.subscribe(&request.uri))
-            .await
+            .await?;
+        self.subscribe_session(&request, context)
     }
 
     async fn unsubscribe(
@@ -486,9 +503,10 @@ impl ServerHandler for McpHandler {
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.inner.notifier.unsubscribe(&request.uri, self.session);
         self.keep(&context, |state| state.unsubscribe(&request.uri))
-            .await
+            .await?;
+        self.inner.notifier.unsubscribe(&request.uri, self.session);
+        Ok(())
     }
 
     fn accepted_subscription_filter(

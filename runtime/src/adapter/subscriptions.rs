@@ -17,15 +17,21 @@ impl McpHandler {
         request: &SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let inner = &self.inner;
-        if !resolves(&inner.snapshot(), &request.uri) {
-            return Err(super::unknown_resource(&request.uri));
-        }
-        inner.notifier.subscribe(
+        self.resolves(&request.uri)?;
+        self.inner.notifier.subscribe(
             &request.uri,
             Subscriber::Session(self.session, context.peer),
         );
         Ok(())
+    }
+
+    /// `uri`, if it names a resource; else the error that says it does not.
+    pub(super) fn resolves(&self, uri: &str) -> Result<(), ErrorData> {
+        if resolves(&self.inner.snapshot(), uri) {
+            Ok(())
+        } else {
+            Err(super::unknown_resource(uri))
+        }
     }
 
     /// What a listen stream is granted of `requested`: the resources that resolve, and every

@@ -169,19 +169,30 @@ impl Store for Measured {
         self.timed("session", self.inner.session(id, now_ms))
     }
 
-    fn touch_sessions<'a>(&'a self, ids: &'a [String], expires_at_ms: u64) -> StoreFuture<'a, ()> {
+    fn touch_sessions<'a>(
+        &'a self,
+        ids: &'a [String],
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, Vec<String>> {
         self.timed(
             "touch_sessions",
             self.inner.touch_sessions(ids, expires_at_ms),
         )
     }
 
-    fn delete_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
-        self.timed("delete_session", self.inner.delete_session(id))
+    fn update_session<'a>(
+        &'a self,
+        record: &'a SessionRecord,
+        expected: &'a Value,
+    ) -> StoreFuture<'a, bool> {
+        self.timed(
+            "update_session",
+            self.inner.update_session(record, expected),
+        )
     }
 
-    fn publish_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
-        self.timed("publish_session", self.inner.publish_session(id))
+    fn delete_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
+        self.timed("delete_session", self.inner.delete_session(id))
     }
 
     fn forward_to_session<'a>(

@@ -390,14 +390,39 @@ impl Store for MemoryStore {
         })
     }
 
-    fn touch_sessions<'a>(&'a self, ids: &'a [String], expires_at_ms: u64) -> StoreFuture<'a, ()> {
+    fn touch_sessions<'a>(
+        &'a self,
+        ids: &'a [String],
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, Vec<String>> {
         self.with(move |t| {
+            let mut gone = Vec::new();
             for id in ids {
-                if let Some(session) = t.sessions.get_mut(id) {
-                    session.expires_at_ms = session.expires_at_ms.max(expires_at_ms);
+                match t.sessions.get_mut(id) {
+                    Some(session) => {
+                        session.expires_at_ms = session.expires_at_ms.max(expires_at_ms);
+                    }
+                    None => gone.push(id.clone()),
                 }
             }
-            Ok(())
+            Ok(gone)
+        })
+    }
+
+    fn update_session<'a>(
+        &'a self,
+        record: &'a SessionRecord,
+        expected: &'a Value,
+    ) -> StoreFuture<'a, bool> {
+        self.with(move |t| {
+            let Some(session) = t.sessions.get_mut(&record.id) else {
+                return Ok(false);
+            };
+            if session.state != *expected {
+                return Ok(false);
+            }
+            *session = record.clone();
+            Ok(true)
         })
     }
 

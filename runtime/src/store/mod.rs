@@ -519,23 +519,33 @@ pub trait Store: Send + Sync + 'static {
         let _ = (id, now_ms);
         Box::pin(async { Ok(None) })
     }
-    /// Move the expiry of the sessions `ids` that have not expired on to `expires_at_ms`:
-    /// this process still serves them.
-    fn touch_sessions<'a>(&'a self, ids: &'a [String], expires_at_ms: u64) -> StoreFuture<'a, ()> {
+    /// Move the expiry of the sessions `ids` on to `expires_at_ms` (never back): this process
+    /// still serves them. The ids among them the store no longer keeps (ended or expired).
+    fn touch_sessions<'a>(
+        &'a self,
+        ids: &'a [String],
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, Vec<String>> {
         let _ = (ids, expires_at_ms);
-        Box::pin(async { Ok(()) })
+        Box::pin(async { Ok(Vec::new()) })
+    }
+    /// Replace the record of the session `record.id` if it is still kept and its state is
+    /// `expected` (what was read), and tell the replicas it changed; whether it was replaced.
+    /// One step: of two replicas changing a session at once, one wins and the other reads
+    /// again. The default keeps none.
+    fn update_session<'a>(
+        &'a self,
+        record: &'a SessionRecord,
+        expected: &'a Value,
+    ) -> StoreFuture<'a, bool> {
+        let _ = (record, expected);
+        Box::pin(async { Ok(false) })
     }
     /// Forget the session `id`, and tell the replicas it ended; whether it was kept. The
     /// default keeps none.
     fn delete_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
         let _ = id;
         Box::pin(async { Ok(false) })
-    }
-    /// Tell the other replicas that the record of session `id` changed. The default does
-    /// nothing: a store of one process has no one else to tell.
-    fn publish_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
-        let _ = id;
-        Box::pin(async { Ok(()) })
     }
     /// Keep a client's `message` for the session `id` (its answer to a request a call on
     /// another replica sent) until `expires_at_ms`, and tell the replicas. The default

@@ -705,18 +705,53 @@ impl Store for PostgresStore {
         })
     }
 
-    fn touch_sessions<'a>(&'a self, ids: &'a [String], expires_at_ms: u64) -> StoreFuture<'a, ()> {
+    fn touch_sessions<'a>(
+        &'a self,
+        ids: &'a [String],
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, Vec<String>> {
         Box::pin(async move {
-            self.client()
+            let rows = self
+                .client()
                 .await?
-                .execute(
-                    "UPDATE abilities_sessions SET expires_at_ms = $2
-                     WHERE id = ANY($1) AND expires_at_ms < $2",
+                .query(
+                    "UPDATE abilities_sessions SET expires_at_ms = GREATEST(expires_at_ms, $2)
+                     WHERE id = ANY($1) RETURNING id",
                     &[&ids, &int(expires_at_ms)],
                 )
                 .await
-                .map(drop)
-                .map_err(db_failed)
+                .map_err(db_failed)?;
+            let kept: std::collections::HashSet<String> =
+                rows.iter().map(|row| row.get(0)).collect();
+            Ok(ids
+                .iter()
+                .filter(|id| !kept.contains(*id))
+                .cloned()
+                .collect())
+        })
+    }
+
+    fn update_session<'a>(
+        &'a self,
+        record: &'a SessionRecord,
+        expected: &'a Value,
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let replaced = self
+                .announced(
+                    "UPDATE abilities_sessions SET state = $2, expires_at_ms = $3
+                     WHERE id = $1 AND state = $4",
+                    &[
+                        &record.id,
+                        &record.state.to_string(),
+                        &int(record.expires_at_ms),
+                        &expected.to_string(),
+                    ],
+                    SESSIONS_CHANNEL,
+                    &format!("changed {}", record.id),
+                )
+                .await?;
+            Ok(replaced > 0)
         })
     }
 
@@ -768,18 +803,6 @@ impl Store for PostgresStore {
                 .await
                 .map_err(db_failed)?;
             Ok(rows.iter().filter_map(|row| json(row, 0)).collect())
-        })
-    }
-
-    fn publish_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            let payload = format!("{} changed {id}", self.origin);
-            self.client()
-                .await?
-                .execute("SELECT pg_notify($1, $2)", &[&SESSIONS_CHANNEL, &payload])
-                .await
-                .map(drop)
-                .map_err(failed)
         })
     }
 

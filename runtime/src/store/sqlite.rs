@@ -503,18 +503,48 @@ impl Store for SqliteStore {
         })
     }
 
-    fn touch_sessions<'a>(&'a self, ids: &'a [String], expires_at_ms: u64) -> StoreFuture<'a, ()> {
+    fn touch_sessions<'a>(
+        &'a self,
+        ids: &'a [String],
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, Vec<String>> {
         let ids = ids.to_vec();
         self.run(move |db| {
             let tx = db.transaction()?;
-            for id in &ids {
-                tx.execute(
-                    "UPDATE abilities_sessions SET expires_at_ms = ?2
-                     WHERE id = ?1 AND expires_at_ms < ?2",
+            let mut gone = Vec::new();
+            for id in ids {
+                let kept = tx.execute(
+                    "UPDATE abilities_sessions SET expires_at_ms = MAX(expires_at_ms, ?2)
+                     WHERE id = ?1",
                     params![id, int(expires_at_ms)],
                 )?;
+                if kept == 0 {
+                    gone.push(id);
+                }
             }
-            tx.commit()
+            tx.commit()?;
+            Ok(gone)
+        })
+    }
+
+    fn update_session<'a>(
+        &'a self,
+        record: &'a SessionRecord,
+        expected: &'a Value,
+    ) -> StoreFuture<'a, bool> {
+        let (id, state, was) = (
+            record.id.clone(),
+            record.state.to_string(),
+            expected.to_string(),
+        );
+        let expires = int(record.expires_at_ms);
+        self.run(move |db| {
+            db.execute(
+                "UPDATE abilities_sessions SET state = ?2, expires_at_ms = ?3
+                 WHERE id = ?1 AND state = ?4",
+                params![id, state, expires, was],
+            )
+            .map(|n| n > 0)
         })
     }
 

@@ -386,13 +386,10 @@ impl Gate {
         caller: &crate::Caller,
     ) -> Response {
         let id = Sessions::named(&parts.headers).map(str::to_owned);
-        if let Some(id) = &id {
-            if let Err(refusal) = self.sessions.may_delete(id, Some(caller)).await {
-                return refusal;
-            }
-            if let Err(refusal) = self.sessions.end(id).await {
-                return refusal;
-            }
+        if let Some(id) = &id
+            && let Err(refusal) = self.sessions.may_delete(id, Some(caller)).await
+        {
+            return refusal;
         }
         // rmcp answers a terminated session with 202; clients (the Python SDK) expect 200 or
         // 204, and nothing is left to process.
@@ -400,11 +397,15 @@ impl Gate {
         if response.status() == StatusCode::ACCEPTED {
             *response.status_mut() = StatusCode::NO_CONTENT;
         }
-        if response.status().is_success()
-            && let Some(id) = &id
-        {
-            self.sessions.forget(id);
+        let Some(id) = id.filter(|_| response.status().is_success()) else {
+            return response;
+        };
+        // Ended here (rmcp checked the request first): now on the other replicas. A store
+        // that fails is a 503 the client may retry, which ends it there.
+        if let Err(refusal) = self.sessions.end(&id).await {
+            return refusal;
         }
+        self.sessions.forget(&id);
         response
     }
 

@@ -3,6 +3,7 @@
 //! again when another replica changes them, and handed the client's answers to their
 //! requests that landed on another replica.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -34,6 +35,8 @@ async fn in_step(manager: Weak<Marked>, kept: Arc<Kept>) {
     let mut events = kept.events();
     let mut tick = tokio::time::interval(period(kept.idle()));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // Copies held here that no session record stands for, as of the last beat.
+    let mut strays = HashSet::new();
     loop {
         let event = tokio::select! {
             _ = tick.tick() => None,
@@ -43,7 +46,7 @@ async fn in_step(manager: Weak<Marked>, kept: Arc<Kept>) {
             return;
         };
         match event {
-            None => touch(&manager, &kept).await,
+            None => strays = touch(&manager, &kept, &strays).await,
             Some(SessionEvent::Forwarded(to)) => {
                 if let Some((session, mark)) = to.rsplit_once('/')
                     && manager.holds(session, mark)
@@ -91,15 +94,30 @@ async fn recv(
     }
 }
 
-/// Move on the expiry of the sessions served here (forgetting those that closed).
-async fn touch(manager: &Marked, kept: &Kept) {
-    let served = kept.retain(&manager.held().await);
-    if served.is_empty() {
-        return;
+/// Move on the expiry of the sessions served here (forgetting those that closed by
+/// themselves), and close those the store no longer keeps; a copy held here for no session
+/// this replica serves (its record went while it was being restored) is closed when it is
+/// still one at the next beat. The strays found now.
+async fn touch(manager: &Marked, kept: &Kept, strays: &HashSet<String>) -> HashSet<String> {
+    let held = manager.held().await;
+    let served = kept.retain(&held);
+    let found: HashSet<String> = held.into_iter().filter(|id| !served.contains(id)).collect();
+    for id in found.intersection(strays) {
+        close(manager, kept, id).await;
     }
-    if let Err(error) = kept.touch(&served).await {
-        tracing::warn!(%error, "the sessions served here could not be kept alive in the store");
+    if !served.is_empty() {
+        match kept.touch(&served).await {
+            Ok(gone) => {
+                for id in gone {
+                    close(manager, kept, &id).await;
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "the sessions served here could not be kept alive in the store");
+            }
+        }
     }
+    found
 }
 
 /// Close the session `id` here: another replica ended it, or the store no longer keeps it.
