@@ -29,7 +29,7 @@ if ! cmp -s "$here/package.json" "$work/node/package.json" || [ ! -d "$work/node
   cp "$here/package.json" "$work/node/package.json"
   (cd "$work/node" && npm install --no-audit --no-fund --loglevel=error)
 fi
-cp "$here/ts_client.mjs" "$here/ts_surfaces.mjs" "$here/ts_aql.mjs" "$here/ts2_client.mjs" "$here/cluster.mjs" "$here/ts_bridge.mjs" "$here/ts_oauth.mjs" "$here/observe.mjs" "$work/node/"
+cp "$here/ts_client.mjs" "$here/ts_surfaces.mjs" "$here/ts_aql.mjs" "$here/ts2_client.mjs" "$here/cluster.mjs" "$here/cluster_sessions.mjs" "$here/ts_bridge.mjs" "$here/ts_oauth.mjs" "$here/observe.mjs" "$work/node/"
 if ! "$work/venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "2.3.0")' 2>/dev/null; then
   python3 -m venv "$work/venv"
   "$work/venv/bin/pip" install --quiet --disable-pip-version-check 'mcp==2.3.0'
@@ -278,6 +278,10 @@ export CLUSTER_DIR="/tmp/abilities-cluster-$(id -u)"
 cluster_up() { TODO_BIN="$root/target/debug/examples/todo" "$root/scripts/cluster.sh" start >/dev/null; }
 cluster_down() { "$root/scripts/cluster.sh" stop; }
 run "cluster: start three replicas on PostgreSQL behind nginx" cluster_up
+run "cluster: a 2025 session of the ts sdk v1 across round-robin replicas" \
+  node "$work/node/cluster_sessions.mjs" "$CLUSTER_DIR"
+run "cluster: a 2025 session of the python sdk across round-robin replicas" \
+  "$work/venv/bin/python" "$here/py_cluster.py" "$CLUSTER_DIR"
 run "cluster: ts sdk v2 through nginx, task control across replicas, PostgreSQL restarted and a replica killed under load" \
   env ABILITIES_ROOT="$root" PG_PORT=54330 node "$work/node/cluster.mjs" "$CLUSTER_DIR"
 cluster_down

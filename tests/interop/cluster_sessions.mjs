@@ -1,0 +1,155 @@
+// Protocol 2025 sessions on the cluster of scripts/cluster.sh (three `todo` replicas on
+// PostgreSQL behind nginx round-robin, no stickiness), driven by the TypeScript SDK 1.x's
+// session client (protocol 2025-11-25): one session whose requests cross the replicas; a
+// subscription notified on the session's stream from a change made in another session; an
+// elicitation whose answer may land on another replica than the call; the session ended
+// through nginx and then unknown (404) on every replica. Every response names its replica
+// (`x-replica`), so the checks also check that the session did cross them.
+// Usage: node cluster_sessions.mjs CLUSTER_DIR   (url, replica-N.url)
+// Prints PASS/FAIL per check and the figures; exits 1 if any check failed.
+import { readdirSync, readFileSync } from "node:fs";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  ElicitRequestSchema,
+  ResourceUpdatedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+
+const dir = process.argv[2];
+const url = readFileSync(`${dir}/url`, "utf8").trim();
+const replicas = readdirSync(dir)
+  .filter((f) => /^replica-\d+\.url$/.test(f))
+  .map((f) => readFileSync(`${dir}/${f}`, "utf8").trim().split(/\s+/)[0]);
+let failed = 0;
+const check = (name, ok, detail) => {
+  if (ok) console.log(`PASS sessions-v1 ${name}`);
+  else {
+    failed += 1;
+    console.log(`FAIL sessions-v1 ${name}: ${detail}`);
+  }
+};
+const attempt = async (name, body) => {
+  try {
+    await body();
+  } catch (e) {
+    check(name, false, e?.stack ?? String(e));
+  }
+};
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const until = async (what, ms = 5000) => {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (what()) return true;
+    await sleep(25);
+  }
+  return what();
+};
+
+// Which replica answered each request of a client, by method.
+const recording = (served) => async (input, init) => {
+  const response = await fetch(input, init);
+  let method = init?.method ?? "GET";
+  try {
+    const body = JSON.parse(init?.body ?? "null");
+    method = body?.method ?? (body && "id" in body ? "answer" : method);
+  } catch {}
+  served.push({ method, replica: response.headers.get("x-replica"), status: response.status });
+  return response;
+};
+
+const open = async (name, served, capabilities = {}) => {
+  const client = new Client({ name, version: "1.0.0" }, { capabilities });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: recording(served) });
+  await client.connect(transport);
+  return { client, transport };
+};
+
+const figures = { acknowledged: 0, lost: 0 };
+const served = [];
+const updates = [];
+let asked = 0;
+const { client, transport } = await open("v1-round-robin", served, { elicitation: {} });
+client.setRequestHandler(ElicitRequestSchema, async () => {
+  asked += 1;
+  return { action: "accept", content: { go: true } };
+});
+client.setNotificationHandler(ResourceUpdatedNotificationSchema, (note) => {
+  updates.push(note.params.uri);
+});
+const session = transport.sessionId;
+check("a 2025-11-25 session is opened through nginx", typeof session === "string" && transport.protocolVersion === "2025-11-25",
+  `${session} ${transport.protocolVersion}`);
+
+await attempt("one session's requests are served by every replica", async () => {
+  for (let i = 0; i < 12; i += 1) {
+    try {
+      if (i % 3 === 0) await client.listTools();
+      else {
+        const result = await client.callTool({ name: "list_todos", arguments: {} });
+        if (result.isError) throw new Error(JSON.stringify(result));
+      }
+      figures.acknowledged += 1;
+    } catch (e) {
+      figures.lost += 1;
+      console.log(`  lost: ${e}`);
+    }
+  }
+  const crossed = new Set(served.filter((s) => s.method === "tools/call" || s.method === "tools/list").map((s) => s.replica));
+  check("one session's requests are served by every replica", figures.lost === 0 && crossed.size === replicas.length,
+    `lost ${figures.lost}, replicas ${[...crossed]}`);
+});
+
+await attempt("a subscription hears a change made through another session", async () => {
+  await client.subscribeResource({ uri: "todo://list" });
+  const other = await open("v1-writer", []);
+  const created = await other.client.callTool({ name: "create_todo", arguments: { title: "crossed replicas" } });
+  const heard = await until(() => updates.includes("todo://list"));
+  const streams = served.filter((s) => s.method === "GET").map((s) => s.replica);
+  check("a subscription hears a change made through another session", !created.isError && heard,
+    `created ${JSON.stringify(created)}, updates ${updates}, stream on ${streams}`);
+  await other.transport.terminateSession();
+  await other.client.close();
+});
+
+await attempt("an elicitation is answered wherever the answer lands", async () => {
+  let exported = 0;
+  const before = served.length;
+  for (let i = 0; i < 3; i += 1) {
+    const result = await client.callTool({ name: "export_todos", arguments: { confirm: true } });
+    if (!result.isError && Array.isArray(result.structuredContent?.todos)) exported += 1;
+  }
+  const calls = served.slice(before).filter((s) => s.method === "tools/call").map((s) => s.replica);
+  const answers = served.slice(before).filter((s) => s.method === "answer").map((s) => s.replica);
+  const crossed = answers.filter((replica, i) => replica !== calls[i]).length;
+  check("an elicitation is answered wherever the answer lands", exported === 3 && asked === 3 && crossed > 0,
+    `exported ${exported}, asked ${asked}, calls on ${calls}, answers on ${answers}`);
+  console.log(`  elicitations: 3 calls, ${crossed} answered through another replica than the call's`);
+});
+
+await attempt("an ended session is unknown on every replica", async () => {
+  await transport.terminateSession();
+  await client.close();
+  const statuses = [];
+  for (const replica of replicas) {
+    let status = 0;
+    for (let i = 0; i < 40 && status !== 404; i += 1) {
+      const response = await fetch(replica, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-session-id": session,
+          "mcp-protocol-version": "2025-11-25",
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 99, method: "tools/list" }),
+      });
+      status = response.status;
+      if (status !== 404) await sleep(50);
+    }
+    statuses.push(status);
+  }
+  check("an ended session is unknown on every replica", statuses.every((s) => s === 404), statuses);
+});
+
+console.log(`figures sessions-v1: calls acknowledged ${figures.acknowledged}, calls lost ${figures.lost}, sessions lost 0 of 1`);
+process.exit(failed === 0 ? 0 : 1);
