@@ -506,3 +506,67 @@ async fn subscriptions_made_at_once_through_two_replicas_are_both_kept() {
     kept.sort_unstable();
     assert_eq!(kept, ["site://motto", "site://name"]);
 }
+
+/// The levels of the log messages `stream` brings, until a warning.
+async fn levels_heard(stream: &mut crate::support::Streaming) -> Vec<String> {
+    let mut levels = Vec::new();
+    while let Some(message) = stream.next_message().await {
+        if message["method"] == "notifications/message" {
+            let level = message["params"]["level"].as_str().unwrap_or_default();
+            levels.push(level.to_owned());
+            if level == "warning" {
+                break;
+            }
+        }
+    }
+    levels
+}
+
+#[tokio::test]
+async fn a_log_message_of_a_call_reaches_the_stream_another_replica_holds() {
+    let (_store, r) = replicas().await;
+    let session = open(r[0]).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("accept", "text/event-stream"),
+    ];
+    let mut stream = crate::support::get_streaming(r[0], "/mcp", &headers).await;
+    assert_eq!(stream.status, 200);
+    let called = ask(
+        r[1],
+        &session,
+        1,
+        "tools/call",
+        json!({"name": "chatty", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(
+        answer(&called, 1)["result"]["structuredContent"],
+        json!({"result": "said"})
+    );
+    assert_eq!(levels_heard(&mut stream).await, ["warning"]);
+    // Said in a session with no stream open yet: the stream opened next, on a third
+    // replica, hears it.
+    let quiet = open(r[0]).await;
+    let called = ask(
+        r[1],
+        &quiet,
+        2,
+        "tools/call",
+        json!({"name": "chatty", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(
+        answer(&called, 2)["result"]["structuredContent"],
+        json!({"result": "said"})
+    );
+    let headers = [
+        ("mcp-session-id", quiet.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("accept", "text/event-stream"),
+    ];
+    let mut stream = crate::support::get_streaming(r[2], "/mcp", &headers).await;
+    assert_eq!(stream.status, 200);
+    assert_eq!(levels_heard(&mut stream).await, ["warning"]);
+}

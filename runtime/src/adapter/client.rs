@@ -13,13 +13,14 @@ use std::sync::{Arc, OnceLock};
 use rmcp::RoleServer;
 use rmcp::model::{
     ClientCapabilities, ClientResult, CreateMessageRequestParams, ElicitRequest,
-    ElicitRequestParams, LoggingMessageNotificationParam, NumberOrString,
-    ProgressNotificationParam, ProtocolVersion, ServerRequest,
+    ElicitRequestParams, LoggingMessageNotification, LoggingMessageNotificationParam,
+    NumberOrString, ProgressNotificationParam, ProtocolVersion, ServerNotification, ServerRequest,
 };
 use rmcp::service::RequestContext;
 use serde_json::Value;
 
 use super::input::{Needed, Rounds};
+use super::kept::Kept;
 use super::level::{from_rmcp_level, to_rmcp_level};
 use crate::context::{ClientFuture, ClientRequestFuture};
 use crate::question::Question;
@@ -43,6 +44,9 @@ pub(super) struct RequestClient {
     task: Option<Arc<Slot>>,
     /// How many questions without a key of their own were asked: the next one's number.
     asked: AtomicUsize,
+    /// Where the session is kept for other replicas: its log messages go to the replica
+    /// holding its `GET` stream.
+    kept: Option<Arc<Kept>>,
 }
 
 impl RequestClient {
@@ -60,7 +64,14 @@ impl RequestClient {
             rounds,
             task,
             asked: AtomicUsize::new(0),
+            kept: None,
         }
+    }
+
+    /// This client channel, in a session kept in `kept` for the other replicas.
+    pub(super) fn keeping(mut self, kept: Option<&Arc<Kept>>) -> Self {
+        self.kept = kept.cloned();
+        self
     }
 
     fn task(&self) -> Option<&Arc<Live>> {
@@ -371,6 +382,18 @@ impl ClientChannel for RequestClient {
             }
             let mut params = LoggingMessageNotificationParam::new(to_rmcp_level(level), data);
             params.logger = logger;
+            // A log message goes on the session's `GET` stream, which another replica may hold.
+            if let Some(kept) = &self.kept
+                && let Some(session) = super::kept_session(&self.request.extensions)
+            {
+                let note = ServerNotification::LoggingMessageNotification(
+                    LoggingMessageNotification::new(params),
+                );
+                if let Err(error) = kept.notify(&session, &self.request.peer, note).await {
+                    tracing::debug!(%error, "a log notification was not sent");
+                }
+                return;
+            }
             let sent = self.request.peer.notify_logging_message(params).await;
             if let Err(error) = sent {
                 tracing::debug!(%error, "a log notification was not sent");

@@ -37,6 +37,26 @@ pub(crate) struct Kept {
     /// This process's mark, random: the part every copy of a session made here has in its
     /// requests' ids.
     replica: String,
+    /// How many `GET` streams of each session are open here.
+    streams: Mutex<HashMap<String, usize>>,
+}
+
+/// A session's `GET` stream open here, until this goes.
+pub(crate) struct Streaming {
+    kept: Arc<Kept>,
+    session: String,
+}
+
+impl Drop for Streaming {
+    fn drop(&mut self) {
+        let mut streams = self.kept.streams_lock();
+        if let Some(n) = streams.get_mut(&self.session) {
+            *n -= 1;
+            if *n == 0 {
+                streams.remove(&self.session);
+            }
+        }
+    }
 }
 
 /// A session this replica serves: where its log level and subscriptions take effect.
@@ -122,6 +142,7 @@ impl Kept {
                 idle,
                 live: Mutex::default(),
                 replica: replica.iter().map(|b| format!("{b:02x}")).collect(),
+                streams: Mutex::default(),
             })
         })
     }
@@ -353,6 +374,78 @@ impl Kept {
     /// The client's messages forwarded to the copy of a session that `to` names.
     pub(crate) async fn forwarded(&self, to: &str) -> Result<Vec<Value>, StoreError> {
         self.store.take_forwarded(to).await
+    }
+
+    /// The session `session`'s `GET` stream is open here while the guard lives.
+    pub(crate) fn streaming(self: &Arc<Self>, session: &str) -> Streaming {
+        *self.streams_lock().entry(session.to_owned()).or_default() += 1;
+        Streaming {
+            kept: Arc::clone(self),
+            session: session.to_owned(),
+        }
+    }
+
+    /// Whether a `GET` stream of `session` is open here.
+    pub(crate) fn streams_here(&self, session: &str) -> bool {
+        self.streams_lock().contains_key(session)
+    }
+
+    /// Where what a session's client hears outside a request's stream waits for the replica
+    /// holding its `GET` stream.
+    pub(crate) fn stream_of(session: &str) -> String {
+        format!("{session}/stream")
+    }
+
+    /// Send `notification` to the client of `session` on its `GET` stream: here when it is
+    /// open here (or open nowhere: the copy keeps it as rmcp does), else through the store
+    /// to the replica that holds it.
+    pub(super) async fn notify(
+        &self,
+        session: &str,
+        peer: &Peer<RoleServer>,
+        notification: rmcp::model::ServerNotification,
+    ) -> Result<(), String> {
+        if self.streams_here(session) {
+            return peer
+                .send_notification(notification)
+                .await
+                .map_err(|e| e.to_string());
+        }
+        let message = serde_json::to_value(&notification).map_err(|e| e.to_string())?;
+        self.forward(&Self::stream_of(session), &message)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// Send the client of `session` what other replicas left for its `GET` stream, open here.
+    pub(crate) async fn deliver_to_stream(&self, session: &str) {
+        let peer = match self.lock().get(session) {
+            Some(live) => live.peer.clone(),
+            None => return,
+        };
+        let messages = match self.forwarded(&Self::stream_of(session)).await {
+            Ok(messages) => messages,
+            Err(error) => {
+                tracing::warn!(%error, session, "notifications for a stream here could not be taken");
+                return;
+            }
+        };
+        for message in messages {
+            match serde_json::from_value::<rmcp::model::ServerNotification>(message) {
+                Ok(notification) => {
+                    if let Err(error) = peer.send_notification(notification).await {
+                        tracing::debug!(%error, session, "a forwarded notification was not sent");
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(%error, session, "a forwarded notification is not one")
+                }
+            }
+        }
+    }
+
+    fn streams_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, usize>> {
+        self.streams.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Live>> {

@@ -231,12 +231,10 @@ impl McpHandler {
     ) -> Context {
         // The request (its id, version and token included) travels once, inside the client
         // channel, and is read from there only when asked for.
-        let client = Arc::new(RequestClient::new(
-            request,
-            Arc::clone(&self.log_level),
-            rounds,
-            task,
-        ));
+        let client = Arc::new(
+            RequestClient::new(request, Arc::clone(&self.log_level), rounds, task)
+                .keeping(self.kept.as_ref()),
+        );
         Context::for_request(
             caller,
             Arc::clone(&self.inner.state),

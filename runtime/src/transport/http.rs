@@ -365,6 +365,9 @@ impl Gate {
         if parts.method == Method::DELETE {
             return self.delete(parts, body, &caller).await;
         }
+        if parts.method == Method::GET {
+            return self.listen(parts, body).await;
+        }
         if parts.method != Method::POST {
             return serve(&self.mcp, Request::from_parts(parts, body)).await;
         }
@@ -376,6 +379,32 @@ impl Gate {
             return batch::http(self, &parts, &caller, &bytes).await;
         }
         self.serve_one(parts, &caller, bytes).await
+    }
+
+    /// `GET`: a session's stream. With sessions kept for other replicas, it is known to be
+    /// open here while it lasts (what other replicas send the session outside a request
+    /// comes here), and what they left for it meanwhile is sent at once.
+    async fn listen(&self, parts: axum::http::request::Parts, body: Body) -> Response {
+        let kept = self.sessions.kept().cloned();
+        let session = Sessions::named(&parts.headers).map(str::to_owned);
+        let response = serve(&self.mcp, Request::from_parts(parts, body)).await;
+        let (Some(kept), Some(session)) = (kept, session) else {
+            return response;
+        };
+        if !response.status().is_success() {
+            return response;
+        }
+        let streaming = kept.streaming(&session);
+        tokio::spawn(async move { kept.deliver_to_stream(&session).await });
+        response.map(|body| {
+            Body::from_stream(futures_util::StreamExt::map(
+                body.into_data_stream(),
+                move |chunk| {
+                    let _open = &streaming;
+                    chunk
+                },
+            ))
+        })
     }
 
     /// `DELETE`: a session ended, by the caller that opened it only.

@@ -47,13 +47,15 @@ async fn in_step(manager: Weak<Marked>, kept: Arc<Kept>) {
         };
         match event {
             None => strays = touch(&manager, &kept, &strays).await,
-            Some(SessionEvent::Forwarded(to)) => {
-                if let Some((session, mark)) = to.rsplit_once('/')
-                    && manager.holds(session, mark)
-                {
+            Some(SessionEvent::Forwarded(to)) => match to.rsplit_once('/') {
+                Some((session, "stream")) if kept.streams_here(session) => {
+                    kept.deliver_to_stream(session).await;
+                }
+                Some((session, mark)) if manager.holds(session, mark) => {
                     deliver(&manager, &kept, &to).await;
                 }
-            }
+                _ => {}
+            },
             Some(SessionEvent::Ended(id)) => close(&manager, &kept, &id).await,
             Some(SessionEvent::Changed(id)) => {
                 if !kept.reread(&id).await {
@@ -68,6 +70,11 @@ async fn in_step(manager: Weak<Marked>, kept: Arc<Kept>) {
                 }
                 for to in manager.copies() {
                     deliver(&manager, &kept, &to).await;
+                }
+                for session in kept.served() {
+                    if kept.streams_here(&session) {
+                        kept.deliver_to_stream(&session).await;
+                    }
                 }
             }
         }

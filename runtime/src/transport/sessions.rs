@@ -238,6 +238,11 @@ impl Sessions {
         .response(StatusCode::SERVICE_UNAVAILABLE)
     }
 
+    /// Where sessions are kept for other replicas, with a store they share.
+    pub(crate) fn kept(&self) -> Option<&Arc<Kept>> {
+        self.kept.as_ref()
+    }
+
     /// Whether sessions are kept for other replicas (the store is shared).
     pub(crate) fn keeps(&self) -> bool {
         self.kept.is_some()
