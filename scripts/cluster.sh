@@ -4,6 +4,8 @@
 #
 #   scripts/cluster.sh start   # build, start everything, print the URL (http://127.0.0.1:PORT/mcp)
 #   scripts/cluster.sh stop    # stop the replicas and nginx (PostgreSQL stays; pg.sh stop ends it)
+#   scripts/cluster.sh restart N   # SIGTERM replica N (it drains), wait for it to exit, start it
+#                                  # again on its address, and wait until it is ready
 #
 # Every replica serves every surface (--mode all: /mcp, /mcp/standard, /mcp/meta, /mcp/aql) and
 # names itself in an `x-replica` response header. State lives in CLUSTER_DIR (default
@@ -32,14 +34,49 @@ free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# Wait until the replica at ADDR answers its readiness probe (as a platform's would).
+ready() {
+  python3 - "$1" <<'PY'
+import sys, time, urllib.request
+for _ in range(200):
+    try:
+        if urllib.request.urlopen(f"http://{sys.argv[1]}/readyz", timeout=2).status == 200:
+            sys.exit(0)
+    except OSError:
+        pass
+    time.sleep(0.05)
+sys.exit(1)
+PY
+}
+
+restart() {
+  local n=$1 addr pid
+  addr=$(cat "$dir/replica-$n.addr")
+  pid=$(cat "$dir/replica-$n.pid")
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 800); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  if kill -0 "$pid" 2>/dev/null; then echo "cluster.sh: replica $n did not stop within 40 s" >&2; exit 1; fi
+  ABILITIES_STATE_KEY=$(cat "$dir/state-key") "$(cat "$dir/bin")" --mode all --store "$(cat "$dir/store")" \
+    --http "$addr" --replica "replica-$n" >"$dir/replica-$n.url" 2>>"$dir/replica-$n.log" &
+  echo $! >"$dir/replica-$n.pid"
+  ready "$addr" || { tail -n 20 "$dir/replica-$n.log" >&2; echo "cluster.sh: replica $n never got ready again" >&2; exit 1; }
+}
+
 case $cmd in
   stop)
     stop
     exit 0
     ;;
+  restart)
+    restart "${2:?usage: scripts/cluster.sh restart N}"
+    exit 0
+    ;;
   start) ;;
   *)
-    echo "usage: scripts/cluster.sh start|stop" >&2
+    echo "usage: scripts/cluster.sh start|stop|restart N" >&2
     exit 2
     ;;
 esac
@@ -68,6 +105,8 @@ if [ -z "$bin" ]; then
   (cd "$root" && cargo build --quiet -p abilities-examples --features postgres --example todo)
   bin="$root/target/debug/examples/todo"
 fi
+bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
+echo "$bin" >"$dir/bin"
 
 upstreams=""
 for n in $(seq 1 "$replicas"); do
@@ -85,18 +124,8 @@ for n in $(seq 1 "$replicas"); do
   [ -n "$addr" ] || { echo "cluster.sh: replica $n printed no address" >&2; exit 1; }
   echo "$addr" >"$dir/replica-$n.addr"
   # In rotation once ready, as a platform's readiness probe would have it.
-  python3 - "$addr" <<'PY' || { cat "$dir/replica-$n.log" >&2; echo "cluster.sh: replica $n never got ready" >&2; exit 1; }
-import sys, time, urllib.request
-for _ in range(200):
-    try:
-        if urllib.request.urlopen(f"http://{sys.argv[1]}/readyz", timeout=2).status == 200:
-            sys.exit(0)
-    except OSError:
-        pass
-    time.sleep(0.05)
-sys.exit(1)
-PY
-  upstreams+="        server $addr max_fails=1 fail_timeout=5s;"$'\n'
+  ready "$addr" || { cat "$dir/replica-$n.log" >&2; echo "cluster.sh: replica $n never got ready" >&2; exit 1; }
+  upstreams+="        server $addr max_fails=1 fail_timeout=1s;"$'\n'
 done
 
 port=${NGINX_PORT:-$(free_port)}

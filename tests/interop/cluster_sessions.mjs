@@ -2,12 +2,15 @@
 // PostgreSQL behind nginx round-robin, no stickiness), driven by the TypeScript SDK 1.x's
 // session client (protocol 2025-11-25): one session whose requests cross the replicas; a
 // subscription notified on the session's stream from a change made in another session; an
-// elicitation whose answer may land on another replica than the call; the session ended
+// elicitation whose answer may land on another replica than the call; a rolling restart (each
+// replica drained with SIGTERM and started again in turn) under the session's load; the session ended
 // through nginx and then unknown (404) on every replica. Every response names its replica
 // (`x-replica`), so the checks also check that the session did cross them.
-// Usage: node cluster_sessions.mjs CLUSTER_DIR   (url, replica-N.url)
+// Usage: ABILITIES_ROOT=CHECKOUT node cluster_sessions.mjs CLUSTER_DIR   (url, replica-N.url)
 // Prints PASS/FAIL per check and the figures; exits 1 if any check failed.
+import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
@@ -124,6 +127,46 @@ await attempt("an elicitation is answered wherever the answer lands", async () =
   check("an elicitation is answered wherever the answer lands", exported === 3 && asked === 3 && crossed > 0,
     `exported ${exported}, asked ${asked}, calls on ${calls}, answers on ${answers}`);
   console.log(`  elicitations: 3 calls, ${crossed} answered through another replica than the call's`);
+});
+
+await attempt("a rolling restart under load loses no call and no session", async () => {
+  const root = process.env.ABILITIES_ROOT;
+  const load = { acknowledged: 0, lost: 0, errors: [] };
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      try {
+        const result = await client.callTool({ name: "list_todos", arguments: {} });
+        if (result.isError) throw new Error(JSON.stringify(result));
+        load.acknowledged += 1;
+      } catch (e) {
+        load.lost += 1;
+        load.errors.push(String(e));
+        await sleep(50);
+      }
+    }
+  })();
+  const started = Date.now();
+  for (let n = 1; n <= replicas.length; n += 1) {
+    await promisify(execFile)("bash", [`${root}/scripts/cluster.sh`, "restart", String(n)], {
+      env: { ...process.env, CLUSTER_DIR: dir },
+    });
+  }
+  running = false;
+  await loop;
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  // The session lives on, its stream too: a change made in another session reaches it.
+  updates.length = 0;
+  const other = await open("v1-writer-after", []);
+  await other.client.callTool({ name: "create_todo", arguments: { title: "after the rolling restart" } });
+  const heard = await until(() => updates.includes("todo://list"), 10000);
+  await other.transport.terminateSession();
+  await other.client.close();
+  figures.acknowledged += load.acknowledged;
+  figures.lost += load.lost;
+  console.log(`  rolling restart: ${replicas.length} replicas in ${seconds} s, calls acknowledged ${load.acknowledged}, calls lost ${load.lost}`);
+  check("a rolling restart under load loses no call and no session", load.lost === 0 && load.acknowledged > 0 && heard,
+    `lost ${load.lost} (${load.errors.slice(0, 3)}), heard after ${heard}`);
 });
 
 await attempt("an ended session is unknown on every replica", async () => {

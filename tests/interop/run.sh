@@ -278,10 +278,12 @@ export CLUSTER_DIR="/tmp/abilities-cluster-$(id -u)"
 cluster_up() { TODO_BIN="$root/target/debug/examples/todo" "$root/scripts/cluster.sh" start >/dev/null; }
 cluster_down() { "$root/scripts/cluster.sh" stop; }
 run "cluster: start three replicas on PostgreSQL behind nginx" cluster_up
-run "cluster: a 2025 session of the ts sdk v1 across round-robin replicas" \
-  node "$work/node/cluster_sessions.mjs" "$CLUSTER_DIR"
 run "cluster: a 2025 session of the python sdk across round-robin replicas" \
   "$work/venv/bin/python" "$here/py_cluster.py" "$CLUSTER_DIR"
+run "cluster: a 2025 session of the ts sdk v1 across round-robin replicas, and a rolling restart" \
+  env ABILITIES_ROOT="$root" node "$work/node/cluster_sessions.mjs" "$CLUSTER_DIR"
+# A fresh cluster for the next test, which counts on round-robin's order from the start.
+run "cluster: start it again" cluster_up
 run "cluster: ts sdk v2 through nginx, task control across replicas, PostgreSQL restarted and a replica killed under load" \
   env ABILITIES_ROOT="$root" PG_PORT=54330 node "$work/node/cluster.mjs" "$CLUSTER_DIR"
 cluster_down

@@ -74,8 +74,14 @@ fn bump(counter: State<AtomicU64>) -> u64 {
 
 /// Three replicas on one store, each serving `/mcp` on a port of its own.
 async fn replicas() -> (Arc<SqliteStore>, Vec<SocketAddr>) {
+    let (store, addrs, _) = servers().await;
+    (store, addrs)
+}
+
+/// Three replicas on one store, and their servers.
+async fn servers() -> (Arc<SqliteStore>, Vec<SocketAddr>, Vec<abilities::Server>) {
     let store = Arc::new(SqliteStore::memory().expect("a store"));
-    let mut addrs = Vec::new();
+    let (mut addrs, mut servers) = (Vec::new(), Vec::new());
     for (n, replica) in (0..).zip(Replica::set(&store, 3)) {
         let server = builder!()
             .store(replica)
@@ -84,10 +90,11 @@ async fn replicas() -> (Arc<SqliteStore>, Vec<SocketAddr>) {
             .build()
             .expect("valid");
         addrs.push(serve_http(&server).await);
+        servers.push(server.clone());
         // The server lives as long as its endpoint does.
         std::mem::forget(server);
     }
-    (store, addrs)
+    (store, addrs, servers)
 }
 
 /// `initialize` on `addr`: the new session's id.
@@ -568,5 +575,43 @@ async fn a_log_message_of_a_call_reaches_the_stream_another_replica_holds() {
     ];
     let mut stream = crate::support::get_streaming(r[2], "/mcp", &headers).await;
     assert_eq!(stream.status, 200);
+    assert_eq!(levels_heard(&mut stream).await, ["warning"]);
+}
+
+#[tokio::test]
+async fn a_draining_replica_ends_a_session_stream_and_another_takes_it() {
+    let (_store, r, servers) = servers().await;
+    let session = open(r[0]).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("accept", "text/event-stream"),
+    ];
+    let mut stream = crate::support::get_streaming(r[1], "/mcp", &headers).await;
+    assert_eq!(stream.status, 200);
+    servers[1].drain();
+    // The stream ends (the client opens it again), and a new one there is refused.
+    let ended = tokio::time::timeout(Duration::from_secs(5), async {
+        while stream.next_message().await.is_some() {}
+    })
+    .await;
+    assert!(ended.is_ok(), "the stream ends when its replica drains");
+    let refused = crate::support::get_streaming(r[1], "/mcp", &headers).await;
+    assert_eq!(refused.status, 503);
+    // Another replica takes the stream, and what the session's calls log reaches it.
+    let mut stream = crate::support::get_streaming(r[2], "/mcp", &headers).await;
+    assert_eq!(stream.status, 200);
+    let called = ask(
+        r[0],
+        &session,
+        1,
+        "tools/call",
+        json!({"name": "chatty", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(
+        answer(&called, 1)["result"]["structuredContent"],
+        json!({"result": "said"})
+    );
     assert_eq!(levels_heard(&mut stream).await, ["warning"]);
 }

@@ -384,26 +384,41 @@ impl Gate {
     /// `GET`: a session's stream. With sessions kept for other replicas, it is known to be
     /// open here while it lasts (what other replicas send the session outside a request
     /// comes here), and what they left for it meanwhile is sent at once.
+    ///
+    /// A server that drains refuses such a stream (`503`, `Retry-After: 1`) and ends those
+    /// open, so the client opens it again on another replica.
     async fn listen(&self, parts: axum::http::request::Parts, body: Body) -> Response {
         let kept = self.sessions.kept().cloned();
         let session = Sessions::named(&parts.headers).map(str::to_owned);
-        let response = serve(&self.mcp, Request::from_parts(parts, body)).await;
         let (Some(kept), Some(session)) = (kept, session) else {
-            return response;
+            return serve(&self.mcp, Request::from_parts(parts, body)).await;
         };
+        if self.inner.drain.is_draining() {
+            let refusal = ErrorAnswer::new(
+                Value::Null,
+                -32000,
+                "The server is stopping: open the stream again (another replica will serve it)",
+            );
+            let mut response = refusal.response(StatusCode::SERVICE_UNAVAILABLE);
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return response;
+        }
+        let response = serve(&self.mcp, Request::from_parts(parts, body)).await;
         if !response.status().is_success() {
             return response;
         }
         let streaming = kept.streaming(&session);
         tokio::spawn(async move { kept.deliver_to_stream(&session).await });
+        let inner = Arc::clone(&self.inner);
+        let drained = Box::pin(async move { inner.drain.started().await });
         response.map(|body| {
-            Body::from_stream(futures_util::StreamExt::map(
-                body.into_data_stream(),
-                move |chunk| {
-                    let _open = &streaming;
-                    chunk
-                },
-            ))
+            let chunks = futures_util::StreamExt::take_until(body.into_data_stream(), drained);
+            Body::from_stream(futures_util::StreamExt::map(chunks, move |chunk| {
+                let _open = &streaming;
+                chunk
+            }))
         })
     }
 
