@@ -80,10 +80,18 @@ async fn replicas() -> (Arc<SqliteStore>, Vec<SocketAddr>) {
 
 /// Three replicas on one store, and their servers.
 async fn servers() -> (Arc<SqliteStore>, Vec<SocketAddr>, Vec<abilities::Server>) {
+    servers_with(abilities::config::HttpConfig::default()).await
+}
+
+/// Three replicas on one store, each with `http`'s limits, and their servers.
+async fn servers_with(
+    http: abilities::config::HttpConfig,
+) -> (Arc<SqliteStore>, Vec<SocketAddr>, Vec<abilities::Server>) {
     let store = Arc::new(SqliteStore::memory().expect("a store"));
     let (mut addrs, mut servers) = (Vec::new(), Vec::new());
     for (n, replica) in (0..).zip(Replica::set(&store, 3)) {
         let server = builder!()
+            .http(http.clone())
             .store(replica)
             .state(Mutex::new("Ship it".to_owned()))
             .state(AtomicU64::new(100 * n))
@@ -614,4 +622,21 @@ async fn a_draining_replica_ends_a_session_stream_and_another_takes_it() {
         json!({"result": "said"})
     );
     assert_eq!(levels_heard(&mut stream).await, ["warning"]);
+}
+
+#[tokio::test]
+async fn a_replica_at_its_session_cap_restores_no_more_sessions() {
+    let http = abilities::config::HttpConfig::default().max_sessions(1);
+    let (_store, r, _servers) = servers_with(http).await;
+    let first = open(r[0]).await;
+    let second = open(r[1]).await;
+    // The second replica holds its one session: it does not take the first one's copy too.
+    let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let refused = send(r[1], &first, message.clone()).await;
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert_eq!(refused.header("retry-after").as_deref(), Some("1"));
+    assert_eq!(refused.message()["error"]["code"], -32000);
+    // Its own session is served, and the first one is, on a replica with room.
+    assert_eq!(send(r[1], &second, message.clone()).await.status, 200);
+    assert_eq!(send(r[2], &first, message).await.status, 200);
 }

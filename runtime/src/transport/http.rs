@@ -393,6 +393,9 @@ impl Gate {
         let (Some(kept), Some(session)) = (kept, session) else {
             return serve(&self.mcp, Request::from_parts(parts, body)).await;
         };
+        if let Some(refusal) = self.sessions.refuse_restore(&parts.headers).await {
+            return refusal;
+        }
         if self.inner.drain.is_draining() {
             let refusal = ErrorAnswer::new(
                 Value::Null,

@@ -46,6 +46,9 @@ impl Gate {
         if opens && let Some(refusal) = self.refuse_new(&summary).await {
             return refusal;
         }
+        if !opens && let Some(refusal) = self.sessions.refuse_restore(&parts.headers).await {
+            return refusal;
+        }
         let answering = match self.hold_id(&parts, &summary) {
             Ok(answering) => answering,
             Err(refusal) => return *refusal,

@@ -197,6 +197,43 @@ impl Sessions {
         )
     }
 
+    /// The refusal of a request that would restore here a session another replica opened
+    /// (it names a session kept in the store and not held here) when this replica holds as
+    /// many sessions as its cap: restored copies count as opened ones.
+    pub(crate) async fn refuse_restore(&self, headers: &HeaderMap) -> Option<Response> {
+        self.kept.as_ref()?;
+        let id = Self::named(headers)?;
+        let open = {
+            let sessions = self.manager.sessions.read().await;
+            if sessions.contains_key(id) {
+                return None;
+            }
+            sessions.len()
+        };
+        if open < self.cap {
+            return None;
+        }
+        tracing::warn!(
+            open,
+            cap = self.cap,
+            "a session was not restored: the cap is reached"
+        );
+        let mut response = ErrorAnswer::new(
+            Value::Null,
+            -32000,
+            format!(
+                "Too many sessions: this replica holds {open}, its cap; retry (another replica \
+                 may serve the session)"
+            ),
+        )
+        .response(StatusCode::SERVICE_UNAVAILABLE);
+        response.headers_mut().insert(
+            axum::http::header::RETRY_AFTER,
+            axum::http::HeaderValue::from_static("1"),
+        );
+        Some(response)
+    }
+
     /// Remember that `caller` opened the session `response` names, if it names one; with a
     /// store replicas share, record it there from the `initialize` request in `body`. A
     /// session that cannot be recorded is closed, and the answer is `503`: the other
