@@ -3,12 +3,13 @@
 // session client (protocol 2025-11-25): one session whose requests cross the replicas; a
 // subscription notified on the session's stream from a change made in another session; an
 // elicitation whose answer may land on another replica than the call; a rolling restart (each
-// replica drained with SIGTERM and started again in turn) under the session's load; the session ended
+// replica drained with SIGTERM and started again in turn) under the session's load; the replica
+// holding the session's stream killed with `kill -9` while writes go on; the session ended
 // through nginx and then unknown (404) on every replica. Every response names its replica
 // (`x-replica`), so the checks also check that the session did cross them.
 // Usage: ABILITIES_ROOT=CHECKOUT node cluster_sessions.mjs CLUSTER_DIR   (url, replica-N.url)
 // Prints PASS/FAIL per check and the figures; exits 1 if any check failed.
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -167,6 +168,42 @@ await attempt("a rolling restart under load loses no call and no session", async
   console.log(`  rolling restart: ${replicas.length} replicas in ${seconds} s, calls acknowledged ${load.acknowledged}, calls lost ${load.lost}`);
   check("a rolling restart under load loses no call and no session", load.lost === 0 && load.acknowledged > 0 && heard,
     `lost ${load.lost} (${load.errors.slice(0, 3)}), heard after ${heard}`);
+});
+
+await attempt("the session outlives a kill -9 of its stream's replica", async () => {
+  const streams = served.filter((s) => s.method === "GET" && s.status === 200).map((s) => s.replica);
+  const holder = streams.at(-1);
+  const n = holder.split("-")[1];
+  execFileSync("kill", ["-9", readFileSync(`${dir}/replica-${n}.pid`, "utf8").trim()]);
+  const writer = await open("v1-writer-kill", []);
+  updates.length = 0;
+  let produced = 0;
+  let refused = 0;
+  const started = Date.now();
+  while (Date.now() - started < 6000) {
+    try {
+      const created = await writer.client.callTool({ name: "create_todo", arguments: { title: `after the kill ${produced}` } });
+      if (created.isError) refused += 1;
+      else produced += 1;
+    } catch {
+      refused += 1;
+    }
+    await sleep(100);
+  }
+  await sleep(1000);
+  const heard = updates.length;
+  const reopened = served.filter((s) => s.method === "GET" && s.status === 200).map((s) => s.replica).at(-1);
+  await writer.transport.terminateSession();
+  await writer.client.close();
+  console.log(`  kill -9 of ${holder}, the stream's replica: ${produced} writes acknowledged (${refused} refused), ` +
+    `${heard} of their ${produced} updates heard, ${produced - heard} lost before the stream reopened on ${reopened}`);
+  const listed = await client.listTools();
+  check("the session outlives a kill -9 of its stream's replica",
+    refused === 0 && heard > 0 && reopened !== holder && listed.tools.length > 0,
+    `refused ${refused}, heard ${heard}, stream on ${reopened}`);
+  await promisify(execFile)("bash", [`${process.env.ABILITIES_ROOT}/scripts/cluster.sh`, "restart", n], {
+    env: { ...process.env, CLUSTER_DIR: dir },
+  });
 });
 
 await attempt("an ended session is unknown on every replica", async () => {
