@@ -1,13 +1,15 @@
 //! The shared store: PostgreSQL, through a connection pool, with resource updates fanned out
 //! by `LISTEN`/`NOTIFY`.
 
-use std::time::Duration;
+mod claims;
+mod connect;
+mod sessions;
 
-use deadpool_postgres::{Config, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::Pool;
 use serde_json::Value;
 use tokio::sync::broadcast;
-use tokio_postgres::{NoTls, Row};
-use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_postgres::Row;
+use tokio_util::sync::DropGuard;
 
 use super::{
     Claim, Claimed, RateTaken, SessionEvent, SessionEvents, SessionRecord, Spend, Store,
@@ -80,64 +82,6 @@ fn text(value: Option<&Value>) -> Option<String> {
 }
 
 impl PostgresStore {
-    /// Connect to the database at `url` (`postgres://user:password@host:port/db`), with a
-    /// pool of at most 16 connections, creating the tables if missing, and start listening
-    /// for other replicas' resource updates.
-    pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        let mut config = Config::new();
-        config.url = Some(url.to_owned());
-        config.manager = Some(ManagerConfig {
-            recycling_method: RecyclingMethod::Fast,
-        });
-        config.pool = Some(deadpool_postgres::PoolConfig {
-            max_size: 16,
-            timeouts: deadpool_postgres::Timeouts {
-                wait: Some(Duration::from_secs(10)),
-                create: Some(Duration::from_secs(10)),
-                recycle: Some(Duration::from_secs(5)),
-            },
-            ..deadpool_postgres::PoolConfig::default()
-        });
-        let pool = config
-            .create_pool(Some(Runtime::Tokio1), NoTls)
-            .map_err(failed)?;
-        let mut client = pool.get().await.map_err(failed)?;
-        let tx = client.transaction().await.map_err(failed)?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-            .await
-            .map_err(failed)?;
-        tx.batch_execute(super::tables::POSTGRES)
-            .await
-            .map_err(failed)?;
-        tx.commit().await.map_err(failed)?;
-        drop(client);
-        let mut origin = [0u8; 16];
-        getrandom::fill(&mut origin).map_err(failed)?;
-        let origin: String = origin.iter().map(|b| format!("{b:02x}")).collect();
-        let (updates, _) = broadcast::channel(1024);
-        let (tasks, _) = broadcast::channel(1024);
-        let (sessions, _) = broadcast::channel(1024);
-        let stop = CancellationToken::new();
-        tokio::spawn(super::listener::listen(
-            url.to_owned(),
-            origin.clone(),
-            super::listener::Heard {
-                updates: updates.clone(),
-                tasks: tasks.clone(),
-                sessions: sessions.clone(),
-            },
-            stop.clone(),
-        ));
-        Ok(Self {
-            pool,
-            origin,
-            updates,
-            tasks,
-            sessions,
-            _listening: stop.drop_guard(),
-        })
-    }
-
     async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
         self.pool.get().await.map_err(failed)
     }
@@ -392,58 +336,7 @@ impl Store for PostgresStore {
     }
 
     fn claim<'a>(&'a self, c: &'a Claim) -> StoreFuture<'a, Claimed> {
-        Box::pin(async move {
-            let client = self.client().await?;
-            // Insert, or take over a record whose window ended; otherwise read what is there.
-            // A record freed between the two (its call released it) is claimed again.
-            for _ in 0..3 {
-                let taken = client
-                    .execute(
-                        "INSERT INTO abilities_idempotency
-                            (holder, key, digest, started_at_ms, expires_at_ms, owner,
-                             lease_until_ms)
-                         VALUES ($1, $2, $3, $4, $5, $6, $7)
-                         ON CONFLICT (holder, key) DO UPDATE
-                         SET digest = EXCLUDED.digest, started_at_ms = EXCLUDED.started_at_ms,
-                             expires_at_ms = EXCLUDED.expires_at_ms, outcome = NULL,
-                             owner = EXCLUDED.owner, lease_until_ms = EXCLUDED.lease_until_ms
-                         WHERE abilities_idempotency.expires_at_ms < EXCLUDED.started_at_ms",
-                        &[
-                            &c.holder,
-                            &c.key,
-                            &c.digest,
-                            &int(c.now_ms),
-                            &int(c.expires_at_ms),
-                            &c.owner,
-                            &int(c.lease_until_ms),
-                        ],
-                    )
-                    .await
-                    .map_err(failed)?;
-                if taken == 1 {
-                    return Ok(Claimed::New);
-                }
-                let row = client
-                    .query_opt(
-                        "SELECT digest, started_at_ms, outcome, lease_until_ms
-                         FROM abilities_idempotency WHERE holder = $1 AND key = $2",
-                        &[&c.holder, &c.key],
-                    )
-                    .await
-                    .map_err(failed)?;
-                if let Some(row) = row {
-                    let outcome: Option<String> = row.get(2);
-                    return Ok(super::tables::existing(
-                        c,
-                        &row.get::<_, String>(0),
-                        row.get(1),
-                        row.get(3),
-                        outcome.as_deref(),
-                    ));
-                }
-            }
-            Err(StoreError::failed("an idempotency key kept changing hands"))
-        })
+        self.claim_sql(c)
     }
 
     fn settle<'a>(
@@ -453,18 +346,7 @@ impl Store for PostgresStore {
         owner: &'a str,
         outcome: &'a Value,
     ) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            self.client()
-                .await?
-                .execute(
-                    "UPDATE abilities_idempotency SET outcome = $4
-                     WHERE holder = $1 AND key = $2 AND owner = $3",
-                    &[&holder, &key, &owner, &outcome.to_string()],
-                )
-                .await
-                .map(drop)
-                .map_err(failed)
-        })
+        self.settle_sql(holder, key, owner, outcome)
     }
 
     fn renew<'a>(
@@ -474,34 +356,11 @@ impl Store for PostgresStore {
         owner: &'a str,
         lease_until_ms: u64,
     ) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            self.client()
-                .await?
-                .execute(
-                    "UPDATE abilities_idempotency
-                     SET lease_until_ms = GREATEST(lease_until_ms, $4)
-                     WHERE holder = $1 AND key = $2 AND owner = $3 AND outcome IS NULL",
-                    &[&holder, &key, &owner, &int(lease_until_ms)],
-                )
-                .await
-                .map(drop)
-                .map_err(failed)
-        })
+        self.renew_sql(holder, key, owner, lease_until_ms)
     }
 
     fn release<'a>(&'a self, holder: &'a str, key: &'a str, owner: &'a str) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            self.client()
-                .await?
-                .execute(
-                    "DELETE FROM abilities_idempotency
-                     WHERE holder = $1 AND key = $2 AND owner = $3 AND outcome IS NULL",
-                    &[&holder, &key, &owner],
-                )
-                .await
-                .map(drop)
-                .map_err(failed)
-        })
+        self.release_sql(holder, key, owner)
     }
 
     fn take_rate<'a>(
@@ -664,45 +523,11 @@ impl Store for PostgresStore {
     }
 
     fn put_session<'a>(&'a self, record: &'a SessionRecord) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            self.client()
-                .await?
-                .execute(
-                    "INSERT INTO abilities_sessions (id, state, expires_at_ms) VALUES ($1, $2, $3)
-                     ON CONFLICT (id) DO UPDATE SET state = excluded.state,
-                         expires_at_ms = excluded.expires_at_ms",
-                    &[
-                        &record.id,
-                        &record.state.to_string(),
-                        &int(record.expires_at_ms),
-                    ],
-                )
-                .await
-                .map(drop)
-                .map_err(db_failed)
-        })
+        self.put_session_sql(record)
     }
 
     fn session<'a>(&'a self, id: &'a str, now_ms: u64) -> StoreFuture<'a, Option<SessionRecord>> {
-        Box::pin(async move {
-            let row = self
-                .client()
-                .await?
-                .query_opt(
-                    "SELECT state, expires_at_ms FROM abilities_sessions
-                     WHERE id = $1 AND expires_at_ms >= $2",
-                    &[&id, &int(now_ms)],
-                )
-                .await
-                .map_err(db_failed)?;
-            Ok(row.and_then(|row| {
-                Some(SessionRecord {
-                    id: id.to_owned(),
-                    state: json(&row, 0)?,
-                    expires_at_ms: ms(&row, 1),
-                })
-            }))
-        })
+        self.session_sql(id, now_ms)
     }
 
     fn touch_sessions<'a>(
@@ -710,25 +535,7 @@ impl Store for PostgresStore {
         ids: &'a [String],
         expires_at_ms: u64,
     ) -> StoreFuture<'a, Vec<String>> {
-        Box::pin(async move {
-            let rows = self
-                .client()
-                .await?
-                .query(
-                    "UPDATE abilities_sessions SET expires_at_ms = GREATEST(expires_at_ms, $2)
-                     WHERE id = ANY($1) RETURNING id",
-                    &[&ids, &int(expires_at_ms)],
-                )
-                .await
-                .map_err(db_failed)?;
-            let kept: std::collections::HashSet<String> =
-                rows.iter().map(|row| row.get(0)).collect();
-            Ok(ids
-                .iter()
-                .filter(|id| !kept.contains(*id))
-                .cloned()
-                .collect())
-        })
+        self.touch_sessions_sql(ids, expires_at_ms)
     }
 
     fn update_session<'a>(
@@ -736,37 +543,11 @@ impl Store for PostgresStore {
         record: &'a SessionRecord,
         expected: &'a Value,
     ) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
-            let replaced = self
-                .announced(
-                    "UPDATE abilities_sessions SET state = $2, expires_at_ms = $3
-                     WHERE id = $1 AND state = $4",
-                    &[
-                        &record.id,
-                        &record.state.to_string(),
-                        &int(record.expires_at_ms),
-                        &expected.to_string(),
-                    ],
-                    SESSIONS_CHANNEL,
-                    &format!("changed {}", record.id),
-                )
-                .await?;
-            Ok(replaced > 0)
-        })
+        self.update_session_sql(record, expected)
     }
 
     fn delete_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
-            let gone = self
-                .announced(
-                    "DELETE FROM abilities_sessions WHERE id = $1",
-                    &[&id],
-                    SESSIONS_CHANNEL,
-                    &format!("ended {id}"),
-                )
-                .await?;
-            Ok(gone > 0)
-        })
+        self.delete_session_sql(id)
     }
 
     fn forward_to_session<'a>(
@@ -775,35 +556,11 @@ impl Store for PostgresStore {
         message: &'a Value,
         expires_at_ms: u64,
     ) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            self.announced(
-                "INSERT INTO abilities_session_messages (session_id, message, expires_at_ms)
-                 VALUES ($1, $2, $3)",
-                &[&id, &message.to_string(), &int(expires_at_ms)],
-                SESSIONS_CHANNEL,
-                &format!("forwarded {id}"),
-            )
-            .await
-            .map(drop)
-        })
+        self.forward_to_session_sql(id, message, expires_at_ms)
     }
 
     fn take_forwarded<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Value>> {
-        Box::pin(async move {
-            let rows = self
-                .client()
-                .await?
-                .query(
-                    "WITH taken AS (
-                        DELETE FROM abilities_session_messages WHERE session_id = $1
-                        RETURNING seq, message)
-                     SELECT message FROM taken ORDER BY seq",
-                    &[&id],
-                )
-                .await
-                .map_err(db_failed)?;
-            Ok(rows.iter().filter_map(|row| json(row, 0)).collect())
-        })
+        self.take_forwarded_sql(id)
     }
 
     fn session_events(&self) -> Option<SessionEvents> {

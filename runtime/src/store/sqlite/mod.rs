@@ -1,6 +1,8 @@
 //! The embedded store: SQLite tables for tasks, confirmation tokens and idempotency records.
 
-use std::path::Path;
+mod open;
+mod sessions;
+
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -38,83 +40,6 @@ fn failed(e: rusqlite::Error) -> StoreError {
 }
 
 impl SqliteStore {
-    /// The store in the SQLite file at `path` (created, with its table, if missing).
-    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let db = Connection::open(path).map_err(failed)?;
-        db.pragma_update(None, "journal_mode", "WAL")
-            .map_err(failed)?;
-        Self::with(db)
-    }
-
-    /// A store in memory, gone with the process (tests, or servers that need no restart
-    /// safety).
-    pub fn memory() -> Result<Self, StoreError> {
-        Self::with(Connection::open_in_memory().map_err(failed)?)
-    }
-
-    fn with(db: Connection) -> Result<Self, StoreError> {
-        db.busy_timeout(std::time::Duration::from_secs(5))
-            .map_err(failed)?;
-        db.execute_batch(super::tables::SQLITE).map_err(failed)?;
-        // A store made before tasks were kept alive.
-        let alive: i64 = db
-            .query_row(
-                "SELECT COUNT(*) FROM pragma_table_info('abilities_tasks') WHERE name = 'alive_at_ms'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(failed)?;
-        if alive == 0 {
-            db.execute_batch(
-                "ALTER TABLE abilities_tasks ADD COLUMN alive_at_ms INTEGER NOT NULL DEFAULT 0",
-            )
-            .map_err(failed)?;
-        }
-        // A store made before idempotency claims had an owner and a lease.
-        let leased: i64 = db
-            .query_row(
-                "SELECT COUNT(*) FROM pragma_table_info('abilities_idempotency') \
-                 WHERE name = 'lease_until_ms'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(failed)?;
-        if leased == 0 {
-            // One transaction: both columns, or neither.
-            db.execute_batch(
-                "BEGIN;
-                 ALTER TABLE abilities_idempotency ADD COLUMN owner TEXT NOT NULL DEFAULT '';
-                 ALTER TABLE abilities_idempotency
-                     ADD COLUMN lease_until_ms INTEGER NOT NULL DEFAULT 0;
-                 COMMIT;",
-            )
-            .map_err(failed)?;
-        }
-        let error = serde_json::json!({"code": -32603, "message": INTERRUPTED}).to_string();
-        let interrupted = db
-            .execute(
-                "UPDATE abilities_tasks
-                 SET status = 'failed', status_message = ?1, error = ?2, input_requests = NULL,
-                     updated_at_ms = ?3
-                 WHERE status IN ('working', 'input_required')",
-                params![
-                    INTERRUPTED,
-                    error,
-                    i64::try_from(crate::clock::now_ms()).unwrap_or(i64::MAX)
-                ],
-            )
-            .map_err(failed)?;
-        if interrupted > 0 {
-            tracing::warn!(
-                interrupted,
-                "tasks left running by an earlier process are failed"
-            );
-        }
-        Ok(Self {
-            db: Arc::new(Mutex::new(db)),
-        })
-    }
-
     /// Run `f` on the connection, off the async runtime's threads (SQLite blocks).
     fn run<T: Send + 'static>(
         &self,
@@ -469,38 +394,11 @@ impl Store for SqliteStore {
     }
 
     fn put_session<'a>(&'a self, record: &'a SessionRecord) -> StoreFuture<'a, ()> {
-        let (id, state) = (record.id.clone(), record.state.to_string());
-        let expires = int(record.expires_at_ms);
-        self.run(move |db| {
-            db.execute(
-                "INSERT INTO abilities_sessions (id, state, expires_at_ms) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (id) DO UPDATE SET state = excluded.state,
-                     expires_at_ms = excluded.expires_at_ms",
-                params![id, state, expires],
-            )
-            .map(drop)
-        })
+        self.put_session_sql(record)
     }
 
     fn session<'a>(&'a self, id: &'a str, now_ms: u64) -> StoreFuture<'a, Option<SessionRecord>> {
-        let id = id.to_owned();
-        self.run(move |db| {
-            let row = db
-                .query_row(
-                    "SELECT state, expires_at_ms FROM abilities_sessions
-                     WHERE id = ?1 AND expires_at_ms >= ?2",
-                    params![id, int(now_ms)],
-                    |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
-                )
-                .optional()?;
-            Ok(row.and_then(|(state, expires)| {
-                Some(SessionRecord {
-                    state: serde_json::from_str(&state).ok()?,
-                    expires_at_ms: u64::try_from(expires).unwrap_or(0),
-                    id,
-                })
-            }))
-        })
+        self.session_sql(id, now_ms)
     }
 
     fn touch_sessions<'a>(
@@ -508,23 +406,7 @@ impl Store for SqliteStore {
         ids: &'a [String],
         expires_at_ms: u64,
     ) -> StoreFuture<'a, Vec<String>> {
-        let ids = ids.to_vec();
-        self.run(move |db| {
-            let tx = db.transaction()?;
-            let mut gone = Vec::new();
-            for id in ids {
-                let kept = tx.execute(
-                    "UPDATE abilities_sessions SET expires_at_ms = MAX(expires_at_ms, ?2)
-                     WHERE id = ?1",
-                    params![id, int(expires_at_ms)],
-                )?;
-                if kept == 0 {
-                    gone.push(id);
-                }
-            }
-            tx.commit()?;
-            Ok(gone)
-        })
+        self.touch_sessions_sql(ids, expires_at_ms)
     }
 
     fn update_session<'a>(
@@ -532,20 +414,7 @@ impl Store for SqliteStore {
         record: &'a SessionRecord,
         expected: &'a Value,
     ) -> StoreFuture<'a, bool> {
-        let (id, state, was) = (
-            record.id.clone(),
-            record.state.to_string(),
-            expected.to_string(),
-        );
-        let expires = int(record.expires_at_ms);
-        self.run(move |db| {
-            db.execute(
-                "UPDATE abilities_sessions SET state = ?2, expires_at_ms = ?3
-                 WHERE id = ?1 AND state = ?4",
-                params![id, state, expires, was],
-            )
-            .map(|n| n > 0)
-        })
+        self.update_session_sql(record, expected)
     }
 
     fn forward_to_session<'a>(
@@ -554,47 +423,15 @@ impl Store for SqliteStore {
         message: &'a Value,
         expires_at_ms: u64,
     ) -> StoreFuture<'a, ()> {
-        let (id, message) = (id.to_owned(), message.to_string());
-        self.run(move |db| {
-            db.execute(
-                "INSERT INTO abilities_session_messages (session_id, message, expires_at_ms)
-                 VALUES (?1, ?2, ?3)",
-                params![id, message, int(expires_at_ms)],
-            )
-            .map(drop)
-        })
+        self.forward_to_session_sql(id, message, expires_at_ms)
     }
 
     fn take_forwarded<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Value>> {
-        let id = id.to_owned();
-        self.run(move |db| {
-            let tx = db.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let messages = {
-                let mut read = tx.prepare(
-                    "SELECT message FROM abilities_session_messages WHERE session_id = ?1
-                     ORDER BY seq",
-                )?;
-                read.query_map([&id], |r| r.get::<_, String>(0))?
-                    .collect::<rusqlite::Result<Vec<String>>>()?
-            };
-            tx.execute(
-                "DELETE FROM abilities_session_messages WHERE session_id = ?1",
-                [&id],
-            )?;
-            tx.commit()?;
-            Ok(messages
-                .iter()
-                .filter_map(|m| serde_json::from_str(m).ok())
-                .collect())
-        })
+        self.take_forwarded_sql(id)
     }
 
     fn delete_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
-        let id = id.to_owned();
-        self.run(move |db| {
-            db.execute("DELETE FROM abilities_sessions WHERE id = ?1", [id])
-                .map(|n| n > 0)
-        })
+        self.delete_session_sql(id)
     }
 
     fn signal_task<'a>(
