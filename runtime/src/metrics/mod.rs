@@ -16,75 +16,25 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
 use std::time::Instant;
 
+mod config;
+mod names;
+
+pub use config::MetricsConfig;
+pub use names::RegisterError;
+use names::{Families, clashes};
 pub use prometheus_client;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
-use prometheus_client::registry::{Metric, Registry, Unit};
+use prometheus_client::registry::Registry;
 
 use crate::ErrorCode;
 use crate::ability::Slot;
 
 /// The `Content-Type` of [`Metrics::encode`]'s text (the Prometheus text format 0.0.4).
 pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
-
-/// Where a server shows what it counts ([`ServerBuilder::metrics`](crate::ServerBuilder::metrics)).
-///
-/// ```
-/// use abilities::metrics::MetricsConfig;
-///
-/// // `/metrics` on the server's HTTP listener (the default), and the live view.
-/// let config = MetricsConfig::default().dashboard("/dashboard");
-/// assert_eq!(config.dashboard_path(), Some("/dashboard"));
-/// // Only on an address of its own (`Server::serve_metrics`), not beside the MCP endpoint.
-/// let private = MetricsConfig::default().path(None);
-/// assert_eq!(private.metrics_path(), None);
-/// ```
-#[derive(Clone, Debug)]
-pub struct MetricsConfig {
-    path: Option<String>,
-    dashboard: Option<String>,
-}
-
-impl Default for MetricsConfig {
-    fn default() -> Self {
-        Self {
-            path: Some("/metrics".to_owned()),
-            dashboard: None,
-        }
-    }
-}
-
-impl MetricsConfig {
-    /// The path of the exposition on the server's HTTP app (default `/metrics`), served
-    /// without the server's authenticator; `None` serves it only on an address of its own
-    /// ([`Server::serve_metrics`](crate::Server::serve_metrics)), and beside a live view
-    /// configured with [`dashboard`](Self::dashboard).
-    pub fn path(mut self, path: Option<&str>) -> Self {
-        self.path = path.map(str::to_owned);
-        self
-    }
-
-    /// Serve the live view (a page that shows the same figures, refreshing every 2 s) at
-    /// `path`, and the exposition it reads at `{path}/metrics`, on the server's HTTP app and
-    /// on [`Server::serve_metrics`](crate::Server::serve_metrics)'s address. Off unless set.
-    pub fn dashboard(mut self, path: &str) -> Self {
-        self.dashboard = Some(path.to_owned());
-        self
-    }
-
-    /// Where the exposition is served on the server's HTTP app.
-    pub fn metrics_path(&self) -> Option<&str> {
-        self.path.as_deref()
-    }
-
-    /// Where the live view is served on the server's HTTP app.
-    pub fn dashboard_path(&self) -> Option<&str> {
-        self.dashboard.as_deref()
-    }
-}
 
 /// The surfaces a call can come through: the only values of the `surface` label.
 const VIAS: [&str; 8] = [
@@ -138,74 +88,6 @@ struct EventLabel {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OperationLabel {
     operation: &'static str,
-}
-
-/// Why [`Metrics::register`] refused a family.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum RegisterError {
-    /// Not a Prometheus metric name (`[a-zA-Z_:][a-zA-Z0-9_:]*`).
-    #[error("`{0}` is not a Prometheus metric name")]
-    InvalidName(String),
-    /// Its series would have the names of a family served already.
-    #[error("`abilities_{name}` would clash with `{family}`, served already")]
-    Taken {
-        /// The name asked for.
-        name: String,
-        /// The family it clashes with.
-        family: String,
-    },
-}
-
-/// `name`, noted in `names`.
-fn named<'a>(names: &mut Vec<String>, name: &'a str) -> &'a str {
-    names.push(name.to_owned());
-    name
-}
-
-/// `name` of a family in seconds, noted in `names` as it is served (`<name>_seconds`).
-fn seconds<'a>(names: &mut Vec<String>, name: &'a str) -> &'a str {
-    names.push(format!("{name}_seconds"));
-    name
-}
-
-/// The registry families are added to as the metrics are made, and the names they take.
-struct Families<'a> {
-    registry: &'a mut Registry,
-    names: &'a mut Vec<String>,
-}
-
-impl Families<'_> {
-    /// `metric`, registered as `name` with `help`; a handle on it.
-    fn plain<M: Metric + Clone>(&mut self, name: &str, help: &str, metric: M) -> M {
-        self.registry
-            .register(named(self.names, name), help, metric.clone());
-        metric
-    }
-
-    /// `metric`, registered as `name` in seconds with `help`; a handle on it.
-    fn seconds<M: Metric + Clone>(&mut self, name: &str, help: &str, metric: M) -> M {
-        self.registry.register_with_unit(
-            seconds(self.names, name),
-            help,
-            Unit::Seconds,
-            metric.clone(),
-        );
-        metric
-    }
-}
-
-/// Whether families named `a` and `b` would write series of one name: the same name, or one
-/// the other with a suffix Prometheus adds (`_total`, `_bucket`, ...).
-fn clashes(a: &str, b: &str) -> bool {
-    const SUFFIXES: [&str; 6] = ["total", "created", "bucket", "sum", "count", "info"];
-    let under = |longer: &str, shorter: &str| {
-        longer
-            .strip_prefix(shorter)
-            .and_then(|rest| rest.strip_prefix('_'))
-            .is_some_and(|suffix| SUFFIXES.contains(&suffix))
-    };
-    a == b || under(a, b) || under(b, a)
 }
 
 /// Benchmarks only: what the pipeline does to count one successful call, alone.
