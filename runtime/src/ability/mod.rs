@@ -9,6 +9,7 @@ mod finite;
 mod handler;
 mod meta;
 mod sensitive;
+mod wire;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -26,9 +27,10 @@ pub use handler::{
 pub use meta::{AbilityKind, Annotations, Completer, Danger, Semantic, TaskSupport};
 
 use crate::normalize::InputShape;
-use crate::schema::{self, Side};
+use crate::schema;
 use abilities_core::{UriTemplate, check_ability_name, template_variables, tool_name};
 use sensitive::sensitive_arguments;
+use wire::{arguments, input_schema, output_schema, with_site_id};
 
 use crate::{Rate, RegistryError, Requirement};
 
@@ -77,17 +79,6 @@ pub struct Ability {
     /// This ability's series in the metrics of the first server that counted it.
     #[allow(dead_code, reason = "read by the metrics link, when it is built")]
     pub(crate) metered: Slot,
-}
-
-/// The wire output schema of a declared one, and whether the wire wraps the output.
-fn output_schema(output: Option<Map<String, Value>>) -> (Option<Arc<Map<String, Value>>>, bool) {
-    match output {
-        None => (None, false),
-        Some(output) => {
-            let wire = schema::to_wire(output, Side::Output);
-            (Some(Arc::new(wire.schema)), wire.wrapped)
-        }
-    }
 }
 
 /// One argument of a prompt or resource template: a property of the wire input.
@@ -506,99 +497,6 @@ impl fmt::Debug for Ability {
     }
 }
 
-/// The arguments of a prompt or resource template: the properties of the wire input.
-fn arguments(input: &Input, wire: &Map<String, Value>, wrapped: bool) -> Vec<Argument> {
-    let required: Vec<&str> = wire
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let Some(properties) = wire.get("properties").and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    properties
-        .iter()
-        .map(|(name, schema)| {
-            let complete = match input {
-                Input::Object(properties) => properties
-                    .iter()
-                    .find(|p| p.name == name)
-                    .and_then(|p| p.complete),
-                // The completer of a flattened value completes its `input` argument.
-                Input::Value { complete, .. } if wrapped => *complete,
-                Input::Value { .. } | Input::None => None,
-            };
-            Argument {
-                name: name.clone(),
-                description: schema
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                required: required.contains(&name.as_str()),
-                schema: schema.clone(),
-                complete,
-            }
-        })
-        .collect()
-}
-
-fn input_schema(input: &Input) -> (Map<String, Value>, InputShape) {
-    match input {
-        Input::None => {
-            let wire = schema::to_wire(Map::new(), Side::Input);
-            (wire.schema, InputShape::None)
-        }
-        Input::Object(properties) => (
-            schema::object_schema(properties.iter().map(|p| schema::Property {
-                name: p.name,
-                schema: p.schema,
-                description: p.description,
-                header: p.header,
-                default: p.default,
-            })),
-            InputShape::Object { default: None },
-        ),
-        Input::Value {
-            schema,
-            default,
-            description,
-            ..
-        } => {
-            let mut inner = schema.clone();
-            if let Some(description) = description {
-                inner.insert("description".to_owned(), Value::from(description.as_ref()));
-            }
-            if let Some(default) = default {
-                inner.insert("default".to_owned(), default.clone());
-            }
-            let mut wire = schema::to_wire(inner, Side::Input);
-            if !wire.wrapped {
-                return (
-                    wire.schema,
-                    InputShape::Object {
-                        default: default.clone(),
-                    },
-                );
-            }
-            let key = Side::Input.key();
-            let nullable = schema::wrapped_inner_mut(&mut wire.schema, key)
-                .is_some_and(|s| schema::admits_null(s));
-            if default.is_some() || nullable {
-                // The server fills the key in, so clients may leave it out.
-                wire.schema.remove("required");
-            }
-            (
-                wire.schema,
-                InputShape::Wrapped {
-                    key,
-                    default: default.clone(),
-                    nullable,
-                },
-            )
-        }
-    }
-}
-
 /// Where an instrument keeps what it holds of one ability (the metrics: its series), set at
 /// the first call it counts: the instrument's id, and what it keeps, typed by it. Per-call
 /// work is then a comparison and a type check; another server's instrument finds its own by
@@ -634,19 +532,4 @@ fn checked_tool_name(parts: &Parts) -> Result<String, RegistryError> {
         })?;
     }
     Ok(tool_name)
-}
-
-/// The tool's input schema: the ability's, with the optional `site_id` the server checks.
-fn with_site_id(input_schema: &Map<String, Value>) -> Map<String, Value> {
-    let mut schema = input_schema.clone();
-    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
-        properties.insert(
-            SITE_ID.to_owned(),
-            serde_json::json!({
-                "type": "string",
-                "description": "Optional: the site this call is meant for; a call naming another site is rejected."
-            }),
-        );
-    }
-    schema
 }
