@@ -262,17 +262,7 @@ async fn levels_logged(addr: SocketAddr, session: &str, id: u64) -> Vec<String> 
         answer(&called, id)["result"]["structuredContent"],
         json!({"result": "said"})
     );
-    let mut levels = Vec::new();
-    while let Some(message) = stream.next_message().await {
-        if message["method"] == "notifications/message" {
-            let level = message["params"]["level"].as_str().unwrap_or_default();
-            levels.push(level.to_owned());
-            if level == "warning" {
-                break;
-            }
-        }
-    }
-    levels
+    levels_heard(&mut stream).await
 }
 
 #[tokio::test]
