@@ -170,40 +170,66 @@ await attempt("a rolling restart under load loses no call and no session", async
     `lost ${load.lost} (${load.errors.slice(0, 3)}), heard after ${heard}`);
 });
 
+// nginx answers `502` for a request it had sent on a kept-alive connection to a replica that
+// died (it never sends a POST twice): the outcome is unknown to the client, which retries. The
+// writes carry an idempotency key, so a retry never writes twice.
+const KEY = "io.github.abilities-rs/idempotencyKey";
+const badGateway = { seen: 0 };
+const retried = async (body) => {
+  for (let i = 0; ; i += 1) {
+    try {
+      return await body();
+    } catch (e) {
+      if (i >= 4 || !String(e).includes("502 Bad Gateway")) throw e;
+      badGateway.seen += 1;
+      await sleep(100);
+    }
+  }
+};
+
 await attempt("the session outlives a kill -9 of its stream's replica", async () => {
   const streams = served.filter((s) => s.method === "GET" && s.status === 200).map((s) => s.replica);
   const holder = streams.at(-1);
   const n = holder.split("-")[1];
   execFileSync("kill", ["-9", readFileSync(`${dir}/replica-${n}.pid`, "utf8").trim()]);
-  const writer = await open("v1-writer-kill", []);
-  updates.length = 0;
-  let produced = 0;
-  let refused = 0;
-  const started = Date.now();
-  while (Date.now() - started < 6000) {
-    try {
-      const created = await writer.client.callTool({ name: "create_todo", arguments: { title: `after the kill ${produced}` } });
-      if (created.isError) refused += 1;
-      else produced += 1;
-    } catch {
-      refused += 1;
+  try {
+    const writer = await retried(() => open("v1-writer-kill", []));
+    updates.length = 0;
+    let produced = 0;
+    let refused = 0;
+    const started = Date.now();
+    while (Date.now() - started < 6000) {
+      const key = `v1-kill-${started}-${produced + refused}`;
+      try {
+        const created = await retried(() => writer.client.callTool({
+          name: "create_todo",
+          arguments: { title: `after the kill ${key}` },
+          _meta: { [KEY]: key },
+        }));
+        if (created.isError) refused += 1;
+        else produced += 1;
+      } catch {
+        refused += 1;
+      }
+      await sleep(100);
     }
-    await sleep(100);
+    await sleep(1000);
+    const heard = updates.length;
+    const reopened = served.filter((s) => s.method === "GET" && s.status === 200).map((s) => s.replica).at(-1);
+    await writer.transport.terminateSession();
+    await writer.client.close();
+    console.log(`  kill -9 of ${holder}, the stream's replica: ${produced} writes acknowledged (${refused} refused, ` +
+      `${badGateway.seen} answered 502 by nginx and retried), ${heard} of their ${produced} updates heard, ` +
+      `${produced - heard} lost before the stream reopened on ${reopened}`);
+    const listed = await retried(() => client.listTools());
+    check("the session outlives a kill -9 of its stream's replica",
+      refused === 0 && heard > 0 && reopened !== holder && listed.tools.length > 0,
+      `refused ${refused}, heard ${heard}, stream on ${reopened}`);
+  } finally {
+    await promisify(execFile)("bash", [`${process.env.ABILITIES_ROOT}/scripts/cluster.sh`, "restart", n], {
+      env: { ...process.env, CLUSTER_DIR: dir },
+    });
   }
-  await sleep(1000);
-  const heard = updates.length;
-  const reopened = served.filter((s) => s.method === "GET" && s.status === 200).map((s) => s.replica).at(-1);
-  await writer.transport.terminateSession();
-  await writer.client.close();
-  console.log(`  kill -9 of ${holder}, the stream's replica: ${produced} writes acknowledged (${refused} refused), ` +
-    `${heard} of their ${produced} updates heard, ${produced - heard} lost before the stream reopened on ${reopened}`);
-  const listed = await client.listTools();
-  check("the session outlives a kill -9 of its stream's replica",
-    refused === 0 && heard > 0 && reopened !== holder && listed.tools.length > 0,
-    `refused ${refused}, heard ${heard}, stream on ${reopened}`);
-  await promisify(execFile)("bash", [`${process.env.ABILITIES_ROOT}/scripts/cluster.sh`, "restart", n], {
-    env: { ...process.env, CLUSTER_DIR: dir },
-  });
 });
 
 await attempt("an ended session is unknown on every replica", async () => {
