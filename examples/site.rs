@@ -10,7 +10,8 @@
 //! it by default); `--token T` lets HTTP callers with `Authorization: Bearer T` delete posts.
 //! `--store postgres://...` keeps the posts and the server's records (tasks, confirmation
 //! tokens, idempotency keys) in PostgreSQL, for several replicas sharing `--state-key` (a
-//! build with `--features postgres`). `--metrics` serves Prometheus metrics at `/metrics` beside
+//! build with `--features postgres`); `--store redis://...` keeps the records in Redis or Valkey
+//! instead (`--features redis`), the posts in `--data postgres://...`. `--metrics` serves Prometheus metrics at `/metrics` beside
 //! the MCP endpoint, `--dashboard` the live view at `/dashboard` too, `--metrics-addr ADDR` both
 //! on an address of their own (with stdio as well). `--otel` sends OpenTelemetry traces over OTLP
 //! where `OTEL_EXPORTER_OTLP_*` say (a build with `--features otel`).
@@ -47,8 +48,14 @@ struct Args {
     tasks_db: Option<PathBuf>,
     /// Keep the posts and the server's records in PostgreSQL (`postgres://...`), shared by
     /// replicas, instead of --db and --tasks-db; needs a build with `--features postgres`.
+    /// Or the server's records only in Redis or Valkey (`redis://...`, `--features redis`),
+    /// the posts then in --data or --db.
     #[arg(long)]
     store: Option<String>,
+    /// Where the posts are kept when --store is `redis://...`: `postgres://...` (shared by
+    /// replicas). Default: the SQLite file --db (one machine).
+    #[arg(long, requires = "store")]
+    data: Option<String>,
     /// The key confirmation tokens and multi-round state are signed with (at least 32 bytes),
     /// the same for every replica. Default: a random key of this process.
     #[arg(long, env = "ABILITIES_STATE_KEY", hide_env_values = true)]
@@ -102,21 +109,18 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .mode
         .apply_with(Server::builder().registry(site::registry()?), site::aql);
     let db = match args.store.as_deref() {
-        #[cfg(feature = "postgres")]
-        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            let store = abilities::store::PostgresStore::connect(url)
-                .await
-                .map_err(|e| format!("cannot use the store: {e}"))?;
-            builder = builder.store(store);
-            Db::connect(url)
-                .await
-                .map_err(|e| format!("cannot open the posts in the store: {e}"))?
+        Some(url) if is_postgres(url) => {
+            if args.data.is_some() {
+                return Err("--data goes with --store redis://...: with postgres:// the posts are in the store".into());
+            }
+            builder = builder.store(postgres_store(url).await?);
+            posts_in(url, &args.db).await?
         }
-        #[cfg(not(feature = "postgres"))]
-        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            return Err("--store postgres://... needs a build with the `postgres` feature: cargo run --features postgres --example site -- ...".into());
+        Some(url) if url.starts_with("redis://") => {
+            builder = builder.store(redis_store(url).await?);
+            posts_in(args.data.as_deref().unwrap_or_default(), &args.db).await?
         }
-        Some(_) => return Err("--store takes a postgres:// URL".into()),
+        Some(_) => return Err("--store takes a postgres:// or redis:// URL".into()),
         None => {
             let tasks_db = args
                 .tasks_db
@@ -125,7 +129,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             let store = SqliteStore::open(&tasks_db)
                 .map_err(|e| format!("cannot open {}: {e}", tasks_db.display()))?;
             builder = builder.store(store);
-            Db::open(&args.db).map_err(|e| format!("cannot open {}: {e}", args.db.display()))?
+            posts_in("", &args.db).await?
         }
     };
     if let Some(key) = &args.state_key {
@@ -245,4 +249,51 @@ async fn oauth(
     _: &str,
 ) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
     Err("--issuer needs a build with the `jwt` feature: cargo run --features jwt --example site -- ...".into())
+}
+
+fn is_postgres(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
+/// The posts: in PostgreSQL at `url` when it is one, else in the SQLite file `db`.
+async fn posts_in(url: &str, db: &std::path::Path) -> Result<Db, String> {
+    if is_postgres(url) {
+        #[cfg(feature = "postgres")]
+        return Db::connect(url)
+            .await
+            .map_err(|e| format!("cannot open the posts in the store: {e}"));
+        #[cfg(not(feature = "postgres"))]
+        return Err(NEEDS_POSTGRES.to_owned());
+    }
+    if !url.is_empty() {
+        return Err("--data takes a postgres:// URL".to_owned());
+    }
+    Db::open(db).map_err(|e| format!("cannot open {}: {e}", db.display()))
+}
+
+#[cfg(not(feature = "postgres"))]
+const NEEDS_POSTGRES: &str = "a postgres:// URL needs a build with the `postgres` feature: cargo run --features postgres --example site -- ...";
+
+#[cfg(feature = "postgres")]
+async fn postgres_store(url: &str) -> Result<abilities::store::PostgresStore, String> {
+    abilities::store::PostgresStore::connect(url)
+        .await
+        .map_err(|e| format!("cannot use the store: {e}"))
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn postgres_store(_: &str) -> Result<SqliteStore, String> {
+    Err(NEEDS_POSTGRES.to_owned())
+}
+
+#[cfg(feature = "redis")]
+async fn redis_store(url: &str) -> Result<abilities::store::RedisStore, String> {
+    abilities::store::RedisStore::connect(url)
+        .await
+        .map_err(|e| format!("cannot use the store: {e}"))
+}
+
+#[cfg(not(feature = "redis"))]
+async fn redis_store(_: &str) -> Result<SqliteStore, String> {
+    Err("--store redis://... needs a build with the `redis` feature: cargo run --features redis --example site -- ...".to_owned())
 }

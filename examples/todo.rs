@@ -11,6 +11,8 @@
 //! records (tasks, confirmation tokens, idempotency keys) in PostgreSQL, and resource updates
 //! travel between replicas through it; `--state-key KEY` (or `ABILITIES_STATE_KEY`) is the key
 //! every replica signs tokens and multi-round state with (a build with `--features postgres`).
+//! `--store redis://host:port` keeps the server's records in Redis or Valkey instead (a build
+//! with `--features redis`), the todos in `--data postgres://...`.
 //! See `scripts/cluster.sh`.
 
 use abilities_examples::{mode, todo};
@@ -40,10 +42,15 @@ struct Args {
     #[arg(long, default_value = "todo.db")]
     db: PathBuf,
     /// Where the todos and the server's records are kept: `postgres://...` (shared by
-    /// replicas; needs a build with `--features postgres`). Default: SQLite, the todos in
-    /// --db and the records beside it (`<db>.store.db`).
+    /// replicas; needs a build with `--features postgres`), or `redis://...` for the
+    /// server's records only (`--features redis`; the todos then in --data, or --db).
+    /// Default: SQLite, the todos in --db and the records beside it (`<db>.store.db`).
     #[arg(long)]
     store: Option<String>,
+    /// Where the todos are kept when --store is `redis://...`: `postgres://...` (shared by
+    /// replicas). Default: the SQLite file --db (one machine).
+    #[arg(long, requires = "store")]
+    data: Option<String>,
     /// The key confirmation tokens and multi-round state are signed with (at least 32 bytes),
     /// the same for every replica. Default: a random key of this process.
     #[arg(long, env = "ABILITIES_STATE_KEY", hide_env_values = true)]
@@ -83,22 +90,23 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .mode
         .apply(Server::builder().registry(todo::registry()?));
     let db = match args.store.as_deref() {
-        #[cfg(feature = "postgres")]
-        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            let store = abilities::store::PostgresStore::connect(url)
-                .await
-                .map_err(|e| format!("cannot use the store {}: {e}", redact(url)))?;
-            builder = builder.store(store);
-            todo::TodoDb::connect(url)
-                .await
-                .map_err(|e| format!("cannot open the todos in {}: {e}", redact(url)))?
+        Some(url) if is_postgres(url) => {
+            if args.data.is_some() {
+                return Err("--data goes with --store redis://...: with postgres:// the todos are in the store".into());
+            }
+            builder = builder.store(postgres_store(url).await?);
+            todos_in(url, &args.db).await?
         }
-        #[cfg(not(feature = "postgres"))]
-        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            return Err("--store postgres://... needs a build with the `postgres` feature: cargo run --features postgres --example todo -- ...".into());
+        Some(url) if url.starts_with("redis://") => {
+            builder = builder.store(redis_store(url).await?);
+            todos_in(args.data.as_deref().unwrap_or_default(), &args.db).await?
         }
         Some(other) => {
-            return Err(format!("--store takes a postgres:// URL, not '{}'", redact(other)).into());
+            return Err(format!(
+                "--store takes a postgres:// or redis:// URL, not '{}'",
+                redact(other)
+            )
+            .into());
         }
         None => {
             let mut records = args.db.clone().into_os_string();
@@ -106,8 +114,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             let store = SqliteStore::open(&records)
                 .map_err(|e| format!("cannot open {}: {e}", PathBuf::from(&records).display()))?;
             builder = builder.store(store);
-            todo::TodoDb::open(&args.db)
-                .map_err(|e| format!("cannot open {}: {e}", args.db.display()))?
+            todos_in("", &args.db).await?
         }
     };
     if let Some(key) = &args.state_key {
@@ -155,6 +162,56 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// A database URL without its password, for messages.
+fn is_postgres(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
+/// The todos: in PostgreSQL at `url` when it is one, else in the SQLite file `db`.
+async fn todos_in(url: &str, db: &std::path::Path) -> Result<todo::TodoDb, String> {
+    if is_postgres(url) {
+        #[cfg(feature = "postgres")]
+        return todo::TodoDb::connect(url)
+            .await
+            .map_err(|e| format!("cannot open the todos in {}: {e}", redact(url)));
+        #[cfg(not(feature = "postgres"))]
+        return Err(NEEDS_POSTGRES.to_owned());
+    }
+    if !url.is_empty() {
+        return Err(format!(
+            "--data takes a postgres:// URL, not '{}'",
+            redact(url)
+        ));
+    }
+    todo::TodoDb::open(db).map_err(|e| format!("cannot open {}: {e}", db.display()))
+}
+
+#[cfg(not(feature = "postgres"))]
+const NEEDS_POSTGRES: &str = "a postgres:// URL needs a build with the `postgres` feature: cargo run --features postgres --example todo -- ...";
+
+#[cfg(feature = "postgres")]
+async fn postgres_store(url: &str) -> Result<abilities::store::PostgresStore, String> {
+    abilities::store::PostgresStore::connect(url)
+        .await
+        .map_err(|e| format!("cannot use the store {}: {e}", redact(url)))
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn postgres_store(_: &str) -> Result<SqliteStore, String> {
+    Err(NEEDS_POSTGRES.to_owned())
+}
+
+#[cfg(feature = "redis")]
+async fn redis_store(url: &str) -> Result<abilities::store::RedisStore, String> {
+    abilities::store::RedisStore::connect(url)
+        .await
+        .map_err(|e| format!("cannot use the store {}: {e}", redact(url)))
+}
+
+#[cfg(not(feature = "redis"))]
+async fn redis_store(_: &str) -> Result<SqliteStore, String> {
+    Err("--store redis://... needs a build with the `redis` feature: cargo run --features redis --example todo -- ...".to_owned())
+}
+
 fn redact(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(scheme), Some(at)) if at > scheme => {

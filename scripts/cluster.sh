@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # A real cluster on this machine: PostgreSQL (scripts/pg.sh), three replicas of the `todo`
-# example sharing it and one key, and nginx round-robin in front, all on 127.0.0.1.
+# example sharing it and one key, and nginx round-robin in front, all on 127.0.0.1. With
+# CLUSTER_STORE=redis the server's records (sessions, tasks, tokens, idempotency keys) are in
+# Redis instead (scripts/redis.sh, REDIS_PORT default 63791, emptied at start) and the todos
+# stay in PostgreSQL.
 #
 #   scripts/cluster.sh start   # build, start everything, print the URL (http://127.0.0.1:PORT/mcp)
 #   scripts/cluster.sh stop    # stop the replicas and nginx (PostgreSQL stays; pg.sh stop ends it)
@@ -13,14 +16,17 @@
 # replica's pid (replica-N.pid), address (replica-N.addr) and log, nginx's configuration and
 # logs. REPLICAS (default 3), PG_PORT (default 54330) and ABILITIES_STATE_KEY (default: a fresh
 # random key, written to CLUSTER_DIR/state-key) change the set-up; TODO_BIN names a todo
-# binary to use instead of building one (a build with the `postgres` feature: `cargo build
-# --workspace --examples --features abilities-examples/postgres`).
+# binary to use instead of building one (a build with the `postgres` feature, and `redis` for
+# CLUSTER_STORE=redis: `cargo build -p abilities-examples --example todo --features
+# postgres,redis`).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${CLUSTER_DIR:-/tmp/abilities-cluster-$(id -u)}
 cmd=${1:-start}
 replicas=${REPLICAS:-3}
 pg_port=${PG_PORT:-54330}
+records=${CLUSTER_STORE:-postgres}
+redis_port=${REDIS_PORT:-63791}
 
 stop() {
   [ -f "$dir/nginx.pid" ] && kill "$(cat "$dir/nginx.pid")" 2>/dev/null || true
@@ -59,7 +65,8 @@ restart() {
     sleep 0.05
   done
   if kill -0 "$pid" 2>/dev/null; then echo "cluster.sh: replica $n did not stop within 40 s" >&2; exit 1; fi
-  ABILITIES_STATE_KEY=$(cat "$dir/state-key") "$(cat "$dir/bin")" --mode all --store "$(cat "$dir/store")" \
+  # shellcheck disable=SC2046 # the store's arguments, one per line
+  ABILITIES_STATE_KEY=$(cat "$dir/state-key") "$(cat "$dir/bin")" --mode all $(cat "$dir/store-args") \
     --http "$addr" --replica "replica-$n" >"$dir/replica-$n.url" 2>>"$dir/replica-$n.log" &
   echo $! >"$dir/replica-$n.pid"
   ready "$addr" || { tail -n 20 "$dir/replica-$n.log" >&2; echo "cluster.sh: replica $n never got ready again" >&2; exit 1; }
@@ -92,6 +99,15 @@ PGOPTIONS=--client-min-messages=warning psql "postgres://postgres@127.0.0.1:$pg_
 psql "postgres://postgres@127.0.0.1:$pg_port/postgres" -qtAc "CREATE DATABASE cluster" >/dev/null
 store=${store%/*}/cluster
 echo "$store" >"$dir/store"
+case $records in
+  postgres) printf '%s\n' --store "$store" >"$dir/store-args" ;;
+  redis)
+    redis=$("$root/scripts/redis.sh" start "$redis_port")
+    redis-cli -p "$redis_port" flushall >/dev/null
+    printf '%s\n' --store "$redis" --data "$store" >"$dir/store-args"
+    ;;
+  *) echo "cluster.sh: CLUSTER_STORE is postgres or redis, not '$records'" >&2; exit 2 ;;
+esac
 
 if [ -z "${ABILITIES_STATE_KEY:-}" ]; then
   ABILITIES_STATE_KEY=$(python3 -c 'import secrets; print(secrets.token_urlsafe(48))')
@@ -102,7 +118,7 @@ chmod 600 "$dir/state-key"
 
 bin=${TODO_BIN:-}
 if [ -z "$bin" ]; then
-  (cd "$root" && cargo build --quiet -p abilities-examples --features postgres --example todo)
+  (cd "$root" && cargo build --quiet -p abilities-examples --features postgres,redis --example todo)
   bin="$root/target/debug/examples/todo"
 fi
 bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
@@ -110,7 +126,8 @@ echo "$bin" >"$dir/bin"
 
 upstreams=""
 for n in $(seq 1 "$replicas"); do
-  "$bin" --mode all --store "$store" --http 127.0.0.1:0 --replica "replica-$n" \
+  # shellcheck disable=SC2046 # the store's arguments, one per line
+  "$bin" --mode all $(cat "$dir/store-args") --http 127.0.0.1:0 --replica "replica-$n" \
     >"$dir/replica-$n.url" 2>"$dir/replica-$n.log" &
   echo $! >"$dir/replica-$n.pid"
 done

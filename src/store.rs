@@ -3,11 +3,14 @@
 //!
 //! A server keeps these in a [`MemoryStore`] by default. Give
 //! [`ServerBuilder::store`](crate::ServerBuilder::store) an `SqliteStore` file (feature
-//! `sqlite`) so they survive a restart, a `PostgresStore` (feature `postgres`) that replicas
-//! share, or your own [`Store`]: the other types here are that trait's contract.
+//! `sqlite`) so they survive a restart, a `PostgresStore` (feature `postgres`) or a
+//! `RedisStore` (feature `redis`) that replicas share, or your own [`Store`]: the other types
+//! here are that trait's contract.
 
 #[cfg(feature = "postgres")]
 pub use abilities_runtime::PostgresStore;
+#[cfg(feature = "redis")]
+pub use abilities_runtime::RedisStore;
 #[cfg(feature = "sqlite")]
 pub use abilities_runtime::SqliteStore;
 pub use abilities_runtime::{

@@ -81,6 +81,8 @@ pub use site::{CONTRACT_VERSION, Site};
 pub use skill::{SKILL_MD, Skill, SkillError, SkillFile};
 #[cfg(feature = "postgres")]
 pub use store::PostgresStore;
+#[cfg(feature = "redis")]
+pub use store::RedisStore;
 #[cfg(feature = "sqlite")]
 pub use store::SqliteStore;
 pub use store::{

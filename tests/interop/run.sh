@@ -63,7 +63,7 @@ fi
 # Every example and binary of the workspace, the examples with PostgreSQL and OAuth: one build
 # with the test suite's features, so only the examples' package compiles again after it.
 (cd "$root" && cargo build --quiet --workspace --examples --bins \
-  --features abilities-examples/postgres,abilities-examples/jwt,abilities-examples/otel)
+  --features abilities-examples/postgres,abilities-examples/redis,abilities-examples/jwt,abilities-examples/otel)
 site="$root/target/debug/examples/site"
 tmp=$(mktemp -d)
 pids=()
@@ -260,7 +260,8 @@ run "built-in validator without the jsonschema feature, and the official JSON Sc
 # The PostgreSQL store's share of the store suite, then a real cluster: PostgreSQL, three
 # replicas of the todo example and nginx in front (scripts/cluster.sh).
 pg_url=$("$root/scripts/pg.sh" start)
-run "store suite on PostgreSQL" env ABILITIES_TEST_POSTGRES="$pg_url" \
+redis_url=$("$root/scripts/redis.sh" start)
+run "store suite on PostgreSQL and Redis" env ABILITIES_TEST_POSTGRES="$pg_url" ABILITIES_TEST_REDIS="$redis_url" \
   cargo test --quiet -p abilities-tests --test suite -- --ignored store::
 # The site with its posts and records in PostgreSQL (a fresh database): three servers on it,
 # every surface, and the TypeScript SDK v2 over them as over the SQLite ones.
@@ -287,6 +288,16 @@ run "cluster: start it again" cluster_up
 run "cluster: ts sdk v2 through nginx, task control across replicas, PostgreSQL restarted and a replica killed under load" \
   env ABILITIES_ROOT="$root" PG_PORT=54330 node "$work/node/cluster.mjs" "$CLUSTER_DIR"
 cluster_down
+# The same sessions with the server's records in Redis (the todos stay in PostgreSQL).
+cluster_redis_up() { CLUSTER_STORE=redis cluster_up; }
+run "cluster: start three replicas on Redis behind nginx" cluster_redis_up
+run "cluster on Redis: a 2025 session of the python sdk across round-robin replicas" \
+  "$work/venv/bin/python" "$here/py_cluster.py" "$CLUSTER_DIR"
+run "cluster on Redis: a 2025 session of the ts sdk v1 across round-robin replicas, and a rolling restart" \
+  env ABILITIES_ROOT="$root" node "$work/node/cluster_sessions.mjs" "$CLUSTER_DIR"
+cluster_down
+"$root/scripts/redis.sh" stop
+"$root/scripts/redis.sh" stop 63791
 
 echo "interop: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,17 +1,16 @@
-//! One suite for every store: the in-memory one, the SQLite one and the PostgreSQL one
-//! replicas share.
-//! The PostgreSQL run needs a server: `tests/interop/run.sh` starts one (`scripts/pg.sh`) and
-//! runs it with `--ignored`, the URL in `ABILITIES_TEST_POSTGRES`; without it the test fails.
+//! One suite for every store: the in-memory one, the SQLite one, and the PostgreSQL and Redis
+//! ones replicas share (`shared`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
+
+mod shared;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use abilities::store::{
-    Claim, Claimed, MemoryStore, PostgresStore, RateTaken, SessionEvent, SessionRecord, Spend,
-    SqliteStore, Store, TaskEvent, TaskInsert, TaskLimits, TaskRecord, TaskSignal, TaskStatus,
-    TokenRecord,
+    Claim, Claimed, MemoryStore, RateTaken, SessionRecord, Spend, SqliteStore, Store, TaskInsert,
+    TaskLimits, TaskRecord, TaskSignal, TaskStatus, TokenRecord,
 };
 use serde_json::json;
 
@@ -626,193 +625,4 @@ async fn an_older_sqlite_store_gains_owners_and_leases() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-fn postgres_url() -> String {
-    std::env::var("ABILITIES_TEST_POSTGRES").expect(
-        "ABILITIES_TEST_POSTGRES names the PostgreSQL database to test (tests/interop/run.sh \
-         starts one with scripts/pg.sh)",
-    )
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs PostgreSQL: tests/interop/run.sh runs it with a server"]
-async fn the_postgres_store() {
-    let url = postgres_url();
-    // Two replicas connecting at once both find (or create) the tables.
-    let (a, b) = tokio::join!(PostgresStore::connect(&url), PostgresStore::connect(&url));
-    let (a, b): (Arc<dyn Store>, Arc<dyn Store>) = (Arc::new(a.unwrap()), Arc::new(b.unwrap()));
-    assert!(a.is_shared());
-    suite(Arc::clone(&a)).await;
-    // What one replica writes, the other reads and races on.
-    let t = token(&unique("shared"), now_ms());
-    assert!(a.issue_token(&t, 1).await.unwrap());
-    assert_eq!(b.spend_token(&t).await.unwrap(), Spend::Spent);
-    assert_eq!(a.spend_token(&t).await.unwrap(), Spend::AlreadyUsed);
-    let id = unique("task");
-    a.insert_task(task(&id, now_ms()), abilities::store::TaskLimits::NONE)
-        .await
-        .unwrap();
-    assert_eq!(b.task(&id).await.unwrap().unwrap().id, id);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs PostgreSQL: tests/interop/run.sh runs it with a server"]
-async fn postgres_fans_resource_updates_out_to_the_other_replicas() {
-    let url = postgres_url();
-    let a = PostgresStore::connect(&url).await.unwrap();
-    let b = PostgresStore::connect(&url).await.unwrap();
-    let (mut heard_a, mut heard_b) = (a.updates().unwrap(), b.updates().unwrap());
-    let uri = format!("todo://{}", unique("list"));
-    // The listeners connect in the background: publish until B hears.
-    let heard = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            a.publish(&uri).await.unwrap();
-            // Other tests share the database: only this URI counts.
-            if let Ok(Ok(got)) =
-                tokio::time::timeout(Duration::from_millis(200), heard_b.recv()).await
-                && got == uri
-            {
-                break got;
-            }
-        }
-    })
-    .await
-    .expect("replica B hears A's update");
-    assert_eq!(heard, uri);
-    // A does not hear its own echo (its subscribers were told directly).
-    b.publish("todo://from-b").await.unwrap();
-    let got = tokio::time::timeout(Duration::from_secs(5), heard_a.recv())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(got, "todo://from-b");
-    assert!(
-        heard_a.try_recv().is_err(),
-        "nothing else arrived: {uri} was A's own"
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs PostgreSQL: tests/interop/run.sh runs it with a server"]
-async fn postgres_fans_task_events_out_to_the_other_replicas() {
-    let url = postgres_url();
-    let a = PostgresStore::connect(&url).await.unwrap();
-    let b = PostgresStore::connect(&url).await.unwrap();
-    let mut heard = b.task_events().unwrap();
-    let id = unique("task");
-    // Other tests share the database and publish task events of their own: only this id's
-    // count.
-    let ours = |event: &TaskEvent| match event {
-        TaskEvent::Changed(of) | TaskEvent::Signalled(of) => *of == id,
-        _ => false,
-    };
-    // The listeners connect in the background: publish until B hears.
-    let changed = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            a.publish_task(&id).await.unwrap();
-            if let Ok(Ok(got)) =
-                tokio::time::timeout(Duration::from_millis(200), heard.recv()).await
-                && ours(&got)
-            {
-                break got;
-            }
-        }
-    })
-    .await
-    .expect("replica B hears A's task change");
-    assert_eq!(changed, TaskEvent::Changed(id.clone()));
-    a.signal_task(&id, &TaskSignal::Cancel, now_ms() + 60_000)
-        .await
-        .unwrap();
-    let signalled = loop {
-        let got = tokio::time::timeout(Duration::from_secs(5), heard.recv())
-            .await
-            .unwrap()
-            .unwrap();
-        if ours(&got) && got != TaskEvent::Changed(id.clone()) {
-            break got;
-        }
-    };
-    assert_eq!(signalled, TaskEvent::Signalled(id.clone()));
-    assert_eq!(
-        b.take_task_signals(std::slice::from_ref(&id))
-            .await
-            .unwrap(),
-        vec![(id, TaskSignal::Cancel)]
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs PostgreSQL: tests/interop/run.sh runs it with a server"]
-async fn postgres_fans_session_events_out_to_the_other_replicas() {
-    let url = postgres_url();
-    let a = PostgresStore::connect(&url).await.unwrap();
-    let b = PostgresStore::connect(&url).await.unwrap();
-    let mut heard = b.session_events().unwrap();
-    let id = unique("session");
-    let ours = |event: &SessionEvent| match event {
-        SessionEvent::Changed(of) | SessionEvent::Ended(of) | SessionEvent::Forwarded(of) => {
-            *of == id
-        }
-        _ => false,
-    };
-    let record = SessionRecord {
-        id: id.clone(),
-        state: json!({"owner": "ada"}),
-        expires_at_ms: now_ms() + 60_000,
-    };
-    a.put_session(&record).await.unwrap();
-    // The listeners connect in the background: change it until B hears.
-    let mut state = record.state.clone();
-    let changed = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            let next = SessionRecord {
-                state: json!({"owner": "ada", "n": state.get("n").and_then(serde_json::Value::as_u64).unwrap_or(0) + 1}),
-                ..record.clone()
-            };
-            assert!(a.update_session(&next, &state).await.unwrap());
-            state = next.state;
-            if let Ok(Ok(got)) =
-                tokio::time::timeout(Duration::from_millis(200), heard.recv()).await
-                && ours(&got)
-            {
-                break got;
-            }
-        }
-    })
-    .await
-    .expect("replica B hears A's session change");
-    assert_eq!(changed, SessionEvent::Changed(id.clone()));
-    assert_eq!(
-        b.session(&id, now_ms()).await.unwrap().unwrap().state,
-        state
-    );
-    let reply = json!({"jsonrpc": "2.0", "id": 0, "result": {"action": "decline"}});
-    a.forward_to_session(&id, &reply, now_ms() + 60_000)
-        .await
-        .unwrap();
-    let forwarded = loop {
-        let got = tokio::time::timeout(Duration::from_secs(5), heard.recv())
-            .await
-            .unwrap()
-            .unwrap();
-        if ours(&got) && got != SessionEvent::Changed(id.clone()) {
-            break got;
-        }
-    };
-    assert_eq!(forwarded, SessionEvent::Forwarded(id.clone()));
-    assert_eq!(b.take_forwarded(&id).await.unwrap(), [reply]);
-    assert!(a.delete_session(&id).await.unwrap());
-    let ended = loop {
-        let got = tokio::time::timeout(Duration::from_secs(5), heard.recv())
-            .await
-            .unwrap()
-            .unwrap();
-        if ours(&got) && matches!(got, SessionEvent::Ended(_)) {
-            break got;
-        }
-    };
-    assert_eq!(ended, SessionEvent::Ended(id.clone()));
-    assert_eq!(b.session(&id, now_ms()).await.unwrap(), None);
 }

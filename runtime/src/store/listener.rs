@@ -5,51 +5,10 @@
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
-use tokio::sync::broadcast;
 use tokio_postgres::{AsyncMessage, NoTls};
 use tokio_util::sync::CancellationToken;
 
-use super::postgres::{CHANNEL, SESSIONS_CHANNEL, TASKS_CHANNEL};
-use super::{SessionEvent, TaskEvent};
-
-/// Where what other replicas publish goes in this process.
-pub(super) struct Heard {
-    pub(super) updates: broadcast::Sender<String>,
-    pub(super) tasks: broadcast::Sender<TaskEvent>,
-    pub(super) sessions: broadcast::Sender<SessionEvent>,
-}
-
-impl Heard {
-    /// Hand a notification on `channel` to its subscribers, unless it is this process's own.
-    fn hand(&self, origin: &str, channel: &str, payload: &str) {
-        let Some((from, rest)) = payload.split_once(' ') else {
-            return;
-        };
-        if from == origin {
-            return;
-        }
-        if channel == CHANNEL {
-            let _ = self.updates.send(rest.to_owned());
-            return;
-        }
-        if channel == SESSIONS_CHANNEL {
-            let event = match rest.split_once(' ') {
-                Some(("changed", id)) => SessionEvent::Changed(id.to_owned()),
-                Some(("ended", id)) => SessionEvent::Ended(id.to_owned()),
-                Some(("forwarded", id)) => SessionEvent::Forwarded(id.to_owned()),
-                _ => return,
-            };
-            let _ = self.sessions.send(event);
-            return;
-        }
-        let event = match rest.split_once(' ') {
-            Some(("changed", id)) => TaskEvent::Changed(id.to_owned()),
-            Some(("signalled", id)) => TaskEvent::Signalled(id.to_owned()),
-            _ => return,
-        };
-        let _ = self.tasks.send(event);
-    }
-}
+use super::heard::{CHANNEL, Heard, SESSIONS_CHANNEL, TASKS_CHANNEL};
 
 /// Hear the updates and task events other replicas publish and hand them to this process's
 /// subscribers; on a lost connection, connect again (a second later, then up to every 30
@@ -82,8 +41,7 @@ pub(super) async fn listen(url: String, origin: String, heard: Heard, stop: Canc
                     wait = Duration::from_secs(1);
                     // Back after a break: what was announced meanwhile is lost.
                     if reconnected {
-                        let _ = heard.tasks.send(TaskEvent::Missed);
-                        let _ = heard.sessions.send(SessionEvent::Missed);
+                        heard.missed();
                     }
                     reconnected = true;
                     loop {

@@ -4,22 +4,29 @@
 //!
 //! [`MemoryStore`] is the default (in this process, gone with it); `SqliteStore` (feature
 //! `sqlite`) keeps everything in a file that outlives a restart; `PostgresStore` (feature
-//! `postgres`) is shared by every replica that connects to the same database.
+//! `postgres`) is shared by every replica that connects to the same database, and
+//! `RedisStore` (feature `redis`) by every replica that connects to the same Redis or Valkey.
 
+#[cfg(any(feature = "postgres", feature = "redis"))]
+mod heard;
 #[cfg(feature = "postgres")]
 mod listener;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "redis")]
+mod redis;
 mod session;
 #[cfg(feature = "sqlite")]
 mod sqlite;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 mod tables;
 
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
+#[cfg(feature = "redis")]
+pub use redis::RedisStore;
 pub use session::{SessionEvent, SessionEvents, SessionRecord};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
@@ -393,7 +400,7 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a `Store`",
     label = "cannot keep the server's records",
-    note = "implement `abilities::store::Store` for it, or use `MemoryStore`, `SqliteStore` (feature `sqlite`) or `PostgresStore` (feature `postgres`)"
+    note = "implement `abilities::store::Store` for it, or use `MemoryStore`, `SqliteStore` (feature `sqlite`), `PostgresStore` (feature `postgres`) or `RedisStore` (feature `redis`)"
 )]
 pub trait Store: Send + Sync + 'static {
     /// Record a new task unless its owner, or the server, already runs as many tasks as

@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use deadpool_postgres::{Config, ManagerConfig, RecyclingMethod, Runtime};
-use tokio::sync::broadcast;
 use tokio_postgres::NoTls;
 use tokio_util::sync::CancellationToken;
 
@@ -43,29 +42,21 @@ impl PostgresStore {
             .map_err(failed)?;
         tx.commit().await.map_err(failed)?;
         drop(client);
-        let mut origin = [0u8; 16];
-        getrandom::fill(&mut origin).map_err(failed)?;
-        let origin: String = origin.iter().map(|b| format!("{b:02x}")).collect();
-        let (updates, _) = broadcast::channel(1024);
-        let (tasks, _) = broadcast::channel(1024);
-        let (sessions, _) = broadcast::channel(1024);
+        let origin = crate::store::heard::origin().map_err(failed)?;
+        let heard = crate::store::heard::Heard::new();
         let stop = CancellationToken::new();
         tokio::spawn(crate::store::listener::listen(
             url.to_owned(),
             origin.clone(),
-            crate::store::listener::Heard {
-                updates: updates.clone(),
-                tasks: tasks.clone(),
-                sessions: sessions.clone(),
-            },
+            heard.clone(),
             stop.clone(),
         ));
         Ok(Self {
             pool,
             origin,
-            updates,
-            tasks,
-            sessions,
+            updates: heard.updates,
+            tasks: heard.tasks,
+            sessions: heard.sessions,
             _listening: stop.drop_guard(),
         })
     }

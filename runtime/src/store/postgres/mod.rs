@@ -11,18 +11,13 @@ use tokio::sync::broadcast;
 use tokio_postgres::Row;
 use tokio_util::sync::DropGuard;
 
+use super::heard::{CHANNEL, TASKS_CHANNEL};
 use super::{
     Claim, Claimed, RateTaken, SessionEvent, SessionEvents, SessionRecord, Spend, Store,
     StoreError, StoreFuture, TaskEvent, TaskEvents, TaskInsert, TaskLimits, TaskRecord, TaskSignal,
     TaskStatus, TokenRecord, Updates,
 };
 
-/// The channel resource updates travel on.
-pub(super) const CHANNEL: &str = "abilities_updates";
-/// The channel task events travel on (`<origin> changed <id>`, `<origin> signalled <id>`).
-pub(super) const TASKS_CHANNEL: &str = "abilities_tasks";
-/// The channel session events travel on (`<origin> changed <id>`, `<origin> ended <id>`).
-pub(super) const SESSIONS_CHANNEL: &str = "abilities_session_events";
 /// Serializes replicas creating the tables at once (an arbitrary, fixed lock id).
 const MIGRATION_LOCK: i64 = 0x6162_696c_6974_6965;
 /// Serializes replicas recording new tasks, so each counts the others' (another fixed id).

@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 
-use super::{SESSIONS_CHANNEL, db_failed, int, json, ms};
+use super::{db_failed, int, json, ms};
+use crate::store::heard::SESSIONS_CHANNEL;
 use crate::store::{SessionRecord, StoreFuture};
 
 impl super::PostgresStore {
