@@ -16,6 +16,7 @@
 //! on an address of their own (with stdio as well). `--otel` sends OpenTelemetry traces over OTLP
 //! where `OTEL_EXPORTER_OTLP_*` say (a build with `--features otel`).
 
+use abilities_examples::stores::{self, is_postgres, is_redis};
 use abilities_examples::{mode, site};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -113,11 +114,11 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             if args.data.is_some() {
                 return Err("--data goes with --store redis://...: with postgres:// the posts are in the store".into());
             }
-            builder = builder.store(postgres_store(url).await?);
+            builder = builder.store(stores::postgres(url, "site").await?);
             posts_in(url, &args.db).await?
         }
-        Some(url) if url.starts_with("redis://") => {
-            builder = builder.store(redis_store(url).await?);
+        Some(url) if is_redis(url) => {
+            builder = builder.store(stores::redis(url, "site").await?);
             posts_in(args.data.as_deref().unwrap_or_default(), &args.db).await?
         }
         Some(_) => return Err("--store takes a postgres:// or redis:// URL".into()),
@@ -251,10 +252,6 @@ async fn oauth(
     Err("--issuer needs a build with the `jwt` feature: cargo run --features jwt --example site -- ...".into())
 }
 
-fn is_postgres(url: &str) -> bool {
-    url.starts_with("postgres://") || url.starts_with("postgresql://")
-}
-
 /// The posts: in PostgreSQL at `url` when it is one, else in the SQLite file `db`.
 async fn posts_in(url: &str, db: &std::path::Path) -> Result<Db, String> {
     if is_postgres(url) {
@@ -263,37 +260,10 @@ async fn posts_in(url: &str, db: &std::path::Path) -> Result<Db, String> {
             .await
             .map_err(|e| format!("cannot open the posts in the store: {e}"));
         #[cfg(not(feature = "postgres"))]
-        return Err(NEEDS_POSTGRES.to_owned());
+        return Err(stores::needs("postgres", "site"));
     }
     if !url.is_empty() {
         return Err("--data takes a postgres:// URL".to_owned());
     }
     Db::open(db).map_err(|e| format!("cannot open {}: {e}", db.display()))
-}
-
-#[cfg(not(feature = "postgres"))]
-const NEEDS_POSTGRES: &str = "a postgres:// URL needs a build with the `postgres` feature: cargo run --features postgres --example site -- ...";
-
-#[cfg(feature = "postgres")]
-async fn postgres_store(url: &str) -> Result<abilities::store::PostgresStore, String> {
-    abilities::store::PostgresStore::connect(url)
-        .await
-        .map_err(|e| format!("cannot use the store: {e}"))
-}
-
-#[cfg(not(feature = "postgres"))]
-async fn postgres_store(_: &str) -> Result<SqliteStore, String> {
-    Err(NEEDS_POSTGRES.to_owned())
-}
-
-#[cfg(feature = "redis")]
-async fn redis_store(url: &str) -> Result<abilities::store::RedisStore, String> {
-    abilities::store::RedisStore::connect(url)
-        .await
-        .map_err(|e| format!("cannot use the store: {e}"))
-}
-
-#[cfg(not(feature = "redis"))]
-async fn redis_store(_: &str) -> Result<SqliteStore, String> {
-    Err("--store redis://... needs a build with the `redis` feature: cargo run --features redis --example site -- ...".to_owned())
 }

@@ -15,6 +15,7 @@
 //! with `--features redis`), the todos in `--data postgres://...`.
 //! See `scripts/cluster.sh`.
 
+use abilities_examples::stores::{self, is_postgres, is_redis, redact};
 use abilities_examples::{mode, todo};
 
 use std::net::SocketAddr;
@@ -94,11 +95,11 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             if args.data.is_some() {
                 return Err("--data goes with --store redis://...: with postgres:// the todos are in the store".into());
             }
-            builder = builder.store(postgres_store(url).await?);
+            builder = builder.store(stores::postgres(url, "todo").await?);
             todos_in(url, &args.db).await?
         }
-        Some(url) if url.starts_with("redis://") => {
-            builder = builder.store(redis_store(url).await?);
+        Some(url) if is_redis(url) => {
+            builder = builder.store(stores::redis(url, "todo").await?);
             todos_in(args.data.as_deref().unwrap_or_default(), &args.db).await?
         }
         Some(other) => {
@@ -162,10 +163,6 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// A database URL without its password, for messages.
-fn is_postgres(url: &str) -> bool {
-    url.starts_with("postgres://") || url.starts_with("postgresql://")
-}
-
 /// The todos: in PostgreSQL at `url` when it is one, else in the SQLite file `db`.
 async fn todos_in(url: &str, db: &std::path::Path) -> Result<todo::TodoDb, String> {
     if is_postgres(url) {
@@ -174,7 +171,7 @@ async fn todos_in(url: &str, db: &std::path::Path) -> Result<todo::TodoDb, Strin
             .await
             .map_err(|e| format!("cannot open the todos in {}: {e}", redact(url)));
         #[cfg(not(feature = "postgres"))]
-        return Err(NEEDS_POSTGRES.to_owned());
+        return Err(stores::needs("postgres", "todo"));
     }
     if !url.is_empty() {
         return Err(format!(
@@ -183,42 +180,4 @@ async fn todos_in(url: &str, db: &std::path::Path) -> Result<todo::TodoDb, Strin
         ));
     }
     todo::TodoDb::open(db).map_err(|e| format!("cannot open {}: {e}", db.display()))
-}
-
-#[cfg(not(feature = "postgres"))]
-const NEEDS_POSTGRES: &str = "a postgres:// URL needs a build with the `postgres` feature: cargo run --features postgres --example todo -- ...";
-
-#[cfg(feature = "postgres")]
-async fn postgres_store(url: &str) -> Result<abilities::store::PostgresStore, String> {
-    abilities::store::PostgresStore::connect(url)
-        .await
-        .map_err(|e| format!("cannot use the store {}: {e}", redact(url)))
-}
-
-#[cfg(not(feature = "postgres"))]
-async fn postgres_store(_: &str) -> Result<SqliteStore, String> {
-    Err(NEEDS_POSTGRES.to_owned())
-}
-
-#[cfg(feature = "redis")]
-async fn redis_store(url: &str) -> Result<abilities::store::RedisStore, String> {
-    abilities::store::RedisStore::connect(url)
-        .await
-        .map_err(|e| format!("cannot use the store {}: {e}", redact(url)))
-}
-
-#[cfg(not(feature = "redis"))]
-async fn redis_store(_: &str) -> Result<SqliteStore, String> {
-    Err("--store redis://... needs a build with the `redis` feature: cargo run --features redis --example todo -- ...".to_owned())
-}
-
-fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let user = &url[scheme + 3..at];
-            let user = user.split(':').next().unwrap_or("");
-            format!("{}{user}@{}", &url[..scheme + 3], &url[at + 1..])
-        }
-        _ => url.to_owned(),
-    }
 }

@@ -99,6 +99,7 @@ PGOPTIONS=--client-min-messages=warning psql "postgres://postgres@127.0.0.1:$pg_
 psql "postgres://postgres@127.0.0.1:$pg_port/postgres" -qtAc "CREATE DATABASE cluster" >/dev/null
 store=${store%/*}/cluster
 echo "$store" >"$dir/store"
+echo "$records" >"$dir/records"
 case $records in
   postgres) printf '%s\n' --store "$store" >"$dir/store-args" ;;
   redis)

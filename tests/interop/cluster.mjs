@@ -1,13 +1,14 @@
-// The cluster of scripts/cluster.sh (three `todo` replicas on PostgreSQL behind nginx
-// round-robin), driven through nginx by the TypeScript SDK v2 client pinned to 2026-07-28,
+// The cluster of scripts/cluster.sh (three `todo` replicas on PostgreSQL, or with their
+// records on Redis, behind nginx round-robin), driven through nginx by the TypeScript SDK v2 client pinned to 2026-07-28,
 // and by raw requests where the SDK has no API (tasks, subscriptions/listen, an idempotency
 // key in _meta). Every response names its replica (`x-replica`), so each check also checks
-// that the replicas it needs did the work. Then one replica is killed with `kill -9` under a
+// that the replicas it needs did the work. Then the server keeping the records is restarted
+// under a write load (no acknowledged write lost or doubled), and one replica is killed with `kill -9` under a
 // write load: every acknowledged write is still there, and the clients carry on.
 // Usage: node cluster.mjs CLUSTER_DIR   (target/cluster: url, store, replica-N.pid)
 // Prints PASS/FAIL per check and the figures; exits 1 if any check failed.
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 
 const dir = process.argv[2];
@@ -395,9 +396,16 @@ const checkRows = (label, load) => {
   return { missing, doubled, found };
 };
 
-await attempt("postgresql restart under load", async () => {
-  const pg = `${process.env.ABILITIES_ROOT}/scripts/pg.sh`;
-  const port = process.env.PG_PORT ?? "54330";
+// The server keeping the replicas' records (scripts/cluster.sh's CLUSTER_STORE): PostgreSQL,
+// or Redis (the todos then stay in PostgreSQL).
+const records = existsSync(`${dir}/records`) ? readFileSync(`${dir}/records`, "utf8").trim() : "postgres";
+const [recordsName, recordsScript, recordsPort] = records === "redis"
+  ? ["Redis", "redis.sh", process.env.REDIS_PORT ?? "63791"]
+  : ["PostgreSQL", "pg.sh", process.env.PG_PORT ?? "54330"];
+
+await attempt(`${recordsName} restart under load`, async () => {
+  const pg = `${process.env.ABILITIES_ROOT}/scripts/${recordsScript}`;
+  const port = recordsPort;
   const load = writeLoad("restart", 3, 200);
   await sleep(1500);
   const before = load.acknowledged.length;
@@ -414,9 +422,9 @@ await attempt("postgresql restart under load", async () => {
   for (const r of load.refusals) seen[`${r.status} ${r.why}`] = (seen[`${r.status} ${r.why}`] ?? 0) + 1;
   console.log(
     `cluster restart: ${load.acknowledged.length} writes acknowledged (${before} before the restart, ${after} after it), ` +
-      `${found} rows found, ${load.unknown.length} of unknown outcome, PostgreSQL down ${upAt - restartedAt} ms; refusals seen: ${JSON.stringify(seen)}`,
+      `${found} rows found, ${load.unknown.length} of unknown outcome, ${recordsName} down ${upAt - restartedAt} ms; refusals seen: ${JSON.stringify(seen)}`,
   );
-  check("writes are acknowledged again after PostgreSQL restarts", after > 0, `${after} after`);
+  check(`writes are acknowledged again after ${recordsName} restarts`, after > 0, `${after} after`);
   check("every refusal while it was down was a clear error", load.refusals.every((r) => r.why && r.why !== "undefined" && !r.why.startsWith("{")), JSON.stringify(load.refusals.slice(0, 5)));
   check("no acknowledged write is lost across the restart", missing.length === 0, JSON.stringify(missing.slice(0, 5)));
   check("no write happened twice across the restart", doubled === "0", `${doubled} titles doubled`);

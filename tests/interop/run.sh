@@ -295,6 +295,9 @@ run "cluster on Redis: a 2025 session of the python sdk across round-robin repli
   "$work/venv/bin/python" "$here/py_cluster.py" "$CLUSTER_DIR"
 run "cluster on Redis: a 2025 session of the ts sdk v1 across round-robin replicas, and a rolling restart" \
   env ABILITIES_ROOT="$root" node "$work/node/cluster_sessions.mjs" "$CLUSTER_DIR"
+run "cluster on Redis: start it again" cluster_redis_up
+run "cluster on Redis: ts sdk v2, task control across replicas, Redis restarted and a replica killed under load" \
+  env ABILITIES_ROOT="$root" REDIS_PORT=63791 node "$work/node/cluster.mjs" "$CLUSTER_DIR"
 cluster_down
 "$root/scripts/redis.sh" stop
 "$root/scripts/redis.sh" stop 63791

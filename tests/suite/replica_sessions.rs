@@ -630,3 +630,39 @@ async fn a_replica_at_its_session_cap_restores_no_more_sessions() {
     assert_eq!(send(r[1], &second, message.clone()).await.status, 200);
     assert_eq!(send(r[2], &first, message).await.status, 200);
 }
+
+#[tokio::test]
+async fn a_restore_the_store_cannot_answer_asks_for_a_retry() {
+    let store = Arc::new(SqliteStore::memory().expect("a store"));
+    let mut addrs = Vec::new();
+    let replicas = Replica::set(&store, 2);
+    let down = replicas[1].down_switch();
+    for replica in replicas {
+        let server = builder!()
+            .store(replica)
+            .state(Mutex::new("Ship it".to_owned()))
+            .state(AtomicU64::new(0))
+            .build()
+            .expect("valid");
+        addrs.push(serve_http(&server).await);
+        std::mem::forget(server);
+    }
+    let session = open(addrs[0]).await;
+    down.store(true, Ordering::SeqCst);
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let refused = send(addrs[1], &session, list.clone()).await;
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert_eq!(refused.header("retry-after").as_deref(), Some("1"));
+    let error = &refused.message()["error"];
+    assert_eq!(error["code"], -32603, "{refused:?}");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("retry")),
+        "{error}"
+    );
+    // The store is back: the retry restores the session there.
+    down.store(false, Ordering::SeqCst);
+    let listed = ask(addrs[1], &session, 2, "tools/list", json!({})).await;
+    assert!(answer(&listed, 2)["result"]["tools"].is_array());
+}

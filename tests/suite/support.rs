@@ -494,7 +494,7 @@ pub struct Replica {
     /// How many of the next outcomes to refuse to record, as a store that went down between
     /// a call's effect and its record would.
     settle_failures: std::sync::Arc<std::sync::atomic::AtomicU32>,
-    /// While set, reading a task fails, as a database that went down would.
+    /// While set, reading a task or a session fails, as a database that went down would.
     down: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
@@ -530,7 +530,12 @@ impl Replica {
         }
     }
 
-    /// A replica of `store` alone whose reads of tasks fail while `down` is set.
+    /// The switch that makes this replica's reads of tasks and sessions fail while set.
+    pub fn down_switch(&self) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+        std::sync::Arc::clone(&self.down)
+    }
+
+    /// A replica of `store` alone whose reads of tasks and sessions fail while `down` is set.
     pub fn switched(
         store: std::sync::Arc<abilities::store::SqliteStore>,
         down: std::sync::Arc<std::sync::atomic::AtomicBool>,
@@ -713,6 +718,13 @@ impl abilities::store::Store for Replica {
         id: &'a str,
         now_ms: u64,
     ) -> abilities::store::StoreFuture<'a, Option<abilities::store::SessionRecord>> {
+        if self.down.load(std::sync::atomic::Ordering::SeqCst) {
+            return Box::pin(async {
+                Err(abilities::store::StoreError::failed(
+                    "the database is not answering",
+                ))
+            });
+        }
         self.store.session(id, now_ms)
     }
     fn touch_sessions<'a>(

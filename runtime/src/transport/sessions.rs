@@ -198,10 +198,12 @@ impl Sessions {
     }
 
     /// The refusal of a request that would restore here a session another replica opened
-    /// (it names a session kept in the store and not held here) when this replica holds as
-    /// many sessions as its cap: restored copies count as opened ones.
+    /// (it names a session not held here): `503` with `Retry-After: 1` when this replica holds
+    /// as many sessions as its cap (restored copies count as opened ones), or when the store
+    /// cannot say whether it keeps the session (rmcp would answer `500`), so the client
+    /// retries, through the balancer, on a replica with room or once the store is back.
     pub(crate) async fn refuse_restore(&self, headers: &HeaderMap) -> Option<Response> {
-        self.kept.as_ref()?;
+        let kept = self.kept.as_ref()?;
         let id = Self::named(headers)?;
         let open = {
             let sessions = self.manager.sessions.read().await;
@@ -210,28 +212,37 @@ impl Sessions {
             }
             sessions.len()
         };
-        if open < self.cap {
-            return None;
+        let refusal = |code: i32, message: String| {
+            let mut response = ErrorAnswer::new(Value::Null, code, message)
+                .response(StatusCode::SERVICE_UNAVAILABLE);
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("1"),
+            );
+            response
+        };
+        if open >= self.cap {
+            tracing::warn!(
+                open,
+                cap = self.cap,
+                "a session was not restored: the cap is reached"
+            );
+            return Some(refusal(
+                -32000,
+                format!(
+                    "Too many sessions: this replica holds {open}, its cap; retry (another \
+                     replica may serve the session)"
+                ),
+            ));
         }
-        tracing::warn!(
-            open,
-            cap = self.cap,
-            "a session was not restored: the cap is reached"
-        );
-        let mut response = ErrorAnswer::new(
-            Value::Null,
-            -32000,
-            format!(
-                "Too many sessions: this replica holds {open}, its cap; retry (another replica \
-                 may serve the session)"
-            ),
-        )
-        .response(StatusCode::SERVICE_UNAVAILABLE);
-        response.headers_mut().insert(
-            axum::http::header::RETRY_AFTER,
-            axum::http::HeaderValue::from_static("1"),
-        );
-        Some(response)
+        // Read once before rmcp restores it, which reads again (a restore is rare: once per
+        // session and replica).
+        let error = kept.initialize(id).await.err()?;
+        tracing::warn!(%error, "a session was not restored: the store did not answer");
+        Some(refusal(
+            -32603,
+            format!("The store did not say whether the session is open: {error}; retry"),
+        ))
     }
 
     /// Remember that `caller` opened the session `response` names, if it names one; with a

@@ -33,7 +33,10 @@ const PREFIX: &str = "abilities:";
 /// script, and times that replicas compare (a task's liveness, rate budgets) are Redis's
 /// clock. One server or a primary with replicas; not Redis Cluster (a script touches keys of
 /// several slots). Records are swept as in the other stores, and each key also expires a day
-/// after its record, so nothing outlives a deployment that stopped sweeping.
+/// after its record, so nothing outlives a deployment that stopped sweeping. The server
+/// should run with `maxmemory-policy noeviction` (an evicted record is a token spent again or
+/// a call run twice; `connect` warns otherwise) and with `appendonly yes` where records must
+/// outlive its restart.
 pub struct RedisStore {
     connection: ConnectionManager,
     scripts: Scripts,
@@ -86,6 +89,7 @@ impl RedisStore {
             .query_async(&mut connection)
             .await
             .map_err(failed)?;
+        warn_if_evicting(&mut connection).await;
         let origin = super::heard::origin().map_err(StoreError::backend)?;
         let heard = Heard::new();
         let stop = CancellationToken::new();
@@ -174,6 +178,27 @@ impl RedisStore {
             .into_iter()
             .map(|(_, index, message)| (index, message))
             .collect())
+    }
+}
+
+/// Warn when the server may evict keys to free memory: an evicted record is a token spent
+/// again, a call run twice, a task gone. A server that hides its configuration (`CONFIG` is
+/// off on many managed ones) is taken as configured.
+async fn warn_if_evicting(connection: &mut ConnectionManager) {
+    let policy: redis::RedisResult<Vec<String>> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("maxmemory-policy")
+        .query_async(connection)
+        .await;
+    if let Ok(policy) = policy
+        && let Some(policy) = policy.get(1)
+        && policy != "noeviction"
+    {
+        tracing::warn!(
+            policy,
+            "the Redis store's server may evict records under memory pressure \
+             (maxmemory-policy {policy}): set it to noeviction"
+        );
     }
 }
 
