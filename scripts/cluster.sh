@@ -133,7 +133,8 @@ for n in $(seq 1 "$replicas"); do
   echo $! >"$dir/replica-$n.pid"
 done
 for n in $(seq 1 "$replicas"); do
-  for _ in $(seq 1 200); do
+  # A debug build starting three replicas on two busy cores may take a while.
+  for _ in $(seq 1 600); do
     [ -s "$dir/replica-$n.url" ] && break
     kill -0 "$(cat "$dir/replica-$n.pid")" 2>/dev/null || { cat "$dir/replica-$n.log" >&2; echo "cluster.sh: replica $n died" >&2; exit 1; }
     sleep 0.05

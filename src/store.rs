@@ -15,6 +15,6 @@ pub use abilities_runtime::RedisStore;
 pub use abilities_runtime::SqliteStore;
 pub use abilities_runtime::{
     Claim, Claimed, MemoryStore, RateTaken, SessionEvent, SessionEvents, SessionRecord, Spend,
-    Store, StoreError, StoreFuture, TaskEvent, TaskEvents, TaskInsert, TaskLimits, TaskRecord,
-    TaskSignal, TaskStatus, TokenRecord, Updates,
+    Store, StoreError, StoreFuture, StreamEvent, StreamRead, TaskEvent, TaskEvents, TaskInsert,
+    TaskLimits, TaskRecord, TaskSignal, TaskStatus, TokenRecord, Updates,
 };

@@ -87,8 +87,8 @@ pub use store::RedisStore;
 pub use store::SqliteStore;
 pub use store::{
     Claim, Claimed, MemoryStore, RateTaken, SessionEvent, SessionEvents, SessionRecord, Spend,
-    Store, StoreError, StoreFuture, TaskEvent, TaskEvents, TaskInsert, TaskLimits, TaskRecord,
-    TaskSignal, TaskStatus, TokenRecord, Updates,
+    Store, StoreError, StoreFuture, StreamEvent, StreamRead, TaskEvent, TaskEvents, TaskInsert,
+    TaskLimits, TaskRecord, TaskSignal, TaskStatus, TokenRecord, Updates,
 };
 #[cfg(feature = "aql")]
 pub use surface::aql::{

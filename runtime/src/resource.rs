@@ -184,6 +184,18 @@ pub struct ResourceNotifier {
     subscribers: Arc<Mutex<HashMap<String, Vec<Subscriber>>>>,
     /// Where updates go to reach other replicas, for stores that carry them.
     store: Option<Arc<dyn crate::store::Store>>,
+    /// Where an update made here goes for the sessions kept in the store (protocol 2025 on
+    /// replicas), which follow it there wherever their stream is held: one per endpoint
+    /// that keeps sessions.
+    streams: Arc<Mutex<Vec<std::sync::Weak<dyn UpdateStreams>>>>,
+}
+
+/// Where the updates made on this replica go for the sessions a shared store keeps.
+pub(crate) trait UpdateStreams: Send + Sync {
+    /// `uri` changed: add it to the resource's stream (once for every endpoint).
+    fn updated<'a>(&'a self, uri: &'a str) -> futures_util::future::BoxFuture<'a, ()>;
+    /// `uri` changed and another endpoint added it: wake this endpoint's readers.
+    fn woken(&self, uri: &str);
 }
 
 #[derive(Clone)]
@@ -219,6 +231,7 @@ impl ResourceNotifier {
         let local = Self {
             subscribers: Arc::clone(&notifier.subscribers),
             store: None,
+            streams: Arc::default(),
         };
         runtime.spawn(async move {
             loop {
@@ -246,7 +259,26 @@ impl ResourceNotifier {
         {
             tracing::error!(%error, uri, "a resource update could not reach the other replicas");
         }
+        let streams: Vec<Arc<dyn UpdateStreams>> = {
+            let mut all = self.streams.lock().unwrap_or_else(PoisonError::into_inner);
+            all.retain(|s| s.strong_count() > 0);
+            all.iter().filter_map(std::sync::Weak::upgrade).collect()
+        };
+        if let Some((first, others)) = streams.split_first() {
+            first.updated(uri).await;
+            for other in others {
+                other.woken(uri);
+            }
+        }
         sent
+    }
+
+    /// Send the updates made here to `streams` too.
+    pub(crate) fn stream_updates_to(&self, streams: std::sync::Weak<dyn UpdateStreams>) {
+        self.streams
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(streams);
     }
 
     /// Tell this process's subscribers of `uri` that it changed.

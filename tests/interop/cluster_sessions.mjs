@@ -4,7 +4,8 @@
 // subscription notified on the session's stream from a change made in another session; an
 // elicitation whose answer may land on another replica than the call; a rolling restart (each
 // replica drained with SIGTERM and started again in turn) under the session's load; the replica
-// holding the session's stream killed with `kill -9` while writes go on; the session ended
+// holding the session's stream killed with `kill -9` while writes go on (the client resumes the
+// stream on another replica with `Last-Event-ID` and hears every update); the session ended
 // through nginx and then unknown (404) on every replica. Every response names its replica
 // (`x-replica`), so the checks also check that the session did cross them.
 // Usage: ABILITIES_ROOT=CHECKOUT node cluster_sessions.mjs CLUSTER_DIR   (url, replica-N.url)
@@ -57,7 +58,8 @@ const recording = (served) => async (input, init) => {
     const body = JSON.parse(init?.body ?? "null");
     method = body?.method ?? (body && "id" in body ? "answer" : method);
   } catch {}
-  served.push({ method, replica: response.headers.get("x-replica"), status: response.status });
+  const resumed = new Headers(init?.headers ?? {}).has("last-event-id");
+  served.push({ method, replica: response.headers.get("x-replica"), status: response.status, resumed });
   return response;
 };
 
@@ -218,13 +220,15 @@ await attempt("the session outlives a kill -9 of its stream's replica", async ()
     const reopened = served.filter((s) => s.method === "GET" && s.status === 200).map((s) => s.replica).at(-1);
     await writer.transport.terminateSession();
     await writer.client.close();
+    const resumed = served.filter((s) => s.method === "GET" && s.status === 200 && s.resumed).length;
+    figures.events = { produced, heard };
     console.log(`  kill -9 of ${holder}, the stream's replica: ${produced} writes acknowledged (${refused} refused, ` +
-      `${badGateway.seen} answered 502 by nginx and retried), ${heard} of their ${produced} updates heard, ` +
-      `${produced - heard} lost before the stream reopened on ${reopened}`);
+      `${badGateway.seen} answered 502 by nginx and retried), ${heard} of their ${produced} updates heard ` +
+      `(events lost ${produced - heard}), the stream resumed on ${reopened} with Last-Event-ID (${resumed} resumptions)`);
     const listed = await retried(() => client.listTools());
-    check("the session outlives a kill -9 of its stream's replica",
-      refused === 0 && heard > 0 && reopened !== holder && listed.tools.length > 0,
-      `refused ${refused}, heard ${heard}, stream on ${reopened}`);
+    check("the session outlives a kill -9 of its stream's replica, and its stream misses no event",
+      refused === 0 && heard === produced && reopened !== holder && resumed > 0 && listed.tools.length > 0,
+      `refused ${refused}, heard ${heard} of ${produced}, stream on ${reopened}, resumptions ${resumed}`);
   } finally {
     await promisify(execFile)("bash", [`${process.env.ABILITIES_ROOT}/scripts/cluster.sh`, "restart", n], {
       env: { ...process.env, CLUSTER_DIR: dir },
@@ -257,5 +261,6 @@ await attempt("an ended session is unknown on every replica", async () => {
   check("an ended session is unknown on every replica", statuses.every((s) => s === 404), statuses);
 });
 
-console.log(`figures sessions-v1: calls acknowledged ${figures.acknowledged}, calls lost ${figures.lost}, sessions lost 0 of 1`);
+const events = figures.events ? `, events lost ${figures.events.produced - figures.events.heard} of ${figures.events.produced}` : "";
+console.log(`figures sessions-v1: calls acknowledged ${figures.acknowledged}, calls lost ${figures.lost}${events}, sessions lost 0 of 1`);
 process.exit(failed === 0 ? 0 : 1);

@@ -666,3 +666,82 @@ async fn a_restore_the_store_cannot_answer_asks_for_a_retry() {
     let listed = ask(addrs[1], &session, 2, "tools/list", json!({})).await;
     assert!(answer(&listed, 2)["result"]["tools"].is_array());
 }
+
+/// What a stream brings within `wait`, as (method, level or uri) pairs.
+async fn heard_within(stream: &mut crate::support::Streaming, wait: Duration) -> Vec<String> {
+    let mut heard = Vec::new();
+    while let Ok(Some(message)) = tokio::time::timeout(wait, stream.next_message()).await {
+        let what = message["params"]["level"]
+            .as_str()
+            .or(message["params"]["uri"].as_str())
+            .unwrap_or_default();
+        heard.push(format!(
+            "{} {what}",
+            message["method"].as_str().unwrap_or_default()
+        ));
+    }
+    heard
+}
+
+#[tokio::test]
+async fn a_stream_resumed_on_another_replica_gets_what_it_missed_and_nothing_twice() {
+    let (_store, r) = replicas().await;
+    let session = open(r[0]).await;
+    let subscribed = ask(
+        r[1],
+        &session,
+        1,
+        "resources/subscribe",
+        json!({"uri": "site://motto"}),
+    )
+    .await;
+    assert_eq!(answer(&subscribed, 1)["result"], json!({}));
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("accept", "text/event-stream"),
+    ];
+    let mut stream = crate::support::get_streaming(r[2], "/mcp", &headers).await;
+    assert_eq!(stream.status, 200);
+    let chatty = json!({"name": "chatty", "arguments": {}});
+    ask(r[0], &session, 2, "tools/call", chatty.clone()).await;
+    assert_eq!(levels_heard(&mut stream).await, ["warning"]);
+    let seen = stream.last_id.clone().expect("every event has an id");
+    // The client loses its stream; meanwhile the session's calls log and a resource it
+    // follows changes (in another session, through another replica).
+    drop(stream);
+    ask(r[1], &session, 3, "tools/call", chatty.clone()).await;
+    let other = open(r[0]).await;
+    let set = json!({"name": "set_motto", "arguments": {"input": "missed"}});
+    ask(r[0], &other, 1, "tools/call", set).await;
+    // Resumed on another replica after the last event it saw: what it missed, in order,
+    // and nothing it had.
+    let resuming = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("accept", "text/event-stream"),
+        ("last-event-id", seen.as_str()),
+    ];
+    let mut resumed = crate::support::get_streaming(r[0], "/mcp", &resuming).await;
+    assert_eq!(resumed.status, 200);
+    assert_eq!(
+        heard_within(&mut resumed, Duration::from_millis(500)).await,
+        [
+            "notifications/message warning",
+            "notifications/resources/updated site://motto"
+        ]
+    );
+    // Opened again without `Last-Event-ID`: it starts where the last stream ended.
+    drop(resumed);
+    // (The server marks where a stream ended once it sees the client gone.)
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut again = crate::support::get_streaming(r[1], "/mcp", &headers).await;
+    assert_eq!(again.status, 200);
+    assert!(
+        heard_within(&mut again, Duration::from_millis(300))
+            .await
+            .is_empty()
+    );
+    ask(r[2], &session, 4, "tools/call", chatty).await;
+    assert_eq!(levels_heard(&mut again).await, ["warning"]);
+}

@@ -557,7 +557,85 @@ async fn forwarded_messages_are_taken_once_in_order(store: &dyn Store) {
     assert!(store.take_forwarded(&id).await.unwrap().is_empty());
 }
 
+/// A stream keeps its messages in order, with positions that increase across streams; a
+/// reader reads several streams at once from a position, and one that starts from the last
+/// position reads only what comes next; expired messages are swept.
+async fn streams_keep_messages_in_order_for_a_while(store: &dyn Store) {
+    let later = now_ms() + 60_000;
+    let (mine, followed, other) = (unique("session"), unique("resource"), unique("session"));
+    let start = store.read_streams(&[], 0, 10).await.unwrap().last;
+    let first = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": 1}});
+    let second = json!({"jsonrpc": "2.0", "method": "notifications/resources/updated"});
+    let third = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": 3}});
+    let a = store.append_to_stream(&mine, &first, later).await.unwrap();
+    let b = store
+        .append_to_stream(&followed, &second, later)
+        .await
+        .unwrap();
+    let c = store.append_to_stream(&other, &third, later).await.unwrap();
+    let d = store.append_to_stream(&mine, &third, later).await.unwrap();
+    assert!(
+        start < a && a < b && b < c && c < d,
+        "{start} {a} {b} {c} {d}"
+    );
+    let streams = [mine.clone(), followed.clone()];
+    let read = store.read_streams(&streams, start, 10).await.unwrap();
+    let found: Vec<(u64, &str, &serde_json::Value)> = read
+        .events
+        .iter()
+        .map(|e| (e.position, e.stream.as_str(), &e.message))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (a, mine.as_str(), &first),
+            (b, followed.as_str(), &second),
+            (d, mine.as_str(), &third)
+        ]
+    );
+    assert!(read.last >= d);
+    // From a position; at most `limit`.
+    let read = store.read_streams(&streams, a, 1).await.unwrap();
+    assert_eq!(read.events.len(), 1);
+    assert_eq!(read.events[0].position, b);
+    // From the last position: nothing yet, then only what comes next.
+    let now = store.read_streams(&streams, 0, 0).await.unwrap().last;
+    assert!(
+        store
+            .read_streams(&streams, now, 10)
+            .await
+            .unwrap()
+            .events
+            .is_empty()
+    );
+    let e = store
+        .append_to_stream(&followed, &second, later)
+        .await
+        .unwrap();
+    let read = store.read_streams(&streams, now, 10).await.unwrap();
+    assert_eq!(
+        read.events.iter().map(|e| e.position).collect::<Vec<_>>(),
+        [e]
+    );
+    // Expired, swept.
+    let old = unique("session");
+    store
+        .append_to_stream(&old, &first, now_ms() - 10)
+        .await
+        .unwrap();
+    assert!(store.sweep(now_ms()).await.unwrap() >= 1);
+    assert!(
+        store
+            .read_streams(&[old], 0, 10)
+            .await
+            .unwrap()
+            .events
+            .is_empty()
+    );
+}
+
 async fn suite(store: Arc<dyn Store>) {
+    streams_keep_messages_in_order_for_a_while(&*store).await;
     sessions_are_kept_until_they_expire_or_end(&*store).await;
     forwarded_messages_are_taken_once_in_order(&*store).await;
     task_limits_hold_under_a_race(Arc::clone(&store)).await;

@@ -419,6 +419,8 @@ fn assert_valid(validator: &jsonschema::Validator, value: &Value) {
 pub struct Streaming {
     pub status: u16,
     pub body: hyper::body::Incoming,
+    /// The id of the last event read (`id:`), as a client resuming the stream names it.
+    pub last_id: Option<String>,
     /// What arrived and is not a whole line yet.
     text: String,
     /// Messages read and not yet taken.
@@ -441,6 +443,9 @@ impl Streaming {
             }
             while let Some(end) = self.text.find('\n') {
                 let line: String = self.text.drain(..=end).collect();
+                if let Some(id) = line.strip_prefix("id:") {
+                    self.last_id = Some(id.trim().to_owned());
+                }
                 if let Some(message) = line
                     .strip_prefix("data:")
                     .and_then(|d| serde_json::from_str::<Value>(d.trim()).ok())
@@ -463,6 +468,7 @@ pub async fn post_streaming(
     Streaming {
         status: response.status().as_u16(),
         body: response.into_body(),
+        last_id: None,
         text: String::new(),
         read: std::collections::VecDeque::new(),
     }
@@ -475,6 +481,7 @@ pub async fn get_streaming(addr: SocketAddr, path: &str, extra: &[(&str, &str)])
     Streaming {
         status: response.status().as_u16(),
         body: response.into_body(),
+        last_id: None,
         text: String::new(),
         read: std::collections::VecDeque::new(),
     }
@@ -789,6 +796,34 @@ impl abilities::store::Store for Replica {
     }
     fn session_events(&self) -> Option<abilities::store::SessionEvents> {
         heard(self.sessions.as_ref()?, self.me)
+    }
+    fn append_to_stream<'a>(
+        &'a self,
+        stream: &'a str,
+        message: &'a serde_json::Value,
+        expires_at_ms: u64,
+    ) -> abilities::store::StoreFuture<'a, u64> {
+        Box::pin(async move {
+            let position = self
+                .store
+                .append_to_stream(stream, message, expires_at_ms)
+                .await?;
+            if let Some(bus) = &self.sessions {
+                let _ = bus.send((
+                    self.me,
+                    abilities::store::SessionEvent::Streamed(stream.to_owned()),
+                ));
+            }
+            Ok(position)
+        })
+    }
+    fn read_streams<'a>(
+        &'a self,
+        streams: &'a [String],
+        after: u64,
+        limit: usize,
+    ) -> abilities::store::StoreFuture<'a, abilities::store::StreamRead> {
+        self.store.read_streams(streams, after, limit)
     }
     fn publish<'a>(&'a self, uri: &'a str) -> abilities::store::StoreFuture<'a, ()> {
         if let Some(bus) = &self.updates {

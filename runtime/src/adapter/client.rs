@@ -382,14 +382,15 @@ impl ClientChannel for RequestClient {
             }
             let mut params = LoggingMessageNotificationParam::new(to_rmcp_level(level), data);
             params.logger = logger;
-            // A log message goes on the session's `GET` stream, which another replica may hold.
+            // A log message goes into the session's stream, which the replica holding its
+            // `GET` stream sends (a client resumes it on any replica).
             if let Some(kept) = &self.kept
                 && let Some(session) = super::kept_session(&self.request.extensions)
             {
                 let note = ServerNotification::LoggingMessageNotification(
                     LoggingMessageNotification::new(params),
                 );
-                if let Err(error) = kept.notify(&session, &self.request.peer, note).await {
+                if let Err(error) = kept.notify(&session, note).await {
                     tracing::debug!(%error, "a log notification was not sent");
                 }
                 return;

@@ -2,7 +2,9 @@
 //! session is (the client's `initialize`, the caller that opened it, its log level and
 //! subscriptions) is written when it opens and when its client changes it, never on a call;
 //! a replica that meets the session reads it, and reads it again when another replica
-//! changes it.
+//! changes it. What its client hears outside its requests goes into a stream the store keeps
+//! a while, which the replica holding the client's `GET` stream sends and which a client that
+//! lost that stream resumes on any replica.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -10,14 +12,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::model::LoggingLevel;
-use rmcp::{Peer, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tokio::sync::broadcast;
 
 use super::level::from_rmcp_level;
 use crate::Caller;
-use crate::resource::{ResourceNotifier, Subscriber};
-use crate::store::{SessionEvents, SessionRecord, Store, StoreError};
+use crate::resource::{ResourceNotifier, UpdateStreams};
+use crate::store::{SessionEvents, SessionRecord, Store, StoreError, StreamRead};
 
 /// How long an answer forwarded to another replica is kept for it (it is taken at once; one
 /// nobody takes is swept).
@@ -26,10 +28,21 @@ const FORWARDED_FOR_MS: u64 = 60_000;
 /// How many times a change to a session is tried while other replicas change it at once.
 const CHANGE_ATTEMPTS: usize = 8;
 
+/// How long what a session's client hears outside its requests is kept, so a client that
+/// lost its stream resumes it, on any replica, with what it missed.
+pub(crate) const STREAM_KEPT_FOR: Duration = Duration::from_secs(300);
+
+/// The key of the mark a session's stream leaves when it ends: what it sent up to.
+const SENT_MARK: &str = "io.github.abilities-rs/sent";
+
+/// The position a stream's end mark names, if `message` is one.
+pub(crate) fn sent_mark(message: &Value) -> Option<u64> {
+    message.get(SENT_MARK)?.as_u64()
+}
+
 /// The sessions of one endpoint as its store keeps them, and those this replica serves.
 pub(crate) struct Kept {
     store: Arc<dyn Store>,
-    notifier: ResourceNotifier,
     /// How long a session lives without a request.
     idle: Duration,
     /// The sessions this replica serves, by id.
@@ -37,44 +50,22 @@ pub(crate) struct Kept {
     /// This process's mark, random: the part every copy of a session made here has in its
     /// requests' ids.
     replica: String,
-    /// How many `GET` streams of each session are open here.
-    streams: Mutex<HashMap<String, usize>>,
+    /// The streams a message was just added to here (the store tells only the others).
+    appended: broadcast::Sender<String>,
 }
 
-/// A session's `GET` stream open here, until this goes.
-pub(crate) struct Streaming {
-    kept: Arc<Kept>,
-    session: String,
-}
-
-impl Drop for Streaming {
-    fn drop(&mut self) {
-        let mut streams = self.kept.streams_lock();
-        if let Some(n) = streams.get_mut(&self.session) {
-            *n -= 1;
-            if *n == 0 {
-                streams.remove(&self.session);
-            }
-        }
-    }
-}
-
-/// A session this replica serves: where its log level and subscriptions take effect.
+/// A session this replica serves: where its log level takes effect, and the resources it
+/// follows.
 struct Live {
     level: Arc<AtomicU8>,
-    /// The key of its resource subscriptions.
-    key: u64,
-    peer: Peer<RoleServer>,
-    /// The resources it is subscribed to here.
+    /// The resources it is subscribed to.
     uris: Vec<String>,
 }
 
 impl Live {
-    fn new(level: Arc<AtomicU8>, key: u64, peer: Peer<RoleServer>) -> Self {
+    fn new(level: Arc<AtomicU8>) -> Self {
         Self {
             level,
-            key,
-            peer,
             uris: Vec::new(),
         }
     }
@@ -87,9 +78,9 @@ impl Live {
 pub(crate) struct Joining(Arc<Mutex<Option<Live>>>);
 
 impl Joining {
-    /// Leave the session's log level, subscription key and peer.
-    pub(super) fn join(&self, level: Arc<AtomicU8>, key: u64, peer: Peer<RoleServer>) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(Live::new(level, key, peer));
+    /// Leave the session's log level.
+    pub(super) fn join(&self, level: Arc<AtomicU8>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(Live::new(level));
     }
 }
 
@@ -107,6 +98,9 @@ pub(super) struct State {
     log_level: Option<LoggingLevel>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     subscriptions: Vec<String>,
+    /// The store's last stream position when it opened: a first stream starts there.
+    #[serde(default)]
+    stream_from: u64,
 }
 
 /// Who opened a kept session.
@@ -136,14 +130,17 @@ impl Kept {
                 tracing::warn!(%error, "no randomness for this replica's mark: the clock's");
                 replica = (crate::clock::now_ms() as u32).to_le_bytes();
             }
-            Arc::new(Self {
+            let kept = Arc::new(Self {
                 store: Arc::clone(store),
-                notifier: notifier.clone(),
                 idle,
                 live: Mutex::default(),
                 replica: replica.iter().map(|b| format!("{b:02x}")).collect(),
-                streams: Mutex::default(),
-            })
+                appended: broadcast::channel(1024).0,
+            });
+            // A resource's updates go into its stream once, from the replica that made them.
+            let streams: Arc<dyn UpdateStreams> = Arc::<Self>::clone(&kept);
+            notifier.stream_updates_to(Arc::downgrade(&streams));
+            kept
         })
     }
 
@@ -170,12 +167,14 @@ impl Kept {
         initialize: Value,
         caller: &Caller,
     ) -> Result<(), StoreError> {
+        let stream_from = self.store.read_streams(&[], 0, 0).await?.last;
         let state = State {
             initialize,
             owner: caller.principal().to_owned(),
             anonymous: caller.is_anonymous(),
             log_level: None,
             subscriptions: Vec::new(),
+            stream_from,
         };
         self.put(id, &state).await
     }
@@ -231,17 +230,10 @@ impl Kept {
     }
 
     /// The session `id`, restored here from the store, is served here from now on: its log
-    /// level in `level`, its subscriptions under `key` through `peer`, as its record says;
-    /// whether the store still keeps it (it may have ended since it was read).
-    pub(super) async fn restored(
-        &self,
-        id: &str,
-        level: Arc<AtomicU8>,
-        key: u64,
-        peer: Peer<RoleServer>,
-    ) -> bool {
-        self.lock()
-            .insert(id.to_owned(), Live::new(level, key, peer));
+    /// level in `level` and its subscriptions as its record says; whether the store still
+    /// keeps it (it may have ended since it was read).
+    pub(super) async fn restored(&self, id: &str, level: Arc<AtomicU8>) -> bool {
+        self.lock().insert(id.to_owned(), Live::new(level));
         self.reread(id).await
     }
 
@@ -293,17 +285,6 @@ impl Kept {
                 .level
                 .store(from_rmcp_level(level) as u8, Ordering::Relaxed);
         }
-        for uri in &session.uris {
-            if !state.subscriptions.contains(uri) {
-                self.notifier.unsubscribe(uri, session.key);
-            }
-        }
-        for uri in &state.subscriptions {
-            if !session.uris.contains(uri) {
-                let subscriber = Subscriber::Session(session.key, session.peer.clone());
-                self.notifier.subscribe(uri, subscriber);
-            }
-        }
         session.uris.clone_from(&state.subscriptions);
     }
 
@@ -335,14 +316,10 @@ impl Kept {
         )))
     }
 
-    /// This replica no longer serves the session `id`.
+    /// This replica no longer serves the session `id` (its streams here end).
     pub(crate) fn forget(&self, id: &str) {
-        let Some(session) = self.lock().remove(id) else {
-            return;
-        };
-        for uri in &session.uris {
-            self.notifier.unsubscribe(uri, session.key);
-        }
+        self.lock().remove(id);
+        let _ = self.appended.send(Self::session_stream(id));
     }
 
     /// Forget the sessions not in `served` (they closed here); the ids of those left.
@@ -376,80 +353,127 @@ impl Kept {
         self.store.take_forwarded(to).await
     }
 
-    /// The session `session`'s `GET` stream is open here while the guard lives.
-    pub(crate) fn streaming(self: &Arc<Self>, session: &str) -> Streaming {
-        *self.streams_lock().entry(session.to_owned()).or_default() += 1;
-        Streaming {
-            kept: Arc::clone(self),
-            session: session.to_owned(),
+    /// The stream of what the client of session `id` hears outside its requests.
+    pub(crate) fn session_stream(id: &str) -> String {
+        format!("session:{id}")
+    }
+
+    /// The stream of the updates of the resource `uri`.
+    fn resource_stream(uri: &str) -> String {
+        format!("resource:{uri}")
+    }
+
+    /// The streams the client of session `id` follows: its own, and those of the resources
+    /// it is subscribed to; `None` once this replica no longer serves it.
+    pub(crate) fn streams_of(&self, id: &str) -> Option<Vec<String>> {
+        let live = self.lock();
+        let session = live.get(id)?;
+        let mut streams = Vec::with_capacity(1 + session.uris.len());
+        streams.push(Self::session_stream(id));
+        streams.extend(session.uris.iter().map(|uri| Self::resource_stream(uri)));
+        Some(streams)
+    }
+
+    /// Add `message` to `stream` and wake its readers here; its position.
+    pub(crate) async fn append(&self, stream: &str, message: &Value) -> Result<u64, StoreError> {
+        let kept_for = u64::try_from(STREAM_KEPT_FOR.as_millis()).unwrap_or(u64::MAX);
+        let until = crate::clock::now_ms().saturating_add(kept_for);
+        let position = self.store.append_to_stream(stream, message, until).await?;
+        let _ = self.appended.send(stream.to_owned());
+        Ok(position)
+    }
+
+    /// The messages of `streams` after `after`, oldest first, and the store's last position.
+    pub(crate) async fn read_streams(
+        &self,
+        streams: &[String],
+        after: u64,
+        limit: usize,
+    ) -> Result<StreamRead, StoreError> {
+        self.store.read_streams(streams, after, limit).await
+    }
+
+    /// Where a stream of session `id` starts: after `last_event_id`, the last event its client
+    /// saw, when it names one; else after what the session's previous stream sent (the mark
+    /// it left when it ended), or where the session opened (a first stream hears what was
+    /// said before it).
+    pub(crate) async fn stream_start(
+        &self,
+        id: &str,
+        last_event_id: Option<u64>,
+    ) -> Result<u64, StoreError> {
+        if let Some(position) = last_event_id {
+            return Ok(position);
         }
+        let own = [Self::session_stream(id)];
+        let read = self.store.read_streams(&own, 0, 100_000).await?;
+        let sent = read.events.iter().rev().find_map(|e| sent_mark(&e.message));
+        if let Some(position) = sent {
+            return Ok(position);
+        }
+        Ok(self
+            .read(id)
+            .await?
+            .map_or(read.last, |state| state.stream_from))
     }
 
-    /// Whether a `GET` stream of `session` is open here.
-    pub(crate) fn streams_here(&self, session: &str) -> bool {
-        self.streams_lock().contains_key(session)
+    /// Leave in session `id`'s stream the mark that its stream here sent up to `position`.
+    pub(crate) async fn mark_sent(&self, id: &str, position: u64) -> Result<(), StoreError> {
+        let mark = serde_json::json!({ SENT_MARK: position });
+        self.append(&Self::session_stream(id), &mark)
+            .await
+            .map(drop)
     }
 
-    /// Where what a session's client hears outside a request's stream waits for the replica
-    /// holding its `GET` stream.
-    pub(crate) fn stream_of(session: &str) -> String {
-        format!("{session}/stream")
+    /// The streams messages are added to here from now on.
+    pub(crate) fn appended(&self) -> broadcast::Receiver<String> {
+        self.appended.subscribe()
     }
 
-    /// Send `notification` to the client of `session` on its `GET` stream: here when it is
-    /// open here (or open nowhere: the copy keeps it as rmcp does), else through the store
-    /// to the replica that holds it.
+    /// Send `notification` to the client of `session`: into the session's stream, which the
+    /// replica holding its `GET` stream sends (a client with none open yet hears it when it
+    /// opens one).
     pub(super) async fn notify(
         &self,
         session: &str,
-        peer: &Peer<RoleServer>,
         notification: rmcp::model::ServerNotification,
     ) -> Result<(), String> {
-        if self.streams_here(session) {
-            return peer
-                .send_notification(notification)
-                .await
-                .map_err(|e| e.to_string());
-        }
-        let message = serde_json::to_value(&notification).map_err(|e| e.to_string())?;
-        self.forward(&Self::stream_of(session), &message)
+        let message = rmcp::model::ServerJsonRpcMessage::notification(notification);
+        let message = serde_json::to_value(&message).map_err(|e| e.to_string())?;
+        self.append(&Self::session_stream(session), &message)
             .await
+            .map(drop)
             .map_err(|e| e.to_string())
-    }
-
-    /// Send the client of `session` what other replicas left for its `GET` stream, open here.
-    pub(crate) async fn deliver_to_stream(&self, session: &str) {
-        let peer = match self.lock().get(session) {
-            Some(live) => live.peer.clone(),
-            None => return,
-        };
-        let messages = match self.forwarded(&Self::stream_of(session)).await {
-            Ok(messages) => messages,
-            Err(error) => {
-                tracing::warn!(%error, session, "notifications for a stream here could not be taken");
-                return;
-            }
-        };
-        for message in messages {
-            match serde_json::from_value::<rmcp::model::ServerNotification>(message) {
-                Ok(notification) => {
-                    if let Err(error) = peer.send_notification(notification).await {
-                        tracing::debug!(%error, session, "a forwarded notification was not sent");
-                    }
-                }
-                Err(error) => {
-                    tracing::warn!(%error, session, "a forwarded notification is not one")
-                }
-            }
-        }
-    }
-
-    fn streams_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, usize>> {
-        self.streams.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Live>> {
         self.live.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl UpdateStreams for Kept {
+    fn updated<'a>(&'a self, uri: &'a str) -> futures_util::future::BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let param = rmcp::model::ResourceUpdatedNotificationParam::new(uri.to_owned());
+            let notification = rmcp::model::ServerNotification::ResourceUpdatedNotification(
+                rmcp::model::ResourceUpdatedNotification::new(param),
+            );
+            let message = rmcp::model::ServerJsonRpcMessage::notification(notification);
+            let appended = match serde_json::to_value(&message) {
+                Ok(message) => self
+                    .append(&Self::resource_stream(uri), &message)
+                    .await
+                    .map(drop),
+                Err(error) => Err(StoreError::backend(error)),
+            };
+            if let Err(error) = appended {
+                tracing::error!(%error, uri, "a resource update could not reach the sessions following it");
+            }
+        })
+    }
+
+    fn woken(&self, uri: &str) {
+        let _ = self.appended.send(Self::resource_stream(uri));
     }
 }
 

@@ -40,7 +40,7 @@ use crate::server::{Inner, Listener, Lists};
 use crate::{Caller, Context, LogLevel};
 use client::RequestClient;
 use input::{Detach, Rounds};
-pub(crate) use kept::{Joining, Kept};
+pub(crate) use kept::{Joining, Kept, sent_mark};
 use level::from_rmcp_level;
 
 /// The `rmcp` [`ServerHandler`] of a [`Server`]: native tools over its registry. One per
@@ -181,9 +181,8 @@ impl McpHandler {
     ) -> Result<(), ErrorData> {
         use rmcp::transport::streamable_http_server::session::SessionRestoreMarker;
         let level = Arc::clone(&self.log_level);
-        let peer = context.peer.clone();
         if let Some(restored) = context.extensions.get::<SessionRestoreMarker>() {
-            if !kept.restored(&restored.id, level, self.session, peer).await {
+            if !kept.restored(&restored.id, level).await {
                 return Err(ErrorData::invalid_request(
                     "Session not found: it ended while it was being restored",
                     None,
@@ -194,27 +193,33 @@ impl McpHandler {
             .get::<axum::http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<kept::Joining>())
         {
-            joining.join(level, self.session, peer);
+            joining.join(level);
         }
         Ok(())
     }
 
-    /// Make `change` to the session's record, when the session is kept for other replicas.
+    /// Make `change` to the session's record, when the session is kept for other replicas;
+    /// whether it is.
     async fn keep(
         &self,
         request: &RequestContext<RoleServer>,
         change: impl Fn(&mut kept::State),
-    ) -> Result<(), ErrorData> {
+    ) -> Result<bool, ErrorData> {
         let (Some(kept), Some(id)) = (&self.kept, kept_session(&request.extensions)) else {
-            return Ok(());
+            return Ok(false);
         };
-        kept.change(&id, change).await.map_err(|error| {
-            tracing::warn!(%error, session = id, "a session's change could not be kept");
-            ErrorData::internal_error(
-                format!("the change could not be kept for the session's other replicas: {error}"),
-                None,
-            )
-        })
+        kept.change(&id, change)
+            .await
+            .map(|()| true)
+            .map_err(|error| {
+                tracing::warn!(%error, session = id, "a session's change could not be kept");
+                ErrorData::internal_error(
+                    format!(
+                        "the change could not be kept for the session's other replicas: {error}"
+                    ),
+                    None,
+                )
+            })
     }
 
     fn context(&self, request: RequestContext<RoleServer>) -> Context {
@@ -489,10 +494,16 @@ impl ServerHandler for McpHandler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        // Kept for the other replicas first: a change the store refuses is not made here.
+        // Kept for the other replicas first: a change the store refuses is not made here. A
+        // kept session follows the resource's stream in the store instead of this replica's
+        // subscribers.
         self.resolves(&request.uri)?;
-        self.keep(&context, |state| state.subscribe(&request.uri))
-            .await?;
+        if self
+            .keep(&context, |state| state.subscribe(&request.uri))
+            .await?
+        {
+            return Ok(());
+        }
         self.subscribe_session(&request, context)
     }
 

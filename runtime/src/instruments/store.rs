@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::Instruments;
 use crate::store::{
     Claim, Claimed, RateTaken, SessionEvents, SessionRecord, Spend, Store, StoreError, StoreFuture,
-    TaskEvents, TaskInsert, TaskLimits, TaskRecord, TaskSignal, TokenRecord, Updates,
+    StreamRead, TaskEvents, TaskInsert, TaskLimits, TaskRecord, TaskSignal, TokenRecord, Updates,
 };
 
 /// `inner`, every operation timed and traced with `instruments`.
@@ -213,6 +213,30 @@ impl Store for Measured {
 
     fn session_events(&self) -> Option<SessionEvents> {
         self.inner.session_events()
+    }
+
+    fn append_to_stream<'a>(
+        &'a self,
+        stream: &'a str,
+        message: &'a Value,
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, u64> {
+        self.timed(
+            "append_to_stream",
+            self.inner.append_to_stream(stream, message, expires_at_ms),
+        )
+    }
+
+    fn read_streams<'a>(
+        &'a self,
+        streams: &'a [String],
+        after: u64,
+        limit: usize,
+    ) -> StoreFuture<'a, StreamRead> {
+        self.timed(
+            "read_streams",
+            self.inner.read_streams(streams, after, limit),
+        )
     }
 
     fn is_shared(&self) -> bool {

@@ -11,7 +11,7 @@ pub(super) const CHANNEL: &str = "abilities_updates";
 /// The channel task events travel on (`<origin> changed <id>`, `<origin> signalled <id>`).
 pub(super) const TASKS_CHANNEL: &str = "abilities_tasks";
 /// The channel session events travel on (`<origin> changed <id>`, `<origin> ended <id>`,
-/// `<origin> forwarded <id>`).
+/// `<origin> forwarded <id>`, `<origin> streamed <stream>`).
 pub(super) const SESSIONS_CHANNEL: &str = "abilities_session_events";
 
 /// A fresh mark for this process's messages (128 random bits, hex), so it skips their echo.
@@ -56,6 +56,7 @@ impl Heard {
                 Some(("changed", id)) => SessionEvent::Changed(id.to_owned()),
                 Some(("ended", id)) => SessionEvent::Ended(id.to_owned()),
                 Some(("forwarded", id)) => SessionEvent::Forwarded(id.to_owned()),
+                Some(("streamed", stream)) => SessionEvent::Streamed(stream.to_owned()),
                 _ => return,
             };
             let _ = self.sessions.send(event);

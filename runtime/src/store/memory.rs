@@ -7,8 +7,8 @@ use std::sync::{Mutex, PoisonError};
 use serde_json::Value;
 
 use super::{
-    Claim, Claimed, RateTaken, SessionRecord, Spend, Store, StoreError, StoreFuture, TaskInsert,
-    TaskLimits, TaskRecord, TaskSignal, TokenRecord,
+    Claim, Claimed, RateTaken, SessionRecord, Spend, Store, StoreError, StoreFuture, StreamEvent,
+    StreamRead, TaskInsert, TaskLimits, TaskRecord, TaskSignal, TokenRecord,
 };
 
 /// The default [`Store`]: everything in this process's memory, gone with it. Pure Rust,
@@ -45,6 +45,10 @@ struct Tables {
     sessions: HashMap<String, SessionRecord>,
     /// Messages forwarded to sessions, by session, in the order they came.
     forwarded: BTreeMap<String, Vec<(Value, u64)>>,
+    /// Streams' messages in the order they came, with their expiry.
+    streamed: Vec<(StreamEvent, u64)>,
+    /// The last position given to a stream's message.
+    position: u64,
 }
 
 #[derive(Debug)]
@@ -343,13 +347,17 @@ impl Store for MemoryStore {
                 messages.retain(|(_, expires_at_ms)| *expires_at_ms >= now_ms);
             }
             t.forwarded.retain(|_, messages| !messages.is_empty());
+            let streamed = t.streamed.len();
+            t.streamed
+                .retain(|(_, expires_at_ms)| *expires_at_ms >= now_ms);
+            let streamed = streamed - t.streamed.len();
             let after = t.tasks.len()
                 + t.tokens.len()
                 + t.idempotency.len()
                 + t.rates.len()
                 + t.signals.values().map(Vec::len).sum::<usize>()
                 + t.sessions.len();
-            Ok((before - after) as u64)
+            Ok((before - after + streamed) as u64)
         })
     }
 
@@ -449,6 +457,46 @@ impl Store for MemoryStore {
         self.with(move |t| {
             let messages = t.forwarded.remove(id).unwrap_or_default();
             Ok(messages.into_iter().map(|(message, _)| message).collect())
+        })
+    }
+
+    fn append_to_stream<'a>(
+        &'a self,
+        stream: &'a str,
+        message: &'a Value,
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, u64> {
+        self.with(move |t| {
+            t.position += 1;
+            let event = StreamEvent {
+                position: t.position,
+                stream: stream.to_owned(),
+                message: message.clone(),
+            };
+            t.streamed.push((event, expires_at_ms));
+            Ok(t.position)
+        })
+    }
+
+    fn read_streams<'a>(
+        &'a self,
+        streams: &'a [String],
+        after: u64,
+        limit: usize,
+    ) -> StoreFuture<'a, StreamRead> {
+        self.with(move |t| {
+            let events = t
+                .streamed
+                .iter()
+                .map(|(event, _)| event)
+                .filter(|e| e.position > after && streams.contains(&e.stream))
+                .take(limit)
+                .cloned()
+                .collect();
+            Ok(StreamRead {
+                events,
+                last: t.position,
+            })
         })
     }
 

@@ -27,7 +27,7 @@ pub use memory::MemoryStore;
 pub use postgres::PostgresStore;
 #[cfg(feature = "redis")]
 pub use redis::RedisStore;
-pub use session::{SessionEvent, SessionEvents, SessionRecord};
+pub use session::{SessionEvent, SessionEvents, SessionRecord, StreamEvent, StreamRead};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
@@ -579,6 +579,38 @@ pub trait Store: Send + Sync + 'static {
     /// Session events published by other replicas, if this store carries them.
     fn session_events(&self) -> Option<SessionEvents> {
         None
+    }
+
+    /// Add `message` to `stream` (what a session's client hears outside its requests, or the
+    /// updates of a resource sessions follow), kept until `expires_at_ms` so a client that
+    /// lost its stream resumes it on any replica, and tell the replicas
+    /// ([`SessionEvent::Streamed`]); its position. Positions increase across every stream in
+    /// the order messages are added: a reader that read up to one never misses a message
+    /// added before it. The default: unsupported.
+    fn append_to_stream<'a>(
+        &'a self,
+        stream: &'a str,
+        message: &'a Value,
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, u64> {
+        let _ = (stream, message, expires_at_ms);
+        Box::pin(async {
+            Err(StoreError::Unsupported(
+                "this store keeps no streams for replicas",
+            ))
+        })
+    }
+
+    /// The messages of `streams` after position `after`, oldest first, at most `limit` of
+    /// them, and the store's last position. The default: none.
+    fn read_streams<'a>(
+        &'a self,
+        streams: &'a [String],
+        after: u64,
+        limit: usize,
+    ) -> StoreFuture<'a, StreamRead> {
+        let _ = (streams, after, limit);
+        Box::pin(async { Ok(StreamRead::default()) })
     }
     /// Whether replicas in other processes may share this store: then the server leaves
     /// tasks it did not start alone, as another replica may run them.

@@ -1,5 +1,6 @@
 //! Protocol 2025 sessions as a store keeps them, so that any replica sharing the store can
-//! serve a session another one opened, and the news replicas send each other about them.
+//! serve a session another one opened, the news replicas send each other about them, and the
+//! streams a client resumes on any replica.
 
 use serde_json::Value;
 
@@ -36,6 +37,32 @@ pub enum SessionEvent {
     /// Events may have been lost (the store's connection to the other replicas broke and is
     /// back): every replica reads the records of the sessions it serves again.
     Missed,
+    /// A message was added to a stream ([`Store::append_to_stream`](super::Store::append_to_stream)):
+    /// the replicas whose clients follow it read it.
+    Streamed(String),
+}
+
+/// One message of a stream a store keeps for a while, so a client that lost its stream can
+/// resume it on any replica ([`Store::read_streams`](super::Store::read_streams)).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamEvent {
+    /// Its position, increasing across every stream of the store: a client that saw it
+    /// resumes after it.
+    pub position: u64,
+    /// The stream it was added to.
+    pub stream: String,
+    /// The message (a JSON-RPC notification or request for the client).
+    pub message: Value,
+}
+
+/// What a read of streams found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StreamRead {
+    /// The events after the position read from, oldest first.
+    pub events: Vec<StreamEvent>,
+    /// The store's last position, of any stream, when it was read: where a reader that wants
+    /// only what comes next starts.
+    pub last: u64,
 }
 
 /// Session events published by other replicas.

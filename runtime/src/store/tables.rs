@@ -4,7 +4,8 @@
 use super::{Claim, Claimed};
 
 #[cfg(feature = "sqlite")]
-/// SQLite's: tasks, tokens, idempotency records, rate budgets, task signals and sessions.
+/// SQLite's: tasks, tokens, idempotency records, rate budgets, task signals, sessions and
+/// streams.
 pub(super) const SQLITE: &str = "CREATE TABLE IF NOT EXISTS abilities_tasks (
     id TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
@@ -67,10 +68,16 @@ CREATE TABLE IF NOT EXISTS abilities_session_messages (
     expires_at_ms INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS abilities_session_messages_session
-    ON abilities_session_messages (session_id);";
+    ON abilities_session_messages (session_id);
+CREATE TABLE IF NOT EXISTS abilities_stream_events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    stream TEXT NOT NULL,
+    message TEXT NOT NULL,
+    expires_at_ms INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS abilities_stream_events_stream ON abilities_stream_events (stream, seq);";
 
 /// PostgreSQL's: the same tables, indexes and columns added since.
-#[cfg(feature = "postgres")]
 #[cfg(feature = "postgres")]
 pub(super) const POSTGRES: &str = "
 CREATE TABLE IF NOT EXISTS abilities_tasks (
@@ -138,6 +145,14 @@ CREATE TABLE IF NOT EXISTS abilities_session_messages (
 );
 CREATE INDEX IF NOT EXISTS abilities_session_messages_session
     ON abilities_session_messages (session_id);
+CREATE TABLE IF NOT EXISTS abilities_stream_events (
+    seq BIGSERIAL PRIMARY KEY,
+    stream TEXT NOT NULL,
+    message TEXT NOT NULL,
+    expires_at_ms BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS abilities_stream_events_stream ON abilities_stream_events (stream, seq);
+CREATE INDEX IF NOT EXISTS abilities_stream_events_expiry ON abilities_stream_events (expires_at_ms);
 ";
 
 /// What an idempotency claim found in a row already there (its digest, start and outcome as

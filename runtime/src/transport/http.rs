@@ -291,6 +291,17 @@ async fn serve_on(
     Ok(())
 }
 
+/// `503` with `Retry-After: 1` and a JSON-RPC error (`-32000`) saying `why`: the client tries
+/// again, through the balancer, on another replica.
+fn retry_elsewhere(why: &str) -> Response {
+    let mut response =
+        ErrorAnswer::new(Value::Null, -32000, why).response(StatusCode::SERVICE_UNAVAILABLE);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
 /// rmcp's service configured as the endpoint's `http` says: its sessions (protocol 2025),
 /// JSON answers, the body limit, the origins and hosts it admits.
 fn rmcp_config(http: &crate::server::HttpConfig) -> StreamableHttpServerConfig {
@@ -381,13 +392,13 @@ impl Gate {
         self.serve_one(parts, &caller, bytes).await
     }
 
-    /// `GET`: a session's stream. With sessions kept for other replicas, it is known to be
-    /// open here while it lasts (what other replicas send the session outside a request
-    /// comes here), and what they left for it meanwhile is sent at once.
+    /// `GET`: a session's stream. With sessions kept for other replicas, it is sent from the
+    /// streams the store keeps (`resumable`): after the event `Last-Event-ID` names, or where
+    /// the session's previous stream ended, so a client resumes it on any replica.
     ///
     /// A server that drains refuses such a stream (`503`, `Retry-After: 1`) and ends those
     /// open, so the client opens it again on another replica.
-    async fn listen(&self, parts: axum::http::request::Parts, body: Body) -> Response {
+    async fn listen(&self, mut parts: axum::http::request::Parts, body: Body) -> Response {
         let kept = self.sessions.kept().cloned();
         let session = Sessions::named(&parts.headers).map(str::to_owned);
         let (Some(kept), Some(session)) = (kept, session) else {
@@ -397,32 +408,37 @@ impl Gate {
             return refusal;
         }
         if self.inner.drain.is_draining() {
-            let refusal = ErrorAnswer::new(
-                Value::Null,
-                -32000,
+            return retry_elsewhere(
                 "The server is stopping: open the stream again (another replica will serve it)",
             );
-            let mut response = refusal.response(StatusCode::SERVICE_UNAVAILABLE);
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            return response;
         }
+        // An id this server gave is a position; any other is taken as none.
+        let last_event_id = parts
+            .headers
+            .remove("last-event-id")
+            .and_then(|id| id.to_str().ok()?.trim().parse::<u64>().ok());
+        // rmcp checks the request (and restores the session here if another replica opened
+        // it); its own stream of the copy here is not what the client hears.
         let response = serve(&self.mcp, Request::from_parts(parts, body)).await;
         if !response.status().is_success() {
             return response;
         }
-        let streaming = kept.streaming(&session);
-        tokio::spawn(async move { kept.deliver_to_stream(&session).await });
+        let (head, unused) = response.into_parts();
+        drop(unused);
+        self.sessions.pump(&session);
+        let after = match kept.stream_start(&session, last_event_id).await {
+            Ok(after) => after,
+            Err(error) => {
+                return retry_elsewhere(&format!(
+                    "The store did not say where the stream resumes: {error}; open it again"
+                ));
+            }
+        };
         let inner = Arc::clone(&self.inner);
         let drained = Box::pin(async move { inner.drain.started().await });
-        response.map(|body| {
-            let chunks = futures_util::StreamExt::take_until(body.into_data_stream(), drained);
-            Body::from_stream(futures_util::StreamExt::map(chunks, move |chunk| {
-                let _open = &streaming;
-                chunk
-            }))
-        })
+        let frames = super::resumable::body(kept, session, after).into_data_stream();
+        let body = Body::from_stream(futures_util::StreamExt::take_until(frames, drained));
+        Response::from_parts(head, body)
     }
 
     /// `DELETE`: a session ended, by the caller that opened it only.

@@ -48,9 +48,6 @@ async fn in_step(manager: Weak<Marked>, kept: Arc<Kept>) {
         match event {
             None => strays = touch(&manager, &kept, &strays).await,
             Some(SessionEvent::Forwarded(to)) => match to.rsplit_once('/') {
-                Some((session, "stream")) if kept.streams_here(session) => {
-                    kept.deliver_to_stream(session).await;
-                }
                 Some((session, mark)) if manager.holds(session, mark) => {
                     deliver(&manager, &kept, &to).await;
                 }
@@ -71,12 +68,9 @@ async fn in_step(manager: Weak<Marked>, kept: Arc<Kept>) {
                 for to in manager.copies() {
                     deliver(&manager, &kept, &to).await;
                 }
-                for session in kept.served() {
-                    if kept.streams_here(&session) {
-                        kept.deliver_to_stream(&session).await;
-                    }
-                }
             }
+            // A stream's readers follow it themselves.
+            Some(_) => {}
         }
     }
 }

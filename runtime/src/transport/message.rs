@@ -70,12 +70,20 @@ impl Gate {
             parts.extensions.insert(joining.clone());
             joining
         });
+        // A kept session restored here by this request: its copy sends into its stream.
+        let session = (self.sessions.keeps() && !opens)
+            .then(|| Sessions::named(&parts.headers))
+            .flatten()
+            .filter(|id| !self.sessions.pumping(id))
+            .map(str::to_owned);
         let mut response = self.answer(parts, &bytes).await;
         if opens {
             response = self
                 .sessions
                 .opened(response, caller, &summary, &bytes, joining.as_ref())
                 .await;
+        } else if let Some(session) = session.filter(|_| response.status().is_success()) {
+            self.sessions.pump(&session);
         }
         if let (Some(metadata), Some(reading)) = (&metadata, &mut reading)
             && let Some(Err(scope)) = reading.permission().await

@@ -14,6 +14,7 @@ mod message;
 mod metrics;
 mod probes;
 mod restore;
+mod resumable;
 mod sessions;
 pub(crate) mod stdio;
 mod stdio_direct;

@@ -35,6 +35,9 @@ pub(crate) struct Sessions {
     cap: usize,
     /// Where sessions are kept for the other replicas, with a store they share.
     kept: Option<Arc<Kept>>,
+    /// The kept sessions whose copy here has its outside-a-request messages sent into the
+    /// session's stream.
+    pumped: Arc<Mutex<HashSet<String>>>,
 }
 
 /// What this replica or the store knows of who opened a session.
@@ -150,6 +153,7 @@ impl Sessions {
             answering: Arc::default(),
             cap: options.max_sessions,
             kept,
+            pumped: Arc::default(),
         }
     }
 
@@ -270,6 +274,7 @@ impl Sessions {
             .unwrap_or_default();
         let Err(error) = kept.open(&id, initialize, caller).await else {
             kept.opened(&id, joining);
+            self.pump(&id);
             return response;
         };
         tracing::error!(%error, session = id, "a session could not be recorded in the store");
@@ -284,6 +289,68 @@ impl Sessions {
             format!("the session could not be recorded for the other replicas: {error}"),
         )
         .response(StatusCode::SERVICE_UNAVAILABLE)
+    }
+
+    /// Send what the copy held here of kept session `id` says to its client outside a
+    /// request (a list change, a request no request's stream carries) into the session's
+    /// stream, which the replica holding the client's `GET` stream sends: from now on, while
+    /// the copy lives here (rmcp keeps what it said before, and hands it over first).
+    pub(crate) fn pump(&self, id: &str) {
+        let Some(kept) = &self.kept else {
+            return;
+        };
+        {
+            let mut pumped = self.pumped.lock().unwrap_or_else(PoisonError::into_inner);
+            if pumped.contains(id) {
+                return;
+            }
+            pumped.insert(id.to_owned());
+        }
+        // The copy's stream does not keep the endpoint alive.
+        let (marked, kept, pumped) = (
+            Arc::downgrade(&self.marked),
+            Arc::clone(kept),
+            Arc::clone(&self.pumped),
+        );
+        let id = id.to_owned();
+        tokio::spawn(async move {
+            let session = SessionId::from(id.clone());
+            let opened = match marked.upgrade() {
+                Some(marked) => marked.create_standalone_stream(&session).await,
+                None => return,
+            };
+            match opened {
+                Ok(stream) => {
+                    let mut stream = std::pin::pin!(stream);
+                    while let Some(sse) = futures_util::StreamExt::next(&mut stream).await {
+                        let Some(message) = sse.message else { continue };
+                        let sent = match serde_json::to_value(&*message) {
+                            Ok(message) => kept
+                                .append(&Kept::session_stream(&id), &message)
+                                .await
+                                .map(drop),
+                            Err(error) => Err(crate::store::StoreError::backend(error)),
+                        };
+                        if let Err(error) = sent {
+                            tracing::warn!(%error, session = id, "a message for a session's stream was lost");
+                        }
+                    }
+                }
+                Err(error) => tracing::debug!(%error, session = id, "no copy here to send from"),
+            }
+            pumped
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&id);
+        });
+    }
+
+    /// Whether the copy here of kept session `id` already sends into its stream.
+    pub(crate) fn pumping(&self, id: &str) -> bool {
+        self.pumped
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(id)
     }
 
     /// Where sessions are kept for other replicas, with a store they share.

@@ -4,6 +4,7 @@
 mod claims;
 mod connect;
 mod sessions;
+mod streams;
 
 use deadpool_postgres::Pool;
 use serde_json::Value;
@@ -14,14 +15,16 @@ use tokio_util::sync::DropGuard;
 use super::heard::{CHANNEL, TASKS_CHANNEL};
 use super::{
     Claim, Claimed, RateTaken, SessionEvent, SessionEvents, SessionRecord, Spend, Store,
-    StoreError, StoreFuture, TaskEvent, TaskEvents, TaskInsert, TaskLimits, TaskRecord, TaskSignal,
-    TaskStatus, TokenRecord, Updates,
+    StoreError, StoreFuture, StreamRead, TaskEvent, TaskEvents, TaskInsert, TaskLimits, TaskRecord,
+    TaskSignal, TaskStatus, TokenRecord, Updates,
 };
 
 /// Serializes replicas creating the tables at once (an arbitrary, fixed lock id).
 const MIGRATION_LOCK: i64 = 0x6162_696c_6974_6965;
 /// Serializes replicas recording new tasks, so each counts the others' (another fixed id).
 const TASKS_LOCK: i64 = 0x6162_696c_7461_736b;
+/// Serializes appends to streams, so positions commit in order (another fixed id).
+const STREAMS_LOCK: i64 = 0x6162_696c_7374_726d;
 
 /// A [`Store`] in PostgreSQL that every replica connected to the same database shares: a
 /// task started on one is polled on another, a token spent on one is spent on all, an
@@ -416,6 +419,7 @@ impl Store for PostgresStore {
                 "abilities_task_signals",
                 "abilities_sessions",
                 "abilities_session_messages",
+                "abilities_stream_events",
             ] {
                 gone += client
                     .execute(
@@ -556,6 +560,24 @@ impl Store for PostgresStore {
 
     fn take_forwarded<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Value>> {
         self.take_forwarded_sql(id)
+    }
+
+    fn append_to_stream<'a>(
+        &'a self,
+        stream: &'a str,
+        message: &'a Value,
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, u64> {
+        self.append_to_stream_sql(stream, message, expires_at_ms)
+    }
+
+    fn read_streams<'a>(
+        &'a self,
+        streams: &'a [String],
+        after: u64,
+        limit: usize,
+    ) -> StoreFuture<'a, StreamRead> {
+        self.read_streams_sql(streams, after, limit)
     }
 
     fn session_events(&self) -> Option<SessionEvents> {

@@ -5,6 +5,7 @@
 mod listener;
 mod records;
 mod scripts;
+mod streams;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -17,7 +18,7 @@ use self::scripts::Scripts;
 use super::heard::{CHANNEL, Heard, SESSIONS_CHANNEL, TASKS_CHANNEL};
 use super::{
     Claim, Claimed, RateTaken, SessionEvents, SessionRecord, Spend, Store, StoreError, StoreFuture,
-    TaskEvents, TaskInsert, TaskLimits, TaskRecord, TaskSignal, TokenRecord, Updates,
+    StreamRead, TaskEvents, TaskInsert, TaskLimits, TaskRecord, TaskSignal, TokenRecord, Updates,
 };
 
 /// The prefix of every key the store writes.
@@ -576,6 +577,24 @@ impl Store for RedisStore {
 
     fn session_events(&self) -> Option<SessionEvents> {
         Some(self.heard.sessions.subscribe())
+    }
+
+    fn append_to_stream<'a>(
+        &'a self,
+        stream: &'a str,
+        message: &'a Value,
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, u64> {
+        self.append_to_stream_script(stream, message, expires_at_ms)
+    }
+
+    fn read_streams<'a>(
+        &'a self,
+        streams: &'a [String],
+        after: u64,
+        limit: usize,
+    ) -> StoreFuture<'a, StreamRead> {
+        self.read_streams_script(streams, after, limit)
     }
 
     fn is_shared(&self) -> bool {

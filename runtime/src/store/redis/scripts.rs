@@ -263,6 +263,33 @@ redis.call('PUBLISH', ARGV[2], ARGV[3])
 return gone
 ";
 
+/// Add a message to a stream and announce it. KEYS[1]: the stream; ARGV: prefix, expires,
+/// channel, announcement, message. Each stream keeps its last 10,000 messages (and goes
+/// once its last one expires). Returns the message's position.
+const APPEND_TO_STREAM: &str = r"
+local position = redis.call('INCR', P .. 'position')
+redis.call('ZADD', KEYS[1], position, fmt(position) .. ' ' .. ARGV[5])
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -10001)
+index_later(KEYS[1], tonumber(ARGV[2]))
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return position
+";
+
+/// The messages of streams `KEYS...` after a position, oldest first. ARGV: prefix, after,
+/// limit. Returns `{last position, key index, message, ...}`, each message prefixed with its
+/// position.
+const READ_STREAMS: &str = r"
+local out = {tonumber(redis.call('GET', P .. 'position') or '0')}
+for i, k in ipairs(KEYS) do
+  local items = redis.call('ZRANGEBYSCORE', k, '(' .. ARGV[2], '+inf', 'LIMIT', 0, tonumber(ARGV[3]))
+  for _, item in ipairs(items) do
+    table.insert(out, i)
+    table.insert(out, item)
+  end
+end
+return out
+";
+
 /// Remove what expired before `now` (at most 10,000 keys a run). ARGV: prefix, now. Returns
 /// how many records were removed.
 const SWEEP: &str = r"
@@ -298,6 +325,8 @@ pub(super) struct Scripts {
     pub(super) touch_sessions: Script,
     pub(super) update_session: Script,
     pub(super) delete_session: Script,
+    pub(super) append_to_stream: Script,
+    pub(super) read_streams: Script,
     pub(super) sweep: Script,
 }
 
@@ -322,6 +351,8 @@ impl Scripts {
             touch_sessions: script(TOUCH_SESSIONS),
             update_session: script(UPDATE_SESSION),
             delete_session: script(DELETE_SESSION),
+            append_to_stream: script(APPEND_TO_STREAM),
+            read_streams: script(READ_STREAMS),
             sweep: script(SWEEP),
         }
     }

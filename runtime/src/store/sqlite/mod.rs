@@ -2,6 +2,7 @@
 
 mod open;
 mod sessions;
+mod streams;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -10,8 +11,8 @@ use serde_json::Value;
 
 use super::tables::existing;
 use super::{
-    Claim, Claimed, RateTaken, SessionRecord, Spend, Store, StoreError, StoreFuture, TaskInsert,
-    TaskLimits, TaskRecord, TaskSignal, TaskStatus, TokenRecord,
+    Claim, Claimed, RateTaken, SessionRecord, Spend, Store, StoreError, StoreFuture, StreamRead,
+    TaskInsert, TaskLimits, TaskRecord, TaskSignal, TaskStatus, TokenRecord,
 };
 
 /// The embedded [`Store`]: SQLite, in a file (so finished tasks and spent tokens outlive the
@@ -430,6 +431,24 @@ impl Store for SqliteStore {
         self.take_forwarded_sql(id)
     }
 
+    fn append_to_stream<'a>(
+        &'a self,
+        stream: &'a str,
+        message: &'a Value,
+        expires_at_ms: u64,
+    ) -> StoreFuture<'a, u64> {
+        self.append_to_stream_sql(stream, message, expires_at_ms)
+    }
+
+    fn read_streams<'a>(
+        &'a self,
+        streams: &'a [String],
+        after: u64,
+        limit: usize,
+    ) -> StoreFuture<'a, StreamRead> {
+        self.read_streams_sql(streams, after, limit)
+    }
+
     fn delete_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
         self.delete_session_sql(id)
     }
@@ -496,6 +515,7 @@ impl Store for SqliteStore {
                 "abilities_task_signals",
                 "abilities_sessions",
                 "abilities_session_messages",
+                "abilities_stream_events",
             ] {
                 gone += db.execute(
                     &format!("DELETE FROM {table} WHERE expires_at_ms < ?1"),
