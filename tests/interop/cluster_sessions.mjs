@@ -132,6 +132,23 @@ await attempt("an elicitation is answered wherever the answer lands", async () =
   console.log(`  elicitations: 3 calls, ${crossed} answered through another replica than the call's`);
 });
 
+// nginx answers `502` for a request it had sent on a kept-alive connection to a replica that
+// died or closed it as it stopped (it never sends a POST twice): the outcome is unknown to the client, which retries. The
+// writes carry an idempotency key, so a retry never writes twice.
+const KEY = "io.github.abilities-rs/idempotencyKey";
+const badGateway = { seen: 0 };
+const retried = async (body) => {
+  for (let i = 0; ; i += 1) {
+    try {
+      return await body();
+    } catch (e) {
+      if (i >= 4 || !String(e).includes("502 Bad Gateway")) throw e;
+      badGateway.seen += 1;
+      await sleep(100);
+    }
+  }
+};
+
 await attempt("a rolling restart under load loses no call and no session", async () => {
   const root = process.env.ABILITIES_ROOT;
   const load = { acknowledged: 0, lost: 0, errors: [] };
@@ -139,7 +156,7 @@ await attempt("a rolling restart under load loses no call and no session", async
   const loop = (async () => {
     while (running) {
       try {
-        const result = await client.callTool({ name: "list_todos", arguments: {} });
+        const result = await retried(() => client.callTool({ name: "list_todos", arguments: {} }));
         if (result.isError) throw new Error(JSON.stringify(result));
         load.acknowledged += 1;
       } catch (e) {
@@ -150,6 +167,7 @@ await attempt("a rolling restart under load loses no call and no session", async
     }
   })();
   const started = Date.now();
+  badGateway.seen = 0;
   for (let n = 1; n <= replicas.length; n += 1) {
     await promisify(execFile)("bash", [`${root}/scripts/cluster.sh`, "restart", String(n)], {
       env: { ...process.env, CLUSTER_DIR: dir },
@@ -167,33 +185,18 @@ await attempt("a rolling restart under load loses no call and no session", async
   await other.client.close();
   figures.acknowledged += load.acknowledged;
   figures.lost += load.lost;
-  console.log(`  rolling restart: ${replicas.length} replicas in ${seconds} s, calls acknowledged ${load.acknowledged}, calls lost ${load.lost}`);
+  console.log(`  rolling restart: ${replicas.length} replicas in ${seconds} s, calls acknowledged ${load.acknowledged}, ` +
+    `calls lost ${load.lost} (${badGateway.seen} answered 502 by nginx and retried)`);
   check("a rolling restart under load loses no call and no session", load.lost === 0 && load.acknowledged > 0 && heard,
     `lost ${load.lost} (${load.errors.slice(0, 3)}), heard after ${heard}`);
 });
-
-// nginx answers `502` for a request it had sent on a kept-alive connection to a replica that
-// died (it never sends a POST twice): the outcome is unknown to the client, which retries. The
-// writes carry an idempotency key, so a retry never writes twice.
-const KEY = "io.github.abilities-rs/idempotencyKey";
-const badGateway = { seen: 0 };
-const retried = async (body) => {
-  for (let i = 0; ; i += 1) {
-    try {
-      return await body();
-    } catch (e) {
-      if (i >= 4 || !String(e).includes("502 Bad Gateway")) throw e;
-      badGateway.seen += 1;
-      await sleep(100);
-    }
-  }
-};
 
 await attempt("the session outlives a kill -9 of its stream's replica", async () => {
   const streams = served.filter((s) => s.method === "GET" && s.status === 200).map((s) => s.replica);
   const holder = streams.at(-1);
   const n = holder.split("-")[1];
   execFileSync("kill", ["-9", readFileSync(`${dir}/replica-${n}.pid`, "utf8").trim()]);
+  badGateway.seen = 0;
   try {
     const writer = await retried(() => open("v1-writer-kill", []));
     updates.length = 0;

@@ -745,3 +745,39 @@ async fn a_stream_resumed_on_another_replica_gets_what_it_missed_and_nothing_twi
     ask(r[2], &session, 4, "tools/call", chatty).await;
     assert_eq!(levels_heard(&mut again).await, ["warning"]);
 }
+
+/// A tool added at run time.
+fn added(name: &'static str) -> abilities::Ability {
+    abilities::Ability::builder(name, abilities::Semantic::Read)
+        .description("A tool added at run time.")
+        .input_schema(json!({"type": "object"}))
+        .handler(move |_ctx: Context, _args: Value| async move { Ok(json!({"name": name})) })
+        .build()
+        .expect("the ability builds")
+}
+
+#[tokio::test]
+async fn a_list_change_on_a_replica_without_the_session_reaches_its_stream_once() {
+    let (_store, r, servers) = servers().await;
+    let session = open(r[0]).await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(send(r[1], &session, initialized).await.status, 202);
+    // The third replica never serves the session (it holds no copy of it), and once two
+    // replicas hold a copy, a change must not be heard once per copy.
+    ask(r[0], &session, 1, "tools/list", json!({})).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("accept", "text/event-stream"),
+    ];
+    let mut stream = crate::support::get_streaming(r[1], "/mcp", &headers).await;
+    assert_eq!(stream.status, 200);
+    servers[2]
+        .abilities()
+        .add(added("live/one"))
+        .expect("added");
+    assert_eq!(
+        heard_within(&mut stream, Duration::from_millis(500)).await,
+        ["notifications/tools/list_changed "]
+    );
+}

@@ -19,6 +19,7 @@ use tokio::sync::broadcast;
 use super::level::from_rmcp_level;
 use crate::Caller;
 use crate::resource::{ResourceNotifier, UpdateStreams};
+use crate::server::{ListStreams, Listeners, Lists};
 use crate::store::{SessionEvents, SessionRecord, Store, StoreError, StreamRead};
 
 /// How long an answer forwarded to another replica is kept for it (it is taken at once; one
@@ -122,6 +123,7 @@ impl Kept {
     pub(crate) fn on(
         store: &Arc<dyn Store>,
         notifier: &ResourceNotifier,
+        listeners: &Listeners,
         idle: Duration,
     ) -> Option<Arc<Self>> {
         store.is_shared().then(|| {
@@ -140,6 +142,9 @@ impl Kept {
             // A resource's updates go into its stream once, from the replica that made them.
             let streams: Arc<dyn UpdateStreams> = Arc::<Self>::clone(&kept);
             notifier.stream_updates_to(Arc::downgrade(&streams));
+            // And list changes, once, from the replica whose registry changed.
+            let lists: Arc<dyn ListStreams> = Arc::<Self>::clone(&kept);
+            listeners.stream_changes_to(Arc::downgrade(&lists));
             kept
         })
     }
@@ -363,13 +368,17 @@ impl Kept {
         format!("resource:{uri}")
     }
 
+    /// The stream of the changes of the server's lists (tools, resources, prompts).
+    const LISTS_STREAM: &'static str = "lists";
+
     /// The streams the client of session `id` follows: its own, and those of the resources
     /// it is subscribed to; `None` once this replica no longer serves it.
     pub(crate) fn streams_of(&self, id: &str) -> Option<Vec<String>> {
         let live = self.lock();
         let session = live.get(id)?;
-        let mut streams = Vec::with_capacity(1 + session.uris.len());
+        let mut streams = Vec::with_capacity(2 + session.uris.len());
         streams.push(Self::session_stream(id));
+        streams.push(Self::LISTS_STREAM.to_owned());
         streams.extend(session.uris.iter().map(|uri| Self::resource_stream(uri)));
         Some(streams)
     }
@@ -474,6 +483,23 @@ impl UpdateStreams for Kept {
 
     fn woken(&self, uri: &str) {
         let _ = self.appended.send(Self::resource_stream(uri));
+    }
+}
+
+impl ListStreams for Kept {
+    fn changed(&self, lists: Lists) -> futures_util::future::BoxFuture<'_, ()> {
+        Box::pin(async move {
+            for method in lists.methods() {
+                let message = serde_json::json!({"jsonrpc": "2.0", "method": method});
+                if let Err(error) = self.append(Self::LISTS_STREAM, &message).await {
+                    tracing::error!(%error, method, "a list change could not reach the sessions kept in the store");
+                }
+            }
+        })
+    }
+
+    fn woken(&self) {
+        let _ = self.appended.send(Self::LISTS_STREAM.to_owned());
     }
 }
 

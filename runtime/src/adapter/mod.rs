@@ -302,6 +302,11 @@ impl ServerHandler for McpHandler {
             resources: capabilities.resources.is_some(),
             prompts: capabilities.prompts.is_some(),
         };
+        // Sessions kept in the store (every one of this endpoint) hear list changes from their
+        // stream instead, from whichever replica made them.
+        if self.kept.is_some() {
+            return;
+        }
         self.inner
             .listeners
             .add(Listener::Session(self.session, context.peer, offered));

@@ -36,6 +36,17 @@ impl Lists {
         }
     }
 
+    /// The notifications that tell of these changes, by method.
+    pub(crate) fn methods(self) -> impl Iterator<Item = &'static str> {
+        [
+            (self.tools, "notifications/tools/list_changed"),
+            (self.resources, "notifications/resources/list_changed"),
+            (self.prompts, "notifications/prompts/list_changed"),
+        ]
+        .into_iter()
+        .filter_map(|(changed, method)| changed.then_some(method))
+    }
+
     fn any(self, wanted: Self) -> bool {
         (self.tools && wanted.tools)
             || (self.resources && wanted.resources)
@@ -67,12 +78,24 @@ impl Listener {
     }
 }
 
+/// Where the list changes made on this replica go for the sessions a shared store keeps
+/// (protocol 2025 on replicas), which hear them wherever their stream is held.
+pub(crate) trait ListStreams: Send + Sync {
+    /// `lists` changed: add it to the stream of list changes (once for every endpoint).
+    fn changed(&self, lists: Lists) -> futures_util::future::BoxFuture<'_, ()>;
+    /// `lists` changed and another endpoint added it: wake this endpoint's readers.
+    fn woken(&self);
+}
+
 /// Every listener of a server.
 #[derive(Default)]
 pub(crate) struct Listeners {
     all: Mutex<Vec<Listener>>,
     /// The runtime serving the listeners, for changes made from outside it (another thread).
     runtime: Mutex<Option<tokio::runtime::Handle>>,
+    /// Where changes go for the sessions kept in a shared store: one per endpoint that keeps
+    /// sessions.
+    streams: Mutex<Vec<std::sync::Weak<dyn ListStreams>>>,
 }
 
 impl Listeners {
@@ -94,6 +117,7 @@ impl Listeners {
     /// of their own, on the runtime that serves the listeners (a change may come from another
     /// thread), so a change never waits for a client.
     pub(crate) fn changed(&self, lists: Lists) {
+        self.stream(lists);
         let targets: Vec<Listener> = {
             let mut all = self.lock();
             all.retain(|l| !l.gone());
@@ -126,6 +150,43 @@ impl Listeners {
                 }
             });
         }
+    }
+
+    /// Send the changes made here to `streams` too.
+    pub(crate) fn stream_changes_to(&self, streams: std::sync::Weak<dyn ListStreams>) {
+        self.streams
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(streams);
+    }
+
+    /// Add `lists` to the stream of list changes the kept sessions follow, from a task of its
+    /// own (a change never waits for the store).
+    fn stream(&self, lists: Lists) {
+        let streams: Vec<std::sync::Arc<dyn ListStreams>> = {
+            let mut all = self.streams.lock().unwrap_or_else(PoisonError::into_inner);
+            all.retain(|s| s.strong_count() > 0);
+            all.iter().filter_map(std::sync::Weak::upgrade).collect()
+        };
+        let Some((first, others)) = streams.split_first() else {
+            return;
+        };
+        let runtime = tokio::runtime::Handle::try_current().ok().or_else(|| {
+            self.runtime
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+        });
+        let Some(runtime) = runtime else {
+            return;
+        };
+        let (first, others) = (std::sync::Arc::clone(first), others.to_vec());
+        runtime.spawn(async move {
+            first.changed(lists).await;
+            for other in others {
+                other.woken();
+            }
+        });
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Listener>> {

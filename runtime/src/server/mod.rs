@@ -20,7 +20,7 @@ pub(crate) use config::{DEFAULT_DRAIN_GRACE, DEFAULT_HEADER_READ_TIMEOUT};
 pub use config::{HttpConfig, LedgerConfig};
 pub(crate) use drain::Drain;
 pub use drain::NotReady;
-pub(crate) use listeners::{Listener, Listeners, Lists};
+pub(crate) use listeners::{ListStreams, Listener, Listeners, Lists};
 
 use crate::auth::Authenticator;
 use crate::seal::StateSeal;

@@ -49,7 +49,12 @@ impl Server {
             .stateful
             .then(|| {
                 let store = &self.inner.ledger.store;
-                Kept::on(store, &self.inner.notifier, http.session_idle)
+                Kept::on(
+                    store,
+                    &self.inner.notifier,
+                    &self.inner.listeners,
+                    http.session_idle,
+                )
             })
             .flatten();
         let handler = self.handler(None).keeping(kept.clone());
