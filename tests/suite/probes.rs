@@ -270,3 +270,67 @@ async fn past_its_grace_period_a_stopped_server_stops_anyway() {
         .expect("stopped past the grace period, not when the call ends");
     assert!(matches!(served, Ok(Ok(()))), "{served:?}");
 }
+
+/// Send a `GET` of `path` on an open connection and read the whole answer (its head says
+/// how long the body is): the answer's text, and whether the server closed the connection
+/// after it.
+async fn on_connection(connection: &mut tokio::net::TcpStream, path: &str) -> (String, bool) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let request = format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
+    connection.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&answer).into_owned();
+        if let Some(head_end) = text.find("\r\n\r\n") {
+            let length = text[..head_end]
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>().unwrap())
+                })
+                .unwrap_or(0);
+            if answer.len() >= head_end + 4 + length {
+                break;
+            }
+        }
+        let n = tokio::time::timeout(Duration::from_secs(5), connection.read(&mut chunk))
+            .await
+            .expect("an answer within 5 s")
+            .unwrap();
+        assert!(n > 0, "the connection closed before the answer: {answer:?}");
+        answer.extend_from_slice(&chunk[..n]);
+    }
+    let closed = matches!(
+        tokio::time::timeout(Duration::from_millis(500), connection.read(&mut chunk)).await,
+        Ok(Ok(0))
+    );
+    (String::from_utf8_lossy(&answer).into_owned(), closed)
+}
+
+#[tokio::test]
+async fn a_stopped_server_answers_a_request_on_a_kept_alive_connection_then_closes_it() {
+    let server = builder!().build().unwrap();
+    let (stop_now, stop) = tokio::sync::oneshot::channel();
+    let (addr, serving) = serve(&server, stop).await;
+    let mut connection = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (first, closed) = on_connection(&mut connection, "/healthz").await;
+    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    assert!(!closed, "kept alive while serving");
+    // Stopped: a request a balancer sends on the connection it kept is still answered, and
+    // the connection closes after it (so the balancer sends the next one elsewhere).
+    stop_now.send(()).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (second, closed) = on_connection(&mut connection, "/healthz").await;
+    assert!(second.starts_with("HTTP/1.1 200"), "{second}");
+    assert!(
+        second.to_ascii_lowercase().contains("connection: close"),
+        "{second}"
+    );
+    assert!(closed, "closed after the answer");
+    let served = tokio::time::timeout(Duration::from_secs(5), serving)
+        .await
+        .expect("the server stops");
+    assert!(matches!(served, Ok(Ok(()))), "{served:?}");
+}

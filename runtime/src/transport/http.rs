@@ -6,6 +6,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
@@ -241,6 +242,11 @@ async fn stop_signal() {
     }
 }
 
+/// How long a stopped server keeps its open connections after it stops taking new ones: a
+/// request a balancer sends on one in that time (a kept-alive connection it believes open)
+/// is answered, with `Connection: close`, instead of being lost with the connection.
+const LINGER: Duration = Duration::from_secs(1);
+
 /// `router` on `listener` until `stop`, with `limits`: how long a request's head may take,
 /// and how long requests in flight may take to finish once stopped.
 async fn serve_on(
@@ -251,6 +257,8 @@ async fn serve_on(
 ) -> Result<(), ServerError> {
     let (header_read_timeout, grace) = limits;
     let graceful = GracefulShutdown::new();
+    let closing = Arc::new(AtomicBool::new(false));
+    let open = Arc::new(AtomicUsize::new(0));
     let mut stop = std::pin::pin!(stop);
     loop {
         let (stream, _) = tokio::select! {
@@ -269,21 +277,36 @@ async fn serve_on(
         if let Err(error) = stream.set_nodelay(true) {
             tracing::debug!(%error, "could not set TCP_NODELAY");
         }
-        let service = TowerToHyperService::new(router.clone());
+        let service = Closing {
+            inner: TowerToHyperService::new(router.clone()),
+            closing: Arc::clone(&closing),
+        };
         let connection = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(header_read_timeout)
             .serve_connection(TokioIo::new(stream), service);
         let connection = graceful.watch(connection);
+        let open = Arc::clone(&open);
+        open.fetch_add(1, Ordering::Relaxed);
         tokio::spawn(async move {
             if let Err(error) = connection.await {
                 tracing::trace!(%error, "connection ended");
             }
+            open.fetch_sub(1, Ordering::Relaxed);
         });
     }
-    // No new connections; requests in flight finish, and a stream that would never end (an
-    // SSE listener) is not waited for past the grace period.
+    // No new connections. The open ones close after their next answer, or after a short
+    // while (a connection closed as a request arrives on it would lose that request).
     drop(listener);
+    closing.store(true, Ordering::Relaxed);
+    let stopped = tokio::time::Instant::now();
+    let linger = LINGER.min(grace);
+    while open.load(Ordering::Relaxed) > 0 && stopped.elapsed() < linger {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Then requests in flight finish, and a stream that would never end (an SSE listener) is
+    // not waited for past the grace period.
+    let grace = grace.saturating_sub(stopped.elapsed());
     if tokio::time::timeout(grace, graceful.shutdown())
         .await
         .is_err()
@@ -294,6 +317,46 @@ async fn serve_on(
         );
     }
     Ok(())
+}
+
+/// A connection's service that, once the server stops, answers with `Connection: close`, so
+/// the client sends its next request elsewhere.
+struct Closing<S> {
+    inner: S,
+    closing: Arc<AtomicBool>,
+}
+
+impl<S, R, B> hyper::service::Service<R> for Closing<S>
+where
+    S: hyper::service::Service<R, Response = axum::http::Response<B>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = futures_util::future::Either<
+        S::Future,
+        futures_util::future::MapOk<
+            S::Future,
+            fn(axum::http::Response<B>) -> axum::http::Response<B>,
+        >,
+    >;
+
+    fn call(&self, request: R) -> Self::Future {
+        let answer = self.inner.call(request);
+        if self.closing.load(Ordering::Relaxed) {
+            let close: fn(axum::http::Response<B>) -> axum::http::Response<B> = closed;
+            futures_util::future::Either::Right(futures_util::TryFutureExt::map_ok(answer, close))
+        } else {
+            futures_util::future::Either::Left(answer)
+        }
+    }
+}
+
+/// `response`, closing its connection once sent.
+fn closed<B>(mut response: axum::http::Response<B>) -> axum::http::Response<B> {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// `503` with `Retry-After: 1` and a JSON-RPC error (`-32000`) saying `why`: the client tries
