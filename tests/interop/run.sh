@@ -9,17 +9,22 @@
 # conformance suite against the `conformance` example, with its expected failures;
 # abilities-bridge over four real servers (everything, filesystem, memory from npm; time from
 # PyPI); then the
-# store suite on PostgreSQL and a cluster of three replicas behind nginx (PostgreSQL, nginx,
-# Prometheus and Chromium from Debian's packages, which .ci/run installs). Installs pinned versions under target/interop. A missing
-# tool fails the run; nothing is skipped.
+# store suite on PostgreSQL and Redis, and a cluster of three replicas behind nginx on each
+# (PostgreSQL, Redis, nginx, Prometheus and Chromium from Debian's packages, which
+# scripts/system-packages.sh installs when missing). Installs pinned versions under
+# target/interop. A missing tool fails the run; nothing is skipped.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work="$root/target/interop"
 
-for tool in node npm python3 cargo psql nginx prometheus promtool chromium; do
+# PostgreSQL, Redis, nginx, Prometheus and Chromium: installed from Debian's packages when
+# missing (as root, or through sudo).
+bash "$root/scripts/system-packages.sh"
+PATH="$PATH:/usr/sbin"
+for tool in node npm python3 cargo psql nginx redis-server redis-cli prometheus promtool chromium; do
   command -v "$tool" >/dev/null || {
-    echo "interop: '$tool' is required and missing (psql, nginx, prometheus, promtool and chromium: apt-get install postgresql nginx-light prometheus chromium, as .ci/run does)" >&2
+    echo "interop: '$tool' is required and missing" >&2
     exit 1
   }
 done
