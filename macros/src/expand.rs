@@ -89,7 +89,7 @@ fn generate(
         asserts,
         requires,
     } = emit::input(&p, args, sig, &fn_name);
-    let call = emit::call(&p, sig, fn_ident);
+    let call = emit::call(&p, sig);
     let output = emit::output_schema(&p, sig);
     let not_a_result = emit::not_a_result(&p, sig);
     let definition = emit::definition(&Definition {
@@ -117,6 +117,8 @@ fn generate(
                 __ability_ctx: #p::Context,
                 __ability_args: #p::serde_json::Value,
             ) -> #p::CallFuture {
+                // The function, bound before its parameters, which may share its name.
+                let __ability_fn = #fn_ident;
                 ::std::boxed::Box::pin(async move {
                     #decode
                     #call

@@ -64,8 +64,14 @@ fn ask(#[param(complete = words)] word: ::std::string::String) -> abilities::pro
     abilities::prompt::Prompt::new().user(word)
 }
 
+/// A parameter named like its function (which it would shadow in a plain call).
+#[ability(semantic = "READ")]
+fn find(find: u8) -> u8 {
+    find
+}
+
 fn main() {
     let registry = abilities::Registry::collect();
     assert!(registry.is_ok());
-    assert_eq!(registry.map(|r| r.len()).unwrap_or_default(), 7);
+    assert_eq!(registry.map(|r| r.len()).unwrap_or_default(), 8);
 }

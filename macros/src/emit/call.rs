@@ -3,14 +3,13 @@
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
-use syn::Ident;
 use syn::spanned::Spanned;
 
 use crate::sig::{Output, ParamKind, Signature};
 
 /// The body of the entry point after the input is decoded: `__ability_ctx` and the decoded
 /// parameters in scope, a `Result<Output, AbilityError>` out.
-pub(crate) fn call(p: &TokenStream, sig: &Signature, fn_ident: &Ident) -> TokenStream {
+pub(crate) fn call(p: &TokenStream, sig: &Signature) -> TokenStream {
     let call_args = sig.params.iter().map(|param| {
         let (ident, ty) = (&param.ident, &param.ty);
         match (&param.kind, ty) {
@@ -50,8 +49,10 @@ pub(crate) fn call(p: &TokenStream, sig: &Signature, fn_ident: &Ident) -> TokenS
             }
         }
     };
+    // Called through the binding made before the parameters are (`fn find(find: Find)`: the
+    // parameter `find` would shadow the function).
     quote! {
-        let __ability_out = #fn_ident(#(#call_args),*) #await_;
+        let __ability_out = __ability_fn(#(#call_args),*) #await_;
         #finish
     }
 }
