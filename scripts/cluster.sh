@@ -140,7 +140,7 @@ for n in $(seq 1 "$replicas"); do
     sleep 0.05
   done
   addr=$(head -n 1 "$dir/replica-$n.url" | sed -e 's|^http://||' -e 's|/mcp$||')
-  [ -n "$addr" ] || { echo "cluster.sh: replica $n printed no address" >&2; exit 1; }
+  [ -n "$addr" ] || { tail -n 30 "$dir/replica-$n.log" >&2; echo "cluster.sh: replica $n printed no address within 30 s" >&2; exit 1; }
   echo "$addr" >"$dir/replica-$n.addr"
   # In rotation once ready, as a platform's readiness probe would have it.
   ready "$addr" || { cat "$dir/replica-$n.log" >&2; echo "cluster.sh: replica $n never got ready" >&2; exit 1; }
