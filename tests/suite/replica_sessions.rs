@@ -145,6 +145,15 @@ fn answer(messages: &[Value], id: u64) -> &Value {
         .unwrap_or_else(|| panic!("no answer {id} in {messages:?}"))
 }
 
+/// The headers of a `GET` of `session`'s stream.
+fn stream_headers(session: &str) -> [(&str, &str); 3] {
+    [
+        ("mcp-session-id", session),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("accept", "text/event-stream"),
+    ]
+}
+
 /// `DELETE` of `session` at `addr`.
 async fn delete(addr: SocketAddr, session: &str) -> HttpResponse {
     let headers = [
@@ -307,11 +316,7 @@ async fn a_subscription_made_through_one_replica_is_heard_on_the_stream_of_anoth
     let (_store, r) = replicas().await;
     let session = open(r[0]).await;
     // The client's stream is on the second replica; it subscribes through the third.
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-11-25"),
-        ("accept", "text/event-stream"),
-    ];
+    let headers = stream_headers(&session);
     let mut stream = crate::support::get_streaming(r[1], "/mcp", &headers).await;
     assert_eq!(stream.status, 200);
     let subscribed = ask(
@@ -531,11 +536,7 @@ async fn levels_heard(stream: &mut crate::support::Streaming) -> Vec<String> {
 async fn a_log_message_of_a_call_reaches_the_stream_another_replica_holds() {
     let (_store, r) = replicas().await;
     let session = open(r[0]).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-11-25"),
-        ("accept", "text/event-stream"),
-    ];
+    let headers = stream_headers(&session);
     let mut stream = crate::support::get_streaming(r[0], "/mcp", &headers).await;
     assert_eq!(stream.status, 200);
     let called = ask(
@@ -566,11 +567,7 @@ async fn a_log_message_of_a_call_reaches_the_stream_another_replica_holds() {
         answer(&called, 2)["result"]["structuredContent"],
         json!({"result": "said"})
     );
-    let headers = [
-        ("mcp-session-id", quiet.as_str()),
-        ("mcp-protocol-version", "2025-11-25"),
-        ("accept", "text/event-stream"),
-    ];
+    let headers = stream_headers(&quiet);
     let mut stream = crate::support::get_streaming(r[2], "/mcp", &headers).await;
     assert_eq!(stream.status, 200);
     assert_eq!(levels_heard(&mut stream).await, ["warning"]);
@@ -580,11 +577,7 @@ async fn a_log_message_of_a_call_reaches_the_stream_another_replica_holds() {
 async fn a_draining_replica_ends_a_session_stream_and_another_takes_it() {
     let (_store, r, servers) = servers().await;
     let session = open(r[0]).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-11-25"),
-        ("accept", "text/event-stream"),
-    ];
+    let headers = stream_headers(&session);
     let mut stream = crate::support::get_streaming(r[1], "/mcp", &headers).await;
     assert_eq!(stream.status, 200);
     servers[1].drain();
@@ -696,11 +689,7 @@ async fn a_stream_resumed_on_another_replica_gets_what_it_missed_and_nothing_twi
     )
     .await;
     assert_eq!(answer(&subscribed, 1)["result"], json!({}));
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-11-25"),
-        ("accept", "text/event-stream"),
-    ];
+    let headers = stream_headers(&session);
     let mut stream = crate::support::get_streaming(r[2], "/mcp", &headers).await;
     assert_eq!(stream.status, 200);
     let chatty = json!({"name": "chatty", "arguments": {}});
@@ -765,11 +754,7 @@ async fn a_list_change_on_a_replica_without_the_session_reaches_its_stream_once(
     // The third replica never serves the session (it holds no copy of it), and once two
     // replicas hold a copy, a change must not be heard once per copy.
     ask(r[0], &session, 1, "tools/list", json!({})).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-11-25"),
-        ("accept", "text/event-stream"),
-    ];
+    let headers = stream_headers(&session);
     let mut stream = crate::support::get_streaming(r[1], "/mcp", &headers).await;
     assert_eq!(stream.status, 200);
     servers[2]

@@ -69,6 +69,17 @@ impl ErrorAnswer {
         )
             .into_response()
     }
+
+    /// The answer as `503` with `Retry-After: 1`: the client tries again in a second, through
+    /// the balancer, on this replica or another.
+    pub(crate) fn retry_soon(&self) -> Response {
+        let mut response = self.response(StatusCode::SERVICE_UNAVAILABLE);
+        response.headers_mut().insert(
+            header::RETRY_AFTER,
+            axum::http::HeaderValue::from_static("1"),
+        );
+        response
+    }
 }
 
 #[cfg(test)]

@@ -359,17 +359,6 @@ fn closed<B>(mut response: axum::http::Response<B>) -> axum::http::Response<B> {
     response
 }
 
-/// `503` with `Retry-After: 1` and a JSON-RPC error (`-32000`) saying `why`: the client tries
-/// again, through the balancer, on another replica.
-fn retry_elsewhere(why: &str) -> Response {
-    let mut response =
-        ErrorAnswer::new(Value::Null, -32000, why).response(StatusCode::SERVICE_UNAVAILABLE);
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    response
-}
-
 /// rmcp's service configured as the endpoint's `http` says: its sessions (protocol 2025),
 /// JSON answers, the body limit, the origins and hosts it admits.
 fn rmcp_config(http: &crate::server::HttpConfig) -> StreamableHttpServerConfig {
@@ -476,9 +465,12 @@ impl Gate {
             return refusal;
         }
         if self.inner.drain.is_draining() {
-            return retry_elsewhere(
+            return ErrorAnswer::new(
+                Value::Null,
+                -32000,
                 "The server is stopping: open the stream again (another replica will serve it)",
-            );
+            )
+            .retry_soon();
         }
         // An id this server gave is a position; any other is taken as none.
         let last_event_id = parts
@@ -497,9 +489,14 @@ impl Gate {
         let after = match kept.stream_start(&session, last_event_id).await {
             Ok(after) => after,
             Err(error) => {
-                return retry_elsewhere(&format!(
-                    "The store did not say where the stream resumes: {error}; open it again"
-                ));
+                return ErrorAnswer::new(
+                    Value::Null,
+                    -32000,
+                    format!(
+                        "The store did not say where the stream resumes: {error}; open it again"
+                    ),
+                )
+                .retry_soon();
             }
         };
         let inner = Arc::clone(&self.inner);

@@ -106,11 +106,7 @@ impl Gate {
                 -32000,
                 "The server is stopping: open the session again (another replica will serve it)",
             );
-            let mut response = refusal.response(StatusCode::SERVICE_UNAVAILABLE);
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            return Some(response);
+            return Some(refusal.retry_soon());
         }
         self.sessions.refuse_new(summary).await
     }

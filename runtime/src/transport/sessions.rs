@@ -216,15 +216,8 @@ impl Sessions {
             }
             sessions.len()
         };
-        let refusal = |code: i32, message: String| {
-            let mut response = ErrorAnswer::new(Value::Null, code, message)
-                .response(StatusCode::SERVICE_UNAVAILABLE);
-            response.headers_mut().insert(
-                axum::http::header::RETRY_AFTER,
-                axum::http::HeaderValue::from_static("1"),
-            );
-            response
-        };
+        let refusal =
+            |code: i32, message: String| ErrorAnswer::new(Value::Null, code, message).retry_soon();
         if open >= self.cap {
             tracing::warn!(
                 open,
