@@ -33,6 +33,8 @@ pub(super) fn body(kept: Arc<Kept>, session: String, after: u64) -> Body {
         kept,
         session,
         after,
+        since: after,
+        followed: Vec::new(),
         sent: None,
         pending: VecDeque::from([priming(after)]),
     };
@@ -57,6 +59,12 @@ struct Reader {
     session: String,
     /// The position read up to.
     after: u64,
+    /// Where the stream started.
+    since: u64,
+    /// The streams read so far: one followed later (a resource subscribed to since) is read
+    /// from where this stream started, so nothing added to it before it was followed here is
+    /// skipped.
+    followed: Vec<String>,
     /// The last position sent, once one was.
     sent: Option<u64>,
     /// Frames read and not yet sent.
@@ -75,6 +83,7 @@ impl Reader {
                 return Some(frame);
             }
             let streams = self.kept.streams_of(&self.session)?;
+            self.catch_up(&streams).await;
             let read = match self.kept.read_streams(&streams, self.after, PAGE).await {
                 Ok(read) => read,
                 Err(error) => {
@@ -104,6 +113,39 @@ impl Reader {
                 return Some(Bytes::from_static(b": keep-alive\n\n"));
             }
         }
+    }
+
+    /// Queue what streams followed from now on (and not before) hold up to the position read
+    /// so far: the position moved on while they were not followed.
+    async fn catch_up(&mut self, streams: &[String]) {
+        let added: Vec<String> = streams
+            .iter()
+            .filter(|s| !self.followed.contains(s))
+            .cloned()
+            .collect();
+        if added.is_empty() {
+            return;
+        }
+        if !self.followed.is_empty() && self.after > self.since {
+            match self.kept.read_streams(&added, self.since, PAGE).await {
+                Ok(read) => {
+                    for event in read.events {
+                        if event.position > self.after || sent_mark(&event.message).is_some() {
+                            continue;
+                        }
+                        self.pending.push_back(Bytes::from(format!(
+                            "id: {}\ndata: {}\n\n",
+                            event.position, event.message
+                        )));
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(%error, session = self.session, "a followed stream could not be read");
+                    return;
+                }
+            }
+        }
+        self.followed = streams.to_vec();
     }
 
     /// Wait until one of `streams` may have grown, or the session changed (the resources it
