@@ -314,13 +314,28 @@ async fn the_log_level_set_through_one_replica_holds_on_another() {
 #[tokio::test]
 async fn a_subscription_made_through_one_replica_is_heard_on_the_stream_of_another() {
     let (_store, r) = replicas().await;
-    let session = open(r[0]).await;
     // The client's stream is on the second replica; it subscribes through the third.
+    subscription_heard(&r, 1, 2).await;
+}
+
+#[tokio::test]
+async fn a_subscription_made_through_the_replica_holding_the_stream_is_heard_at_once() {
+    let (_store, r) = replicas().await;
+    // The stream and the subscription on the second replica, the change on the first: the
+    // stream follows the resource from the subscription on, not from its next quiet read.
+    subscription_heard(&r, 1, 1).await;
+}
+
+/// A session opened on the first replica, its stream on `streamed`, subscribed through
+/// `subscribed`, hears a change made through the first replica in another session (within
+/// a few seconds, less than a quiet stream's wait before it reads the store again).
+async fn subscription_heard(r: &[SocketAddr], streamed: usize, subscribed: usize) {
+    let session = open(r[0]).await;
     let headers = stream_headers(&session);
-    let mut stream = crate::support::get_streaming(r[1], "/mcp", &headers).await;
+    let mut stream = crate::support::get_streaming(r[streamed], "/mcp", &headers).await;
     assert_eq!(stream.status, 200);
     let subscribed = ask(
-        r[2],
+        r[subscribed],
         &session,
         1,
         "resources/subscribe",

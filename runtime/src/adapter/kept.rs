@@ -279,7 +279,9 @@ impl Kept {
         self.store.session_events()
     }
 
-    /// Make this replica's copy of the session `id` what `state` says.
+    /// Make this replica's copy of the session `id` what `state` says. A change of the
+    /// resources it follows wakes its stream here, which follows them from now on (the store
+    /// does not echo this replica's own changes back to it).
     fn apply(&self, id: &str, state: &State) {
         let mut live = self.lock();
         let Some(session) = live.get_mut(id) else {
@@ -290,7 +292,11 @@ impl Kept {
                 .level
                 .store(from_rmcp_level(level) as u8, Ordering::Relaxed);
         }
-        session.uris.clone_from(&state.subscriptions);
+        if session.uris != state.subscriptions {
+            session.uris.clone_from(&state.subscriptions);
+            drop(live);
+            let _ = self.appended.send(Self::session_stream(id));
+        }
     }
 
     /// Change what the session `id` is with `change`, on every replica that serves it: read,
