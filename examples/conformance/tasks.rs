@@ -44,8 +44,8 @@ async fn protocol_error_job() -> Result<Contents, AbilityError> {
     ))
 }
 
-/// Asks, as a task, whether to delete a file.
-#[ability(semantic = "DELETE", task = "required")]
+/// Asks, as a task, whether to delete a file (its own confirmation: no gate before it).
+#[ability(semantic = "DELETE", task = "required", confirm = false)]
 async fn confirm_delete(
     ctx: &Context,
     #[param(description = "The file to delete.")] filename: String,

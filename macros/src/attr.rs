@@ -28,6 +28,7 @@ pub(crate) const ABILITY_KEYS: &[&str] = &[
     PROMPT,
     FAMILY,
     DANGER,
+    CONFIRM,
     TASK,
     RATE,
     META,
@@ -51,6 +52,7 @@ const MIME_TYPE: &str = "mime_type";
 const PROMPT: &str = "prompt";
 const FAMILY: &str = "family";
 const DANGER: &str = "danger";
+const CONFIRM: &str = "confirm";
 const TASK: &str = "task";
 const RATE: &str = "rate";
 const META: &str = "meta";
@@ -100,6 +102,9 @@ pub(crate) struct AbilityArgs {
     pub(crate) meta: Option<LitStr>,
     /// `danger = "destructive"`: the MCP-AQL danger level.
     pub(crate) danger: Option<Written<Danger>>,
+    /// `confirm` | `confirm = false`: whether a call must be confirmed by the user (by
+    /// default, when the danger level is destructive or above).
+    pub(crate) confirm: Option<LitBool>,
     /// `task = "optional"`: whether the ability may run as a background task.
     pub(crate) task: Option<Written<TaskSupport>>,
     /// `rate = "10/min"`: how often one caller may call the ability, as (calls, seconds).
@@ -229,6 +234,7 @@ pub(crate) fn parse_ability_args(tokens: TokenStream, errors: &mut Errors) -> Ab
             DESTRUCTIVE => bool_key(&meta, &mut args.destructive, DESTRUCTIVE, errors)?,
             IDEMPOTENT => bool_key(&meta, &mut args.idempotent, IDEMPOTENT, errors)?,
             OPEN_WORLD => bool_key(&meta, &mut args.open_world, OPEN_WORLD, errors)?,
+            CONFIRM => bool_key(&meta, &mut args.confirm, CONFIRM, errors)?,
             // resource = "test://static-text" | "test://template/{id}/data"
             RESOURCE => string_key(
                 &meta,

@@ -44,6 +44,15 @@ pub(crate) fn check(args: &AbilityArgs, sig: &Signature, item: &ItemFn, errors: 
             "`task` runs a tool in the background: resources and prompts answer in the request",
         );
     }
+    if let Some(confirm) = &args.confirm
+        && confirm.value
+        && (args.resource.is_some() || args.prompt.is_some())
+    {
+        errors.spanned(
+            confirm,
+            "`confirm` guards a tool call: resources and prompts are read, never confirmed",
+        );
+    }
     if let Some(name) = &args.name {
         check_name(&name.value(), name.span(), errors);
     }

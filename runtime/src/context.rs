@@ -266,15 +266,34 @@ impl Context {
         self.ask(None).elicit(message, requested_schema).await
     }
 
-    /// Whether asking the user ([`elicit`](Self::elicit)) can be answered: the client declared
-    /// elicitation. A handler with another way forward checks this first, so the call is not
-    /// taken for one that needed the capability.
-    #[cfg_attr(
-        not(feature = "aql"),
-        allow(dead_code, reason = "used by the MCP-AQL surface")
-    )]
-    pub(crate) fn can_elicit(&self) -> bool {
+    /// Whether asking the user ([`elicit`](Self::elicit)) can be answered: the call came
+    /// from a client that declared elicitation. A handler with another way forward checks
+    /// this first, so it never fails with `CLIENT_CAPABILITY_MISSING` for a client that
+    /// cannot answer (on 2026-07-28 such a failure is a JSON-RPC `-32021` for the whole
+    /// call).
+    ///
+    /// ```
+    /// # async fn run(ctx: &abilities::Context) -> Result<bool, abilities::AbilityError> {
+    /// if !ctx.can_elicit() {
+    ///     return Ok(false); // decide without the user
+    /// }
+    /// let schema = serde_json::json!({"type": "object", "properties": {"go": {"type": "boolean"}}});
+    /// let answer = ctx.elicit("Go on?", schema).await?;
+    /// Ok(answer.action == abilities::client::ElicitAction::Accept)
+    /// # }
+    /// ```
+    pub fn can_elicit(&self) -> bool {
         self.client.as_ref().is_some_and(|c| c.0.can_elicit())
+    }
+
+    /// Whether [`sample`](Self::sample) can be answered: the client declared sampling.
+    pub fn can_sample(&self) -> bool {
+        self.client.as_ref().is_some_and(|c| c.0.can_sample())
+    }
+
+    /// Whether [`list_roots`](Self::list_roots) can be answered: the client declared roots.
+    pub fn can_list_roots(&self) -> bool {
+        self.client.as_ref().is_some_and(|c| c.0.can_list_roots())
     }
 
     /// Ask the client's model: `sampling/createMessage` with these params (`messages`,

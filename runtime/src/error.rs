@@ -276,10 +276,6 @@ impl AbilityError {
 
     /// Offer `confirmation` with this (`CONFIRMATION_REQUIRED`) refusal.
     #[must_use]
-    #[cfg_attr(
-        not(feature = "aql"),
-        allow(dead_code, reason = "used by the MCP-AQL surface")
-    )]
     pub(crate) fn with_confirmation(mut self, confirmation: Confirmation) -> Self {
         self.confirmation = Some(Box::new(confirmation));
         self

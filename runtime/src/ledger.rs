@@ -33,10 +33,6 @@ pub(crate) struct Ledger {
     pub(crate) store: Arc<dyn Store>,
     /// This process, so bindings to its sessions are not another replica's.
     instance: String,
-    #[cfg_attr(
-        not(feature = "aql"),
-        allow(dead_code, reason = "used by the MCP-AQL surface")
-    )]
     pub(crate) tokens_per_holder: u32,
     pub(crate) idempotency_window: Duration,
     pub(crate) idempotency_lease: Duration,
@@ -84,10 +80,6 @@ pub(crate) enum Session {
 pub(crate) struct Holder<'a> {
     ledger: &'a Ledger,
     /// The server's seal: confirmation tokens are signed with its token key.
-    #[cfg_attr(
-        not(feature = "aql"),
-        allow(dead_code, reason = "used by the MCP-AQL surface")
-    )]
     seal: &'a StateSeal,
     caller: Caller,
     session: Session,
@@ -155,10 +147,6 @@ impl<'a> Holder<'a> {
     }
 
     /// The server's seal of request state and signer of confirmation tokens.
-    #[cfg_attr(
-        not(feature = "aql"),
-        allow(dead_code, reason = "used by the MCP-AQL surface")
-    )]
     pub(crate) fn seal(&self) -> &StateSeal {
         self.seal
     }
@@ -169,10 +157,6 @@ impl<'a> Holder<'a> {
     /// use it up for the others: its tokens are bound to its client info and each is its own
     /// secret, counted against no holder's limit (they expire after the confirmation's time
     /// limit).
-    #[cfg_attr(
-        not(feature = "aql"),
-        allow(dead_code, reason = "used by the MCP-AQL surface")
-    )]
     pub(crate) fn token_limit(&self) -> u32 {
         match self.client {
             Some(_) => u32::MAX,

@@ -8,6 +8,7 @@ mod adapter;
 mod audit;
 mod auth;
 mod clock;
+mod confirmation;
 mod content;
 mod context;
 mod digest;

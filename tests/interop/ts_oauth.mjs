@@ -67,7 +67,13 @@ try {
   const client = await connect(mint(claims({ scope: "posts:write posts:delete" })));
   const { tools } = await client.listTools();
   check("tools/list with a token", tools.some((t) => t.name === "wp_delete_post"), JSON.stringify(tools.map((t) => t.name)));
-  const deleted = await client.callTool({ name: "wp_delete_post", arguments: { id: 987654 } });
+  // A destructive tool waits for the user: this client cannot be asked, so the refusal
+  // offers a token, which the retry carries.
+  const asked = await client.callTool({ name: "wp_delete_post", arguments: { id: 987654 } });
+  const gate = JSON.parse(asked.content[0].text);
+  const token = gate.details?.confirmation_token;
+  check("a destructive call asks for confirmation", asked.isError === true && gate.code === "CONFIRMATION_REQUIRED" && typeof token === "string", JSON.stringify(asked));
+  const deleted = await client.callTool({ name: "wp_delete_post", arguments: { id: 987654, _confirmation: token } });
   const error = JSON.parse(deleted.content[0].text);
   check("a scoped call reaches the ability", deleted.isError === true && error.code === "NOT_FOUND_RESOURCE", JSON.stringify(deleted));
   await client.close();

@@ -22,6 +22,7 @@ mod aql_todo;
 mod audit;
 mod batches;
 mod client_requests;
+mod confirmation;
 mod duplicate_names;
 mod duplicate_resources;
 mod extractors;

@@ -61,8 +61,9 @@ async fn asking_prompt(ctx: &Context) -> Result<Prompt, AbilityError> {
     Ok(Prompt::new().user(format!("Write about {}", entered(&topic, "topic"))))
 }
 
-/// Counts its runs, and asks about the count: the question changes from run to run.
-#[ability(semantic = "DELETE")]
+/// Counts its runs, and asks about the count: the question changes from run to run (it
+/// confirms itself, so the server's gate stays out of its way).
+#[ability(semantic = "DELETE", confirm = false)]
 async fn moving_question(
     ctx: &Context,
     runs: abilities::State<std::sync::atomic::AtomicUsize>,

@@ -83,8 +83,8 @@ async fn create_row(rows: State<Rows>, n: u64) -> Result<Row, AbilityError> {
     Ok(Row { n })
 }
 
-/// Delete everything; needs a scope.
-#[ability(semantic = "DELETE", permission = "rows:delete")]
+/// Delete everything; needs a scope (and no confirmation: these tests are about scopes).
+#[ability(semantic = "DELETE", permission = "rows:delete", confirm = false)]
 fn delete_rows(rows: State<Rows>) -> Result<usize, AbilityError> {
     let db = rows
         .db

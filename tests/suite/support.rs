@@ -41,6 +41,11 @@ impl Lines {
 
     /// Start and complete the `initialize` handshake.
     pub async fn initialized(server: &Server) -> Self {
+        Self::initialized_with(server, json!({})).await
+    }
+
+    /// Start and complete the `initialize` handshake of a client declaring `capabilities`.
+    pub async fn initialized_with(server: &Server, capabilities: Value) -> Self {
         let mut lines = Self::start(server);
         let init = lines
             .request(
@@ -48,7 +53,7 @@ impl Lines {
                 "initialize",
                 json!({
                     "protocolVersion": "2025-11-25",
-                    "capabilities": {},
+                    "capabilities": capabilities,
                     "clientInfo": {"name": "test", "version": "1"}
                 }),
             )

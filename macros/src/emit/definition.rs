@@ -70,6 +70,10 @@ pub(crate) fn definition(def: &Definition<'_>) -> TokenStream {
         }
         None => quote!(::core::option::Option::None),
     };
+    let confirm = match &args.confirm {
+        Some(confirm) => quote!(::core::option::Option::Some(#confirm)),
+        None => quote!(::core::option::Option::None),
+    };
     // Not written: the default, as the kind defines it.
     let task = match &args.task {
         Some(task) => {
@@ -111,6 +115,7 @@ pub(crate) fn definition(def: &Definition<'_>) -> TokenStream {
             family: #family,
             meta: #meta,
             danger: #danger,
+            confirm: #confirm,
             task: #task,
             rate: #rate,
             deprecated: #deprecated,

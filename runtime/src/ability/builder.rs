@@ -36,6 +36,7 @@ pub struct AbilityBuilder {
     family: Option<Cow<'static, str>>,
     meta: Option<Map<String, Value>>,
     danger: Option<Danger>,
+    confirm: Option<bool>,
     task: TaskSupport,
     rate: Option<crate::Rate>,
     sensitive: Vec<Cow<'static, str>>,
@@ -66,6 +67,7 @@ impl AbilityBuilder {
             family: None,
             meta: None,
             danger: None,
+            confirm: None,
             task: TaskSupport::Forbidden,
             rate: None,
             sensitive: Vec::new(),
@@ -182,6 +184,13 @@ impl AbilityBuilder {
         self
     }
 
+    /// Whether a call must be confirmed by the user before it runs (default: when its danger
+    /// level is destructive or above). See [`Ability::needs_confirmation`].
+    pub fn confirm(mut self, confirm: bool) -> Self {
+        self.confirm = Some(confirm);
+        self
+    }
+
     /// The MCP-AQL danger level (default: from the semantic).
     pub fn danger(mut self, danger: Danger) -> Self {
         self.danger = Some(danger);
@@ -284,6 +293,7 @@ impl AbilityBuilder {
             family: self.family,
             meta: self.meta,
             danger: self.danger,
+            confirm: self.confirm,
             task: self.task,
             rate: self.rate,
             sensitive: self.sensitive,

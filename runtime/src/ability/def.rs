@@ -74,6 +74,9 @@ pub struct AbilityDef {
     /// From `meta(...)`: the text of a JSON object, checked by the macro.
     pub meta: Option<&'static str>,
     pub danger: Option<Danger>,
+    /// From `confirm` (`Some(true)`) or `confirm = false`: whether a call must be confirmed
+    /// by the user; `None` takes the danger level's answer.
+    pub confirm: Option<bool>,
     /// From `task = "..."`.
     pub task: TaskSupport,
     /// From `rate = "10/min"`, checked by the macro: (calls, period in seconds).

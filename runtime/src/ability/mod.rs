@@ -57,6 +57,10 @@ pub struct Ability {
     danger: Danger,
     /// `danger` was declared, not taken from the semantic.
     danger_declared: bool,
+    /// A call runs only once the user confirmed it.
+    confirm: bool,
+    /// `confirm` as declared, if it was.
+    confirm_declared: Option<bool>,
     task: TaskSupport,
     rate: Option<Rate>,
     /// The top-level arguments never logged, audited or quoted in an error.
@@ -123,6 +127,8 @@ pub(crate) struct Parts {
     pub(crate) family: Option<Cow<'static, str>>,
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) danger: Option<Danger>,
+    /// Whether a call must be confirmed; `None` takes the danger level's answer.
+    pub(crate) confirm: Option<bool>,
     pub(crate) task: TaskSupport,
     pub(crate) rate: Option<Rate>,
     /// Top-level arguments marked sensitive besides the input's own (abilities built at run
@@ -213,6 +219,7 @@ impl Ability {
                 .meta
                 .and_then(|text| serde_json::from_str::<Map<String, Value>>(text).ok()),
             danger: def.danger,
+            confirm: def.confirm,
             task: def.task,
             rate: def
                 .rate
@@ -231,21 +238,12 @@ impl Ability {
 
     /// Derive the wire schemas, the validator and the argument list, once.
     pub(crate) fn from_parts(parts: Parts) -> Result<Self, RegistryError> {
-        let at = || format!("{}:{}", parts.file, parts.line);
         let tool_name = checked_tool_name(&parts)?;
+        let confirm = parts.confirm.unwrap_or_else(|| {
+            danger_of(parts.semantic, parts.danger, &tool_name).needs_confirmation()
+        });
         let (input_schema, input_shape) = input_schema(&parts.input);
-        let validator = match parts.input {
-            Input::None => None,
-            _ => Some(
-                Validator::new(&Value::Object(input_schema.clone())).map_err(|reason| {
-                    RegistryError::InvalidSchema {
-                        name: parts.name.to_string(),
-                        at: at(),
-                        reason,
-                    }
-                })?,
-            ),
-        };
+        let validator = validator_of(&parts, &input_schema)?;
         let (output_schema, output_wrapped) = output_schema(parts.output);
         let declares_site_id = input_schema
             .get("properties")
@@ -285,6 +283,8 @@ impl Ability {
                 .danger
                 .unwrap_or_else(|| Danger::for_semantic(parts.semantic)),
             danger_declared: parts.danger.is_some(),
+            confirm_declared: parts.confirm,
+            confirm,
             task: parts.task,
             rate: parts.rate,
             sensitive,
@@ -350,6 +350,21 @@ impl Ability {
     /// ([`ServerBuilder::rate_limit`](crate::ServerBuilder::rate_limit)).
     pub fn rate(&self) -> Option<Rate> {
         self.rate
+    }
+
+    /// Whether a call must be confirmed by the user before it runs: `confirm` (or
+    /// `confirm = false`) when declared, else whether its danger level (declared, or the
+    /// semantic's default raised by a name such as `purge_*`) is
+    /// [`Destructive`](Danger::Destructive) or above. The server asks on every surface
+    /// (see the `confirmation` link of [`Chain`](crate::Chain)).
+    pub fn needs_confirmation(&self) -> bool {
+        self.confirm
+    }
+
+    /// `confirm` (`Some(true)`) or `confirm = false` as declared; `None` when the danger
+    /// level decides.
+    pub fn confirm_declared(&self) -> Option<bool> {
+        self.confirm_declared
     }
 
     /// Whether the danger level was declared (`danger = "..."`) rather than defaulted.
@@ -532,4 +547,32 @@ fn checked_tool_name(parts: &Parts) -> Result<String, RegistryError> {
         })?;
     }
     Ok(tool_name)
+}
+
+/// The danger level a call of an ability of `semantic` served as `tool_name` has: the
+/// declared one, else the semantic's default raised by the name (as MCP-AQL names it).
+fn danger_of(semantic: Semantic, declared: Option<Danger>, tool_name: &str) -> Danger {
+    let default = Danger::for_semantic(semantic);
+    match (declared, Danger::from_name(tool_name)) {
+        (Some(declared), _) => declared,
+        (None, Some((named, _))) if named > default => named,
+        (None, _) => default,
+    }
+}
+
+/// The validator of the input schema of an ability made of `parts` (none without input).
+fn validator_of(
+    parts: &Parts,
+    schema: &Map<String, Value>,
+) -> Result<Option<Validator>, RegistryError> {
+    if matches!(parts.input, Input::None) {
+        return Ok(None);
+    }
+    Validator::new(&Value::Object(schema.clone()))
+        .map(Some)
+        .map_err(|reason| RegistryError::InvalidSchema {
+            name: parts.name.to_string(),
+            at: format!("{}:{}", parts.file, parts.line),
+            reason,
+        })
 }

@@ -277,6 +277,14 @@ impl ClientChannel for RequestClient {
         self.capabilities().is_some_and(|c| c.elicitation.is_some())
     }
 
+    fn can_sample(&self) -> bool {
+        self.capabilities().is_some_and(|c| c.sampling.is_some())
+    }
+
+    fn can_list_roots(&self) -> bool {
+        self.capabilities().is_some_and(|c| c.roots.is_some())
+    }
+
     fn elicit<'a>(&'a self, key: Option<&'a str>, value: Value) -> ClientRequestFuture<'a> {
         Box::pin(async move {
             let declared = self.capabilities().is_some_and(|c| c.elicitation.is_some());

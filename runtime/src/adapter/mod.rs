@@ -131,16 +131,7 @@ impl McpHandler {
     /// anonymous caller its session (when the transport keeps one) or its client.
     pub(super) fn holder(&self, request: &RequestContext<RoleServer>) -> Holder<'_> {
         let caller = self.caller(request);
-        let session = if self.caller.is_some() {
-            Session::Local(self.session)
-        } else if self.inner.http.stateful && !client::is_stateless(request) {
-            match self.kept.as_ref().and(kept_session(&request.extensions)) {
-                Some(id) => Session::Kept(id),
-                None => Session::Http(self.session),
-            }
-        } else {
-            Session::None
-        };
+        let session = self.session_of(request);
         let client = request.meta.0.get("io.modelcontextprotocol/clientInfo");
         Holder::new(
             &self.inner.ledger,
@@ -149,6 +140,34 @@ impl McpHandler {
             session,
             client,
         )
+    }
+
+    /// What makes the holder of `request`, owned (for work that outlives the request: a
+    /// task).
+    pub(super) fn holder_of(
+        &self,
+        request: &RequestContext<RoleServer>,
+    ) -> (Caller, Session, Option<serde_json::Value>) {
+        let client = request.meta.0.get("io.modelcontextprotocol/clientInfo");
+        (
+            self.caller(request),
+            self.session_of(request),
+            client.cloned(),
+        )
+    }
+
+    /// The session `request` came on, as the ledger tells holders apart.
+    fn session_of(&self, request: &RequestContext<RoleServer>) -> Session {
+        if self.caller.is_some() {
+            Session::Local(self.session)
+        } else if self.inner.http.stateful && !client::is_stateless(request) {
+            match self.kept.as_ref().and(kept_session(&request.extensions)) {
+                Some(id) => Session::Kept(id),
+                None => Session::Http(self.session),
+            }
+        } else {
+            Session::None
+        }
     }
 
     /// The HTTP gate's reporter of what a call learns, when the request came through it.

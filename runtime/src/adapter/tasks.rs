@@ -22,6 +22,8 @@ use serde_json::Value;
 use super::McpHandler;
 use super::input::{Asked, Pending};
 use crate::context::CancellationToken;
+use crate::ledger::Holder;
+use crate::pipeline::Confirm;
 use crate::surface::native;
 use crate::task::ListenTasks;
 use crate::{Ability, AbilityError, pipeline};
@@ -88,6 +90,10 @@ impl McpHandler {
     ) -> Result<CallToolResponse, ErrorData> {
         let owner = self.caller(&context);
         let report = McpHandler::reporter(&context);
+        // A call that must be confirmed is confirmed by the task's first step, held by the
+        // request's holder.
+        let holding = (self.inner.guards.confirms && ability.needs_confirmation())
+            .then(|| self.holder_of(&context));
         let detach = super::Detach::default();
         let (mut ctx, question) = self.asking_context(
             context,
@@ -109,9 +115,31 @@ impl McpHandler {
         // handler starts: a call refused for a limit has done nothing.
         let live = self.inner.tasks.create(&owner, cancel).await?;
         let guards = Arc::clone(&self.inner.guards);
+        let inner = Arc::clone(&self.inner);
         let mut call = Box::pin(async move {
             let around = pipeline::Around::new(&guards, report.as_ref(), &ability);
-            pipeline::run(&ability, ctx, args, around, stages).await
+            let Some((caller, session, client)) = holding else {
+                return pipeline::run(&ability, ctx, args, around, stages).await;
+            };
+            let holder = Holder::new(
+                &inner.ledger,
+                &inner.seal,
+                &caller,
+                session,
+                client.as_ref(),
+            );
+            let mut args = args;
+            let Some(gate) = Confirm::of_tool(&ability, &holder, &guards, &mut args) else {
+                return pipeline::run(&ability, ctx, args, around, stages).await;
+            };
+            let ctx = if gate.continues() {
+                ctx.continuing()
+            } else {
+                ctx
+            };
+            let mut gated: Vec<&dyn pipeline::Stage> = stages.to_vec();
+            gated.push(&gate);
+            pipeline::run(&ability, ctx, args, around, &gated).await
         });
         let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
         let failed = matches!(first, Poll::Ready(Err(_)));

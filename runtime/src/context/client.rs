@@ -72,6 +72,14 @@ pub trait ClientChannel: Send + Sync {
     fn can_elicit(&self) -> bool {
         true
     }
+    /// Whether the client declared sampling (by default, yes).
+    fn can_sample(&self) -> bool {
+        true
+    }
+    /// Whether the client declared roots (by default, yes).
+    fn can_list_roots(&self) -> bool {
+        true
+    }
     /// Wait until the call may run on in the background ([`Context::background`]); by
     /// default, yield once.
     fn background(&self) -> ClientFuture<'_> {

@@ -17,6 +17,7 @@
 //! for every surface; surfaces only map the wire to a call and the output back.
 
 mod audit;
+mod confirm;
 #[cfg(feature = "tower")]
 mod layered;
 mod metered;
@@ -36,6 +37,9 @@ use serde_json::{Map, Value};
 
 #[cfg(feature = "aql")]
 pub(crate) use crate::warning::{Severity, Warning};
+pub(crate) use confirm::{Confirm, TOKEN_ARGUMENT};
+#[cfg(feature = "aql")]
+pub(crate) use confirm::{Policy, Retry};
 pub use output::CallOutput;
 pub(crate) use report::{Reading, Reporter, report};
 
@@ -99,8 +103,8 @@ pub(crate) struct Guards {
     watches: Box<[Link]>,
     /// Whether the chain keeps idempotency keys (it has the `idempotency` link).
     pub(crate) keeps_keys: bool,
-    /// Whether the chain confirms dangerous operations (it has the `confirmation` link).
-    #[allow(dead_code, reason = "read by the MCP-AQL surface, when it is built")]
+    /// Whether the chain confirms the calls that must be confirmed (it has the
+    /// `confirmation` link).
     pub(crate) confirms: bool,
     /// The metrics link's stage, when the server counts calls.
     metered: Option<Arc<dyn Stage>>,
@@ -108,12 +112,8 @@ pub(crate) struct Guards {
     traced: Option<Arc<dyn Stage>>,
     /// The middleware among the links, for their `around`s (empty: the handler runs bare).
     users: Arc<[Arc<dyn Middleware>]>,
-    /// The metrics and the tracer, for what a surface counts (MCP-AQL's confirmation
-    /// tokens) and the adapter traces (a request's span).
-    #[allow(
-        dead_code,
-        reason = "read by MCP-AQL and the adapter's spans, when built"
-    )]
+    /// The metrics and the tracer, for what the gate counts (confirmation tokens) and the
+    /// adapter traces (a request's span).
     pub(crate) instruments: crate::instruments::Instruments,
 }
 

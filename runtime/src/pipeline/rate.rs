@@ -119,7 +119,6 @@ impl RateLimits {
 
     /// One call of `ability` taken from `caller`'s budget now, outside the stages: for a call
     /// that went on as a confirmed retry (its rate not taken again) whose token was refused.
-    #[cfg(feature = "aql")]
     pub(crate) async fn take(
         &self,
         ability: &Ability,

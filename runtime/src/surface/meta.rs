@@ -15,8 +15,9 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
+use super::Served;
 use super::native::{error_result, success};
-use crate::pipeline::Guards;
+use crate::pipeline::{self, Around, Confirm, TOKEN_ARGUMENT};
 use crate::{Ability, AbilityError, AbilityKind, CallOutput, Context, ErrorCode, Registry};
 
 fn object(value: Value) -> Arc<Map<String, Value>> {
@@ -238,7 +239,7 @@ fn own_output_schema(ability: &Ability) -> Option<Value> {
 pub(crate) async fn execute(
     registry: &Registry,
     ctx: Context,
-    guards: &Arc<Guards>,
+    served: &Served<'_>,
     args: Value,
 ) -> CallToolResult {
     let ability = match string_arg(&args, "ability_name").and_then(|n| public(registry, n)) {
@@ -250,6 +251,8 @@ pub(crate) async fn execute(
         _ => Map::new(),
     };
     let parameters = args.remove("parameters").unwrap_or(Value::Null);
+    // A confirmed retry's token, beside `ability_name` (or among the parameters).
+    let token = args.remove(TOKEN_ARGUMENT);
     let site_id = args.remove("site_id");
     // The parameters in the ability's own shape, as the wire carries them.
     let mut wire = if ability.input_wrapped() {
@@ -271,7 +274,26 @@ pub(crate) async fn execute(
             _ => {}
         }
     }
-    let (data, content, _) = match ability.call_guarded(ctx, wire, guards).await {
+    let gate =
+        Confirm::of_tool(ability, &served.holder, served.guards, &mut wire).map(|mut gate| {
+            if let Some(Value::String(token)) = token {
+                gate.token.get_or_insert(token);
+            }
+            gate
+        });
+    let outcome = match gate {
+        Some(gate) => {
+            let ctx = if gate.continues() {
+                ctx.continuing()
+            } else {
+                ctx
+            };
+            let around = Around::guarded(served.guards, ability);
+            Box::pin(pipeline::run(ability, ctx, wire, around, &[&gate])).await
+        }
+        None => ability.call_guarded(ctx, wire, served.guards).await,
+    };
+    let (data, content, _) = match outcome {
         Ok(output) => output.into_bare(),
         Err(error) => return error_result(&error),
     };

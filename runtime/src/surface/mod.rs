@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::error::Lookup;
 use crate::ledger::Holder;
-use crate::pipeline::{self, Around, Guards, Reporter, Stage};
+use crate::pipeline::{self, Around, Confirm, Guards, Reporter, Stage};
 use crate::rpc::ToRpc;
 
 use crate::{AbilityError, CallOutput, Context, Registry};
@@ -18,10 +18,6 @@ use crate::{AbilityError, CallOutput, Context, Registry};
 /// Who a call is served for and what the server puts around it: the request's holder (of
 /// confirmation tokens and idempotency keys) and the server's rate limits and audit trail.
 pub(crate) struct Served<'a> {
-    #[cfg_attr(
-        not(feature = "aql"),
-        allow(dead_code, reason = "used by the MCP-AQL surface")
-    )]
     pub(crate) holder: Holder<'a>,
     pub(crate) guards: &'a Arc<Guards>,
     /// Where a native tool's call reports what it learned, for the HTTP gate.
@@ -358,6 +354,13 @@ impl View {
                         "the tool table is inconsistent",
                     )));
                 };
+                let mut args = args;
+                if let Some(gate) =
+                    Confirm::of_tool(ability, &served.holder, served.guards, &mut args)
+                {
+                    return self
+                        .finish(Box::pin(self.confirmed(ability, ctx, served, args, gate)).await);
+                }
                 let stages = self.stages();
                 // Not boxed: the handler's waiting path is boxed apart, so this future stays
                 // small, and a call saves an allocation.
@@ -367,7 +370,7 @@ impl View {
             }
             Entry::Discover => Ok(meta::discover(registry)),
             Entry::GetInfo => Ok(meta::get_info(registry, &args, ctx.site().is_some())),
-            Entry::Execute => Ok(Box::pin(meta::execute(registry, ctx, served.guards, args)).await),
+            Entry::Execute => Ok(Box::pin(meta::execute(registry, ctx, served, args)).await),
             #[cfg(feature = "aql")]
             Entry::Aql(endpoint) => match &self.aql {
                 Some(table) => {
@@ -378,6 +381,27 @@ impl View {
                 ))),
             },
         }
+    }
+
+    /// A call of `ability` that must be confirmed, through `gate` (the rare path, boxed
+    /// apart so the common call's future stays small).
+    async fn confirmed(
+        &self,
+        ability: &std::sync::Arc<crate::Ability>,
+        ctx: Context,
+        served: &Served<'_>,
+        args: Value,
+        gate: Confirm<'_>,
+    ) -> Result<CallOutput, AbilityError> {
+        let ctx = if gate.continues() {
+            ctx.continuing()
+        } else {
+            ctx
+        };
+        let mut stages: Vec<&dyn Stage> = self.stages().to_vec();
+        stages.push(&gate);
+        let around = Around::new(served.guards, served.report.as_ref(), ability);
+        pipeline::run(ability, ctx, args, around, &stages).await
     }
 
     /// The tool result (or, in standard mode, JSON-RPC error) of a pipeline outcome.

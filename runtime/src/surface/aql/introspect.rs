@@ -176,7 +176,7 @@ fn description(op: &Operation, registry: Option<&Registry>) -> String {
         }
         None => {}
     }
-    if op.danger.needs_confirmation() {
+    if op.gated {
         format!(
             "{base} Needs confirmation (danger: {}, {}).",
             op.danger.as_str(),
@@ -347,7 +347,7 @@ fn parameters(op: &Operation) -> Vec<Value> {
 fn detail_text(op: &Operation, registry: &Registry) -> String {
     // The detail always says the level and why; the list only when it needs confirmation.
     let mut text = description(op, Some(registry));
-    if !op.danger.needs_confirmation() {
+    if !op.gated {
         text = format!(
             "{text} Danger: {} ({}).",
             op.danger.as_str(),

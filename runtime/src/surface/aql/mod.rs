@@ -9,7 +9,6 @@
 
 mod call;
 mod config;
-mod confirm;
 mod discovery;
 mod envelope;
 mod idempotent;
@@ -143,6 +142,8 @@ pub(crate) struct Operation {
     /// READ operations that are not collections (and have no `fields` of their own): the
     /// schema of the object they return, which `fields` selects from (empty when unknown).
     pub(crate) selection: Option<Map<String, Value>>,
+    /// The operation runs only once confirmed (its ability's `confirm`, else its danger).
+    pub(crate) gated: bool,
     /// The operation needs confirmation and takes the token as `confirmation_token` (or
     /// `_confirmation`).
     pub(crate) confirms: bool,
@@ -399,7 +400,10 @@ fn operation(name: String, index: usize, ability: &Ability, config: &Aql, site: 
         (ability.semantic() == Semantic::Read && collection.is_none() && !own("fields"))
             .then(|| returned_object(ability))
             .flatten();
-    let confirms = danger.needs_confirmation() && !own(CONFIRMATION_TOKEN);
+    let gated = ability
+        .confirm_declared()
+        .unwrap_or_else(|| danger.needs_confirmation());
+    let confirms = gated && !own(CONFIRMATION_TOKEN);
     Operation {
         accepted: accepted(
             &params,
@@ -423,6 +427,7 @@ fn operation(name: String, index: usize, ability: &Ability, config: &Aql, site: 
         envelope,
         computed,
         selection,
+        gated,
         confirms,
     }
 }

@@ -7,10 +7,10 @@ use super::envelope::{Done, data_of};
 use super::introspect::{INTROSPECT_PARAMS, introspect};
 use super::params::{Sent, confirmation_token, reject_unknown};
 use super::relations::Relation;
-use super::stages::{Gate, Params, Query, Select};
+use super::stages::{Params, Query, Select};
 use super::{Endpoint, Operation, Severity, Table, Warning, relations, warning};
 use crate::ability::SITE_ID;
-use crate::pipeline::{self, Around, Stage};
+use crate::pipeline::{self, Around, Confirm, Policy, Retry, Stage};
 use crate::surface::Served;
 use crate::{AbilityError, Context, ErrorCode, Registry, Semantic};
 
@@ -40,15 +40,7 @@ pub(super) async fn operation_once(
     let checks = Params { op };
     let query = op.collection.as_ref().map(|items| Query { op, items });
     let select = op.selection.as_ref().map(|schema| Select { schema });
-    // No gate where the chain confirms nothing: then no token lets a call skip its rate.
-    let confirms = served.guards.confirms;
-    let gate = (confirms && op.danger.needs_confirmation()).then(|| Gate {
-        table,
-        op,
-        served,
-        sent: params.clone(),
-        token,
-    });
+    let gate = gate(table, op, served, &params, token);
     let mut stages: Vec<&dyn Stage> = vec![&checks];
     if let Some(query) = &query {
         stages.push(query);
@@ -61,7 +53,7 @@ pub(super) async fn operation_once(
     }
     // A confirmed retry was counted against the rate when its token was issued.
     let run_ctx = match &gate {
-        Some(gate) if gate.token.is_some() => ctx.clone().continuing(),
+        Some(gate) if gate.continues() => ctx.clone().continuing(),
         _ => ctx.clone(),
     };
     let mut output = Box::pin(pipeline::run(
@@ -90,6 +82,30 @@ pub(super) async fn operation_once(
         Box::pin(related).await?;
     }
     Ok(Done { data, warnings })
+}
+
+/// The confirmation gate of a call of `op` with `params`, when it has one: none where the
+/// chain confirms nothing (then no token lets a call skip its rate).
+fn gate<'t>(
+    table: &Table,
+    op: &'t Operation,
+    served: &'t Served<'t>,
+    params: &Map<String, Value>,
+    token: Option<String>,
+) -> Option<Confirm<'t>> {
+    (served.guards.confirms && op.gated).then(|| Confirm {
+        name: &op.name,
+        danger: op.danger,
+        holder: &served.holder,
+        guards: served.guards,
+        sent: params.clone(),
+        token,
+        policy: Policy {
+            ttl: table.config.confirm_ttl,
+            ask: table.config.elicit_confirmation,
+        },
+        retry: Retry::Params,
+    })
 }
 
 /// What an operation's call starts from, once it is sent to the right endpoint: its ability,

@@ -1,5 +1,5 @@
-//! Confirmation tokens: signed, so any replica sharing the key verifies them; bound to their
-//! holder; recorded in the store's ledger with the operation and a SHA-256 of the canonical
+//! Confirmation tokens (what a call that must be confirmed offers, spent by its retry):
+//! signed, so any replica sharing the key verifies them; bound to their holder; recorded in the store's ledger with the operation and a SHA-256 of the canonical
 //! parameters they confirm, and spendable once there; expiring after a time limit.
 //!
 //! A token is `conf_` and 54 URL-safe characters: a 128-bit id, the expiry (milliseconds
