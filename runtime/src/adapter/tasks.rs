@@ -114,32 +114,10 @@ impl McpHandler {
         // The task is recorded (within the caller's and the server's limits) before its
         // handler starts: a call refused for a limit has done nothing.
         let live = self.inner.tasks.create(&owner, cancel).await?;
-        let guards = Arc::clone(&self.inner.guards);
         let inner = Arc::clone(&self.inner);
         let mut call = Box::pin(async move {
-            let around = pipeline::Around::new(&guards, report.as_ref(), &ability);
-            let Some((caller, session, client)) = holding else {
-                return pipeline::run(&ability, ctx, args, around, stages).await;
-            };
-            let holder = Holder::new(
-                &inner.ledger,
-                &inner.seal,
-                &caller,
-                session,
-                client.as_ref(),
-            );
-            let mut args = args;
-            let Some(gate) = Confirm::of_tool(&ability, &holder, &guards, &mut args) else {
-                return pipeline::run(&ability, ctx, args, around, stages).await;
-            };
-            let ctx = if gate.continues() {
-                ctx.continuing()
-            } else {
-                ctx
-            };
-            let mut gated: Vec<&dyn pipeline::Stage> = stages.to_vec();
-            gated.push(&gate);
-            pipeline::run(&ability, ctx, args, around, &gated).await
+            let held = Held { inner, holding };
+            held.run(&ability, ctx, args, report.as_ref(), stages).await
         });
         let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
         let failed = matches!(first, Poll::Ready(Err(_)));
@@ -194,4 +172,48 @@ async fn settle(
         .map_err(|e| e.code().as_str().to_owned());
     inner.tasks.finish(&live, outcome).await;
     ended
+}
+
+/// What a task's call runs with: the server, and (for a call that must be confirmed) the
+/// request's holder, owned, as the task outlives the request.
+struct Held {
+    inner: Arc<crate::server::Inner>,
+    holding: Option<(crate::Caller, crate::ledger::Session, Option<Value>)>,
+}
+
+impl Held {
+    /// The call through the pipeline, through the confirmation gate when it has a holder.
+    async fn run(
+        self,
+        ability: &Arc<Ability>,
+        ctx: crate::Context,
+        mut args: Value,
+        report: Option<&pipeline::Reporter>,
+        stages: &[&dyn pipeline::Stage],
+    ) -> Result<crate::CallOutput, AbilityError> {
+        let guards = &self.inner.guards;
+        let around = pipeline::Around::new(guards, report, ability);
+        let Some((caller, session, client)) = self.holding else {
+            return pipeline::run(ability, ctx, args, around, stages).await;
+        };
+        let inner = &self.inner;
+        let holder = Holder::new(
+            &inner.ledger,
+            &inner.seal,
+            &caller,
+            session,
+            client.as_ref(),
+        );
+        let Some(gate) = Confirm::of_tool(ability, &holder, guards, &mut args) else {
+            return pipeline::run(ability, ctx, args, around, stages).await;
+        };
+        let ctx = if gate.continues() {
+            ctx.continuing()
+        } else {
+            ctx
+        };
+        let mut gated: Vec<&dyn pipeline::Stage> = stages.to_vec();
+        gated.push(&gate);
+        pipeline::run(ability, ctx, args, around, &gated).await
+    }
 }
