@@ -63,6 +63,8 @@ mod guide {
     mod getting_started {}
     #[doc = include_str!("../docs/src/server.md")]
     mod server {}
+    #[doc = include_str!("../docs/src/axum.md")]
+    mod axum {}
     #[cfg(feature = "tower")]
     #[doc = include_str!("../docs/src/middleware.md")]
     mod middleware {}

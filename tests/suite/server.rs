@@ -591,6 +591,17 @@ async fn http_rejects_bad_bodies_hosts_and_tokens_with_json_rpc_errors() {
     )
     .await;
     assert_eq!(rebinding.status, 403);
+    // The refusal names the setting that allows a name.
+    assert!(
+        rebinding
+            .body
+            .contains(r#"Host 'evil.example:80' is not allowed"#)
+            && rebinding
+                .body
+                .contains(r#"HttpConfig::default().allowed_hosts(["evil.example"])"#),
+        "{}",
+        rebinding.body
+    );
     let foreign_page = post(
         addr,
         "/mcp",

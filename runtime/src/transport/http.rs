@@ -422,6 +422,10 @@ impl Gate {
     /// owner, a `POST`'s body read within its limits and served (a batch member by member).
     async fn admit(&self, request: Request) -> Response {
         let (mut parts, body) = request.into_parts();
+        // The DNS-rebinding guard first, as rmcp has it, in words that name the setting.
+        if let Some(host) = self.mcp.direct.refused_host(&parts.headers) {
+            return forbidden_host(host);
+        }
         let caller = match self.inner.authenticator.authenticate(&parts).await {
             Ok(caller) => caller,
             Err(error) => {
@@ -586,5 +590,23 @@ pub(super) fn unauthorized(error: &AuthError, metadata: Option<&str>) -> Respons
             .headers_mut()
             .insert(header::WWW_AUTHENTICATE, value);
     }
+    response
+}
+
+/// `403` for a request whose `Host` the configuration does not allow, naming the setting
+/// that allows it.
+fn forbidden_host(host: axum::http::uri::Authority) -> Response {
+    let message = format!(
+        "Forbidden: Host '{host}' is not allowed (a guard against DNS rebinding). A server \
+         reached by this name lists it: HttpConfig::default().allowed_hosts([\"{name}\"]); \
+         an empty list turns the check off, for a server behind a proxy that checks Host itself.\n",
+        name = host.host(),
+    );
+    let mut response = Response::new(Body::from(message));
+    *response.status_mut() = StatusCode::FORBIDDEN;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     response
 }

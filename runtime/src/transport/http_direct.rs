@@ -17,6 +17,7 @@ use std::task::{Context as TaskContext, Poll};
 
 use axum::body::{Body, Bytes};
 use axum::http::request::Parts;
+use axum::http::uri::Authority;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use futures_util::FutureExt as _;
@@ -165,22 +166,27 @@ impl Direct {
             .clone()
     }
 
+    /// The `Host` of a request, when it is one well-formed authority the configuration does
+    /// not allow (the DNS-rebinding guard refuses it). A missing or malformed one is left to
+    /// rmcp's `400`.
+    pub(super) fn refused_host(&self, headers: &HeaderMap) -> Option<Authority> {
+        let host = one(headers, header::HOST.as_str())?;
+        let authority = Authority::try_from(host).ok()?;
+        let allowed = self.hosts.as_ref()?;
+        let (name, port) = (normalize(authority.host()), authority.port_u16());
+        let known = allowed
+            .iter()
+            .any(|(h, p)| *h == name && p.is_none_or(|p| port == Some(p)));
+        (!known).then_some(authority)
+    }
+
     /// Whether `Host` is one well-formed authority that is allowed. (rmcp refuses a missing
     /// or malformed one even when every host is allowed.)
     fn host_allowed(&self, headers: &HeaderMap) -> bool {
         let Some(host) = one(headers, header::HOST.as_str()) else {
             return false;
         };
-        let Ok(authority) = axum::http::uri::Authority::try_from(host) else {
-            return false;
-        };
-        let Some(allowed) = &self.hosts else {
-            return true;
-        };
-        let (host, port) = (normalize(authority.host()), authority.port_u16());
-        allowed
-            .iter()
-            .any(|(h, p)| *h == host && p.is_none_or(|p| port == Some(p)))
+        Authority::try_from(host).is_ok() && self.refused_host(headers).is_none()
     }
 }
 
