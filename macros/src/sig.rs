@@ -100,10 +100,7 @@ pub(crate) fn analyse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
                 let ident = match &*arg.pat {
                     Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => pat.ident.clone(),
                     other => {
-                        errors.spanned(
-                            other,
-                            "ability parameters must be plain identifiers: each one names a property of the input",
-                        );
+                        errors.spanned(other, pattern_message(other));
                         continue;
                     }
                 };
@@ -191,4 +188,22 @@ fn output_of(ty: &Type, errors: &mut Errors) -> Output {
 
 fn is_unit(ty: &Type) -> bool {
     matches!(ty, Type::Tuple(tuple) if tuple.elems.is_empty())
+}
+
+/// Why a pattern cannot be an ability parameter, in the words its kind calls for: axum's
+/// `State(x): State<T>` habit is named as such.
+fn pattern_message(pat: &Pat) -> String {
+    if let Pat::TupleStruct(pat) = pat
+        && let (Some(last), 1) = (pat.path.segments.last(), pat.elems.len())
+        && let Pat::Ident(inner) = &pat.elems[0]
+    {
+        let (wrapper, name) = (last.ident.to_string(), inner.ident.to_string());
+        return format!(
+            "ability parameters are names, not patterns: write `{name}: {wrapper}<..>` instead of \
+             `{wrapper}({name}): {wrapper}<..>` (axum's habit); an ability's `State<T>` \
+             dereferences to the `T` it holds"
+        );
+    }
+    "ability parameters must be plain identifiers: each one names a property of the input"
+        .to_owned()
 }

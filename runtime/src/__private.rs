@@ -11,7 +11,7 @@ pub use ::std::borrow::Cow;
 pub use crate::Requirement;
 pub use crate::ability::{
     AbilityDef, AbilityKind, AbilityOutput, CallFuture, InputDef, IntoAbilityError, NotResult,
-    Output, PropertyDef, Returned, into_output, no_output_schema,
+    Output, PropertyDef, Returned, no_output_schema,
 };
 pub use crate::extract::{
     AbilityInput, ExtractorParam, FromContext, FromContextRef, Param, ValueParam, encode_default,

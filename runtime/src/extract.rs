@@ -124,7 +124,8 @@ pub struct ExtractorParam;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an ability parameter",
     label = "neither a value nor an extractor",
-    note = "a value parameter needs `serde::Deserialize` and `schemars::JsonSchema` (derive both); an extractor implements `abilities::extract::FromContext`; borrowed types like `&str` cannot be parameters, use owned ones like `String`"
+    note = "a value parameter needs `serde::Deserialize` and `schemars::JsonSchema` (derive both); an extractor implements `abilities::extract::FromContext`; borrowed types like `&str` cannot be parameters, use owned ones like `String`",
+    note = "axum's `State` is not an extractor here: an ability takes `abilities::State<T>` (import axum's under another name)"
 )]
 pub trait Param<M>: Sized {
     /// Whether it is a value from the arguments (else an extractor).

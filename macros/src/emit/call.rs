@@ -26,11 +26,13 @@ pub(crate) fn call(p: &TokenStream, sig: &Signature) -> TokenStream {
             let () = __ability_out;
             ::core::result::Result::Ok(<#p::Output as ::core::default::Default>::default())
         },
-        Output::Plain(ty) => quote_spanned!(ty.span()=> #p::into_output::<#ty>(__ability_out)),
+        Output::Plain(ty) => {
+            quote_spanned!(ty.span()=> <#ty as #p::AbilityOutput>::into_output(__ability_out))
+        }
         Output::Result { ok, err_span } => {
             let ok_arm = match ok {
                 Some(ty) => quote_spanned!(ty.span()=>
-                    ::core::result::Result::Ok(__ability_value) => #p::into_output::<#ty>(__ability_value)
+                    ::core::result::Result::Ok(__ability_value) => <#ty as #p::AbilityOutput>::into_output(__ability_value)
                 ),
                 None => quote!(
                     ::core::result::Result::Ok(()) => ::core::result::Result::Ok(

@@ -54,15 +54,29 @@ pub(crate) fn input(p: &TokenStream, args: &AbilityArgs, sig: &Signature, fn_nam
     let input_def = if owned.is_empty() {
         quote!(#p::InputDef::None)
     } else if flatten {
-        let count = owned.iter().map(|param| {
-            let value = is_value(&param.ty);
-            quote!((#value as usize))
-        });
-        let message = format!(
-            "`flatten` needs exactly one value parameter (extractors do not count), and `{fn_name}` has none or several; remove `flatten` to take named parameters"
+        let count: Vec<TokenStream> = owned
+            .iter()
+            .map(|param| {
+                let value = is_value(&param.ty);
+                quote!((#value as usize))
+            })
+            .collect();
+        let names: Vec<String> = owned
+            .iter()
+            .map(|param| format!("`{}`", ident_name(&param.ident)))
+            .collect();
+        let none = format!(
+            "`flatten` takes the function's one value parameter, and every parameter of `{fn_name}` is an extractor: remove `flatten`, or add the value it takes"
+        );
+        let several = format!(
+            "`flatten` takes exactly one value parameter, and `{fn_name}` has more than one among {}: remove `flatten` to take each as a property of the input, or take one struct that holds them",
+            names.join(", ")
         );
         let flatten_span = args.flatten.unwrap_or_else(Span::call_site);
-        asserts.extend(quote_spanned!(flatten_span=> const _: () = ::core::assert!(0 #(+ #count)* == 1, "{}", #message);));
+        asserts.extend(quote_spanned!(flatten_span=>
+            const _: () = ::core::assert!(0 #(+ #count)* != 0, "{}", #none);
+            const _: () = ::core::assert!(0 #(+ #count)* <= 1, "{}", #several);
+        ));
         // The `#[param]` keys of the flattened value (the assertions above keep them off
         // extractors).
         let described = owned.iter().find_map(|param| match &param.kind {

@@ -94,6 +94,9 @@ pub trait AbilityOutput: Sized {
     fn into_output(self) -> Result<Output, AbilityError>;
 }
 
+// Not recommended: a type that is not `Serialize` or not `JsonSchema` is told once that it
+// cannot be returned, not once for each bound with every type that has it.
+#[diagnostic::do_not_recommend]
 impl<T: serde::Serialize + schemars::JsonSchema> AbilityOutput for T {
     fn output_schema() -> Option<schemars::Schema> {
         Some(crate::schema::output_schema_for::<T>())
@@ -142,12 +145,6 @@ impl AbilityOutput for crate::Prompt {
             structured: None,
         })
     }
-}
-
-/// Turn a handler's return value into output.
-#[doc(hidden)]
-pub fn into_output<T: AbilityOutput>(value: T) -> Result<Output, AbilityError> {
-    value.into_output()
 }
 
 /// A return type, asked by its type (never its name) whether it is a `Result`: the generated

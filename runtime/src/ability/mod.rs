@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 pub use builder::AbilityBuilder;
 pub use def::{AbilityDef, InputDef, PropertyDef};
 pub use handler::{
-    AbilityOutput, CallFuture, Handler, IntoAbilityError, NotResult, Output, Returned, into_output,
+    AbilityOutput, CallFuture, Handler, IntoAbilityError, NotResult, Output, Returned,
     no_output_schema,
 };
 pub use meta::{AbilityKind, Annotations, Completer, Danger, Semantic, TaskSupport};
@@ -356,7 +356,7 @@ impl Ability {
     /// `confirm = false`) when declared, else whether its danger level (declared, or the
     /// semantic's default raised by a name such as `purge_*`) is
     /// [`Destructive`](Danger::Destructive) or above. The server asks on every surface
-    /// (see the `confirmation` link of [`Chain`](crate::Chain)).
+    /// (see the `confirmation` link of [`Chain`](crate::middleware::Chain)).
     pub fn needs_confirmation(&self) -> bool {
         self.confirm
     }

@@ -97,7 +97,8 @@ pub enum ServerError {
     Session(String),
     /// An ability takes application state the server was not given.
     #[error(
-        "ability `{ability}` ({at}) takes `State<{state}>`, but the server has no `{state}`: add `.state(..)` or `.shared_state(..)` of that type to the builder"
+        "ability `{ability}` ({at}) takes `State<{state}>`, but the server has no `{state}`: {hint}",
+        hint = state_hint(.state)
     )]
     MissingState {
         /// The ability's name.
@@ -543,4 +544,40 @@ fn check_profile(
         }
     }
     Ok(())
+}
+
+/// What a server missing the state `state` (a type name) needs: for an `Arc<T>`, that
+/// `.shared_state(Arc<T>)` registers the `T` (so the ability takes `State<T>`).
+fn state_hint(state: &str) -> String {
+    match state
+        .strip_prefix("alloc::sync::Arc<")
+        .and_then(|inner| inner.strip_suffix('>'))
+    {
+        Some(inner) => format!(
+            "`.shared_state(Arc<T>)` registers the `T`, so take `State<{inner}>` (it reads \
+             the same shared value); `.state(..)` of an `Arc<{inner}>` would register the `Arc`"
+        ),
+        None => "add `.state(..)` or `.shared_state(..)` of that type to the builder".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ServerError;
+
+    #[test]
+    fn missing_arc_state_names_what_shared_state_registers() {
+        let error = ServerError::MissingState {
+            ability: "count".into(),
+            at: "src/lib.rs:3".into(),
+            state: "alloc::sync::Arc<app::Store>",
+        };
+        assert_eq!(
+            error.to_string(),
+            "ability `count` (src/lib.rs:3) takes `State<alloc::sync::Arc<app::Store>>`, but the \
+             server has no `alloc::sync::Arc<app::Store>`: `.shared_state(Arc<T>)` registers the \
+             `T`, so take `State<app::Store>` (it reads the same shared value); `.state(..)` of \
+             an `Arc<app::Store>` would register the `Arc`"
+        );
+    }
 }
