@@ -98,8 +98,9 @@ pub use surface::aql::{
 };
 pub use surface::{MetaNames, Surface};
 pub use task::TaskConfig;
-pub use transport::client::TestClient;
+pub use transport::client::{TestClient, TestClientBuilder};
 pub use transport::http::serve_router;
+pub use transport::scripted::UserQuestion;
 
 /// axum, for mounting the MCP endpoint in an application.
 pub use axum;

@@ -64,4 +64,5 @@ mod store;
 mod support;
 mod surfaces;
 mod tasks;
+mod test_client;
 mod tool_name_collision;

@@ -6,13 +6,23 @@ use crate::{AbilityError, ErrorCode};
 
 /// A root the client shares with the server ([`Context::list_roots`]): a directory or a
 /// project, by URI.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct Root {
     /// Where it is, e.g. `file:///home/ada/project`.
     pub uri: String,
     /// Its display name, if the client gave one.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+}
+
+impl Root {
+    /// The root at `uri`, without a name.
+    pub fn new(uri: impl Into<String>) -> Self {
+        Self {
+            uri: uri.into(),
+            name: None,
+        }
+    }
 }
 
 /// Questions to the client under one key ([`Context::ask`]).

@@ -139,7 +139,7 @@ pub type ClientRequestFuture<'a> = std::pin::Pin<
 >;
 
 /// What the user did with an elicitation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ElicitAction {
     /// Answered; the content is there.
@@ -151,13 +151,39 @@ pub enum ElicitAction {
 }
 
 /// The user's answer to [`Context::elicit`](crate::Context::elicit).
-#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct Elicitation {
     /// What the user did.
     pub action: ElicitAction,
     /// The answer, shaped by the requested schema, when accepted.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<serde_json::Value>,
+}
+
+impl Elicitation {
+    /// The user answered `content` (an object shaped by the requested schema).
+    pub fn accept(content: serde_json::Value) -> Self {
+        Self {
+            action: ElicitAction::Accept,
+            content: Some(content),
+        }
+    }
+
+    /// The user declined to answer.
+    pub fn decline() -> Self {
+        Self {
+            action: ElicitAction::Decline,
+            content: None,
+        }
+    }
+
+    /// The user dismissed the question.
+    pub fn cancel() -> Self {
+        Self {
+            action: ElicitAction::Cancel,
+            content: None,
+        }
+    }
 }
 
 /// The future a [`ClientChannel`] method returns.

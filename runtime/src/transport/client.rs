@@ -1,12 +1,15 @@
 //! An in-process MCP client: the real protocol over an in-memory pipe, so abilities are tested
 //! the way clients call them, without spawning a process or opening a port.
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
-use rmcp::service::{RunningService, ServiceError};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion, Tool};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService, ServiceError};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
-use crate::{Caller, Server, ServerError};
+use super::scripted::{Script, Scripted, UserQuestion};
+use crate::{Caller, Elicitation, Root, Server, ServerError};
 
 /// A connected in-process client.
 ///
@@ -28,7 +31,8 @@ use crate::{Caller, Server, ServerError};
 /// # });
 /// ```
 pub struct TestClient {
-    service: RunningService<RoleClient, ()>,
+    service: RunningService<RoleClient, Scripted>,
+    scripted: Scripted,
 }
 
 impl Server {
@@ -39,9 +43,111 @@ impl Server {
 
     /// Connect an in-process client whose requests come from `caller` (or the local caller).
     pub async fn connect_as(&self, caller: Option<Caller>) -> Result<TestClient, ServerError> {
-        let handler = match caller {
-            Some(caller) => self.handler(Some(caller)),
-            None => self.local_handler(),
+        let mut client = self.test_client();
+        client.caller = caller;
+        client.connect().await
+    }
+
+    /// A test client to set up before it connects: who calls, the protocol version it
+    /// speaks, and what it answers when the server asks (elicitation, sampling, roots). It
+    /// declares exactly the capabilities it was given answers for.
+    ///
+    /// ```standalone_crate
+    /// use abilities::client::Elicitation;
+    /// use abilities::{AbilityError, Context, Server, ability};
+    /// use serde_json::json;
+    ///
+    /// /// Greet someone by the name the user gives.
+    /// #[ability(semantic = "READ")]
+    /// async fn greet(ctx: &Context) -> Result<String, AbilityError> {
+    ///     let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+    ///     let answer = ctx.elicit("Your name?", schema).await?;
+    ///     Ok(format!("Hello, {}", answer.content.unwrap_or_default()["name"]))
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let server = Server::builder().build().unwrap();
+    /// let client = server
+    ///     .test_client()
+    ///     .answer_elicitation(|question| {
+    ///         assert_eq!(question.message, "Your name?");
+    ///         Elicitation::accept(json!({"name": "Ada"}))
+    ///     })
+    ///     .connect()
+    ///     .await
+    ///     .unwrap();
+    /// let result = client.call("greet", json!({})).await.unwrap();
+    /// assert_eq!(result.structured_content, Some(json!({"result": "Hello, \"Ada\""})));
+    /// assert_eq!(client.requests()[0]["method"], "elicitation/create");
+    /// # });
+    /// ```
+    pub fn test_client(&self) -> TestClientBuilder<'_> {
+        TestClientBuilder {
+            server: self,
+            caller: None,
+            version: None,
+            script: Script::default(),
+        }
+    }
+}
+
+/// A [`TestClient`] being set up ([`Server::test_client`]).
+#[must_use = "a test client connects with `connect()`"]
+pub struct TestClientBuilder<'s> {
+    server: &'s Server,
+    caller: Option<Caller>,
+    version: Option<String>,
+    script: Script,
+}
+
+impl TestClientBuilder<'_> {
+    /// Call as `caller` (default: the local caller, who holds every scope unless the server's
+    /// `local_scopes` says otherwise).
+    pub fn caller(mut self, caller: Caller) -> Self {
+        self.caller = Some(caller);
+        self
+    }
+
+    /// Speak protocol `version` (`"2025-06-18"`, `"2025-11-25"`, the default, or
+    /// `"2026-07-28"`, where questions come back as rounds of `input_required`, answered by
+    /// the same script).
+    pub fn protocol_version(mut self, version: &str) -> Self {
+        self.version = Some(version.to_owned());
+        self
+    }
+
+    /// Answer every `elicitation/create` with what `answer` returns for its question (and
+    /// declare elicitation).
+    pub fn answer_elicitation(
+        mut self,
+        answer: impl Fn(&UserQuestion) -> Elicitation + Send + Sync + 'static,
+    ) -> Self {
+        self.script.elicit = Some(Box::new(answer));
+        self
+    }
+
+    /// Answer every `sampling/createMessage` with what `answer` returns for its params: a
+    /// `CreateMessageResult` as JSON (`role`, `content`, `model`), and declare sampling.
+    pub fn answer_sampling(
+        mut self,
+        answer: impl Fn(&Value) -> Value + Send + Sync + 'static,
+    ) -> Self {
+        self.script.sample = Some(Box::new(answer));
+        self
+    }
+
+    /// Share `roots` (`roots/list`), and declare roots.
+    pub fn roots(mut self, roots: impl IntoIterator<Item = Root>) -> Self {
+        self.script.roots = Some(roots.into_iter().collect());
+        self
+    }
+
+    /// Connect over an in-memory pipe: `initialize` on 2025 versions, per-request metadata
+    /// on 2026-07-28.
+    pub async fn connect(self) -> Result<TestClient, ServerError> {
+        let handler = match self.caller {
+            Some(caller) => self.server.handler(Some(caller)),
+            None => self.server.local_handler(),
         };
         let (client_io, server_io) = tokio::io::duplex(1 << 16);
         tokio::spawn(async move {
@@ -49,8 +155,25 @@ impl Server {
                 let _ = running.waiting().await;
             }
         });
-        let service = ().serve(client_io).await.map_err(|e| ServerError::Session(e.to_string()))?;
-        Ok(TestClient { service })
+        let scripted = Scripted::new(self.script, self.version.as_deref());
+        let failed = |e: &dyn std::fmt::Display| ServerError::Session(e.to_string());
+        let service = if self.version.as_deref() == Some(ProtocolVersion::V_2026_07_28.as_str()) {
+            let mode = ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            };
+            scripted
+                .clone()
+                .serve_with_lifecycle(client_io, mode)
+                .await
+                .map_err(|e| failed(&e))?
+        } else {
+            scripted
+                .clone()
+                .serve(client_io)
+                .await
+                .map_err(|e| failed(&e))?
+        };
+        Ok(TestClient { service, scripted })
     }
 }
 
@@ -72,6 +195,33 @@ impl TestClient {
     /// The underlying `rmcp` client, for any other request.
     pub fn peer(&self) -> &rmcp::Peer<RoleClient> {
         self.service.peer()
+    }
+
+    /// Every request the server sent this client so far (`elicitation/create`,
+    /// `sampling/createMessage`, `roots/list`), in order, each `{"method", "params"}`.
+    pub fn requests(&self) -> Vec<Value> {
+        self.scripted.requests()
+    }
+
+    /// Every notification the server sent this client so far (progress, log messages,
+    /// resource updates, list changes...), in order, each `{"method", "params"}`.
+    pub fn notifications(&self) -> Vec<Value> {
+        self.scripted.notifications()
+    }
+
+    /// The params of every log message (`notifications/message`) heard so far.
+    pub fn log_messages(&self) -> Vec<Value> {
+        self.notifications()
+            .into_iter()
+            .filter(|n| n["method"] == "notifications/message")
+            .map(|n| n["params"].clone())
+            .collect()
+    }
+
+    /// The first notification of `method` heard, waiting for it up to `wait`; `None` if
+    /// none came.
+    pub async fn notification(&self, method: &str, wait: Duration) -> Option<Value> {
+        self.scripted.notification(method, wait).await
     }
 
     /// Close the session.

@@ -15,6 +15,7 @@ mod metrics;
 mod probes;
 mod restore;
 mod resumable;
+pub(crate) mod scripted;
 mod sessions;
 pub(crate) mod stdio;
 mod stdio_direct;

@@ -1,0 +1,212 @@
+//! The public test client playing a real one: scripted answers to elicitation (per question),
+//! sampling and roots, only the capabilities it can answer for, every request and
+//! notification it heard, and the protocol version chosen per test.
+
+#![allow(
+    clippy::expect_used,
+    reason = "a broken fixture should fail the test loudly"
+)]
+
+use std::time::Duration;
+
+use abilities::client::{Elicitation, LogLevel, Root};
+use abilities::{AbilityError, Context, Server, ability};
+use serde_json::{Value, json};
+
+/// Ask two questions: a name, then whether to go on.
+#[ability(semantic = "EXECUTE")]
+async fn two_questions(ctx: &Context) -> Result<Value, AbilityError> {
+    let text = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+    let name = ctx.ask("name").elicit("Your name?", text).await?;
+    let flag = json!({"type": "object", "properties": {"go": {"type": "boolean"}}});
+    let go = ctx.ask("go").elicit("Go on?", flag).await?;
+    Ok(json!({"name": name.content, "go": go.action == abilities::client::ElicitAction::Accept}))
+}
+
+/// Ask the client's model, then the client's roots.
+#[ability(semantic = "READ")]
+async fn model_and_roots(ctx: &Context) -> Result<Value, AbilityError> {
+    let said = ctx.sample_text("Say hi", 10).await?;
+    let roots = ctx.list_roots().await?;
+    let uris: Vec<String> = roots.into_iter().map(|r| r.uri).collect();
+    Ok(json!({"said": said, "roots": uris}))
+}
+
+/// What the client can answer, and the version it speaks.
+#[ability(semantic = "READ")]
+fn client_facts(ctx: &Context) -> Value {
+    json!({
+        "elicit": ctx.can_elicit(), "sample": ctx.can_sample(), "roots": ctx.can_list_roots(),
+        "version": ctx.protocol_version(),
+    })
+}
+
+/// Log, report progress, and finish.
+#[ability(semantic = "EXECUTE")]
+async fn chatty_work(ctx: &Context) -> &'static str {
+    ctx.log(LogLevel::Warning, json!({"step": "started"})).await;
+    ctx.progress(1.0, Some(2.0), Some("half")).await;
+    "done"
+}
+
+/// Delete a note: confirmed by the user first.
+#[ability(semantic = "DELETE")]
+fn drop_note(id: u64) -> u64 {
+    id
+}
+
+fn server() -> Server {
+    builder!().build().expect("valid")
+}
+
+fn answer_by_question(question: &abilities::testing::UserQuestion) -> Elicitation {
+    match question.message.as_str() {
+        "Your name?" => Elicitation::accept(json!({"name": "Ada"})),
+        "Go on?" => Elicitation::decline(),
+        other => panic!("unexpected question {other}"),
+    }
+}
+
+#[tokio::test]
+async fn elicitation_is_answered_per_question_and_the_questions_are_kept() {
+    for version in ["2025-06-18", "2025-11-25", "2026-07-28"] {
+        let client = server()
+            .test_client()
+            .protocol_version(version)
+            .answer_elicitation(answer_by_question)
+            .connect()
+            .await
+            .expect("connects");
+        let result = client
+            .call("two_questions", json!({}))
+            .await
+            .expect("answers");
+        assert_eq!(
+            result.structured_content,
+            Some(json!({"result": {"name": {"name": "Ada"}, "go": false}})),
+            "{version}"
+        );
+        let asked: Vec<Value> = client
+            .requests()
+            .iter()
+            .map(|r| r["params"]["message"].clone())
+            .collect();
+        // On 2026-07-28 the handler runs again from the start once the first answer
+        // comes: the first question is asked once, as its answer travels with the retry.
+        assert_eq!(asked, [json!("Your name?"), json!("Go on?")], "{version}");
+        let facts = client
+            .call("client_facts", json!({}))
+            .await
+            .expect("answers");
+        assert_eq!(
+            facts.structured_content,
+            Some(
+                json!({"result": {"elicit": true, "sample": false, "roots": false, "version": version}})
+            ),
+            "{version}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_client_without_answers_declares_nothing_and_cannot_be_asked() {
+    let client = server().test_client().connect().await.expect("connects");
+    let facts = client
+        .call("client_facts", json!({}))
+        .await
+        .expect("answers");
+    assert_eq!(
+        facts.structured_content,
+        Some(
+            json!({"result": {"elicit": false, "sample": false, "roots": false, "version": "2025-11-25"}})
+        )
+    );
+    let refused = client
+        .call("two_questions", json!({}))
+        .await
+        .expect("answers");
+    assert_eq!(refused.is_error, Some(true));
+    let text = serde_json::to_value(&refused.content[0]).expect("JSON")["text"].clone();
+    let error: Value = serde_json::from_str(text.as_str().expect("text")).expect("JSON");
+    assert_eq!(error["code"], "CLIENT_CAPABILITY_MISSING");
+    assert!(client.requests().is_empty());
+}
+
+#[tokio::test]
+async fn sampling_and_roots_are_answered_as_scripted() {
+    let client = server()
+        .test_client()
+        .answer_sampling(|params| {
+            assert_eq!(params["maxTokens"], 10);
+            json!({"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "test"})
+        })
+        .roots([Root::new("file:///work/notes")])
+        .connect()
+        .await
+        .expect("connects");
+    let result = client
+        .call("model_and_roots", json!({}))
+        .await
+        .expect("answers");
+    assert_eq!(
+        result.structured_content,
+        Some(json!({"result": {"said": "hi", "roots": ["file:///work/notes"]}}))
+    );
+    let methods: Vec<Value> = client
+        .requests()
+        .iter()
+        .map(|r| r["method"].clone())
+        .collect();
+    assert_eq!(
+        methods,
+        [json!("sampling/createMessage"), json!("roots/list")]
+    );
+}
+
+#[tokio::test]
+async fn log_messages_are_heard() {
+    // A session's level is `info` until the client sets another: the warning is sent.
+    let client = server().test_client().connect().await.expect("connects");
+    let done = client
+        .call("chatty_work", json!({}))
+        .await
+        .expect("answers");
+    assert_eq!(done.structured_content, Some(json!({"result": "done"})));
+    let logged = client
+        .notification("notifications/message", Duration::from_secs(5))
+        .await
+        .expect("a log message");
+    assert_eq!(logged["params"]["level"], "warning");
+    assert_eq!(client.log_messages()[0]["data"], json!({"step": "started"}));
+}
+
+#[tokio::test]
+async fn a_confirming_delete_is_tested_in_a_few_lines() {
+    let server = server();
+    let confirming = server
+        .test_client()
+        .answer_elicitation(|_| Elicitation::accept(json!({"confirm": true})))
+        .connect()
+        .await
+        .expect("connects");
+    let deleted = confirming
+        .call("drop_note", json!({"id": 4}))
+        .await
+        .expect("answers");
+    assert_eq!(deleted.structured_content, Some(json!({"result": 4})));
+    assert_eq!(
+        confirming.requests()[0]["params"]["message"],
+        r#"Confirm destructive operation 'drop_note' with {"id":4}"#
+    );
+    let declining = server
+        .test_client()
+        .answer_elicitation(|_| Elicitation::cancel())
+        .connect()
+        .await
+        .expect("connects");
+    let kept = declining
+        .call("drop_note", json!({"id": 4}))
+        .await
+        .expect("answers");
+    assert_eq!(kept.is_error, Some(true));
+}
