@@ -4,6 +4,7 @@
 //! over an in-memory pipe. [`Server::test_client`](crate::Server::test_client) sets one up
 //! first ([`TestClientBuilder`]): its caller, its protocol version, and its scripted answers
 //! to what the server asks ([`UserQuestion`]s, sampling, roots); the client keeps every request
-//! and notification it heard.
+//! and notification it heard. With [`tasks`](TestClientBuilder::tasks) it runs background
+//! tasks ([`TestClient::start`], [`Started`]).
 
-pub use abilities_runtime::{TestClient, TestClientBuilder, UserQuestion};
+pub use abilities_runtime::{Started, TestClient, TestClientBuilder, UserQuestion};

@@ -210,3 +210,83 @@ async fn a_confirming_delete_is_tested_in_a_few_lines() {
         .expect("answers");
     assert_eq!(kept.is_error, Some(true));
 }
+
+/// Count to `n` in the background.
+#[ability(semantic = "READ", task = "optional")]
+async fn slow_count(ctx: &Context, n: u64) -> u64 {
+    ctx.background().await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    n
+}
+
+/// Wait in the background, forever: only a cancellation ends it.
+#[ability(semantic = "READ", task = "required")]
+async fn wait_forever(ctx: &Context) -> u64 {
+    ctx.background().await;
+    std::future::pending::<u64>().await
+}
+
+#[tokio::test]
+async fn a_task_runs_is_polled_to_its_result_and_another_is_cancelled() {
+    use abilities::testing::Started;
+    let client = server()
+        .test_client()
+        .protocol_version("2026-07-28")
+        .tasks()
+        .connect()
+        .await
+        .expect("connects");
+    let Started::Task(id) = client
+        .start("slow_count", json!({"n": 3}))
+        .await
+        .expect("answers")
+    else {
+        panic!("not run as a task");
+    };
+    let done = client
+        .finished_task(&id, Duration::from_secs(10))
+        .await
+        .expect("tasks/get answers")
+        .expect("the task ends");
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"]["structuredContent"],
+        json!({"result": 3}),
+        "{done}"
+    );
+
+    let Started::Task(id) = client
+        .start("wait_forever", json!({}))
+        .await
+        .expect("answers")
+    else {
+        panic!("not run as a task");
+    };
+    assert_eq!(
+        client.task(&id).await.expect("answers")["status"],
+        "working"
+    );
+    client.cancel_task(&id).await.expect("cancelled");
+    let ended = client
+        .finished_task(&id, Duration::from_secs(10))
+        .await
+        .expect("tasks/get answers")
+        .expect("the task ends");
+    assert_eq!(ended["status"], "cancelled", "{ended}");
+
+    // Without the extension, the same call answers in the request.
+    let plain = server()
+        .test_client()
+        .protocol_version("2026-07-28")
+        .connect()
+        .await
+        .expect("connects");
+    let Started::Done(result) = plain
+        .start("slow_count", json!({"n": 2}))
+        .await
+        .expect("answers")
+    else {
+        panic!("a task without the extension");
+    };
+    assert_eq!(result.structured_content, Some(json!({"result": 2})));
+}

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion, Tool};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ProtocolVersion, Tool};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService, ServiceError};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
@@ -91,6 +91,15 @@ impl Server {
     }
 }
 
+/// What a call that may become a task came back as ([`TestClient::start`]).
+#[derive(Debug)]
+pub enum Started {
+    /// It answered in the request.
+    Done(CallToolResult),
+    /// It runs as the task with this id.
+    Task(String),
+}
+
 /// A [`TestClient`] being set up ([`Server::test_client`]).
 #[must_use = "a test client connects with `connect()`"]
 pub struct TestClientBuilder<'s> {
@@ -133,6 +142,13 @@ impl TestClientBuilder<'_> {
         answer: impl Fn(&Value) -> Value + Send + Sync + 'static,
     ) -> Self {
         self.script.sample = Some(Box::new(answer));
+        self
+    }
+
+    /// Declare the tasks extension, so the server may run a call of a task ability as a
+    /// background task ([`TestClient::start`]); with protocol version `"2026-07-28"`.
+    pub fn tasks(mut self) -> Self {
+        self.script.tasks = true;
         self
     }
 
@@ -190,6 +206,59 @@ impl TestClient {
             params = params.with_arguments(args);
         }
         self.service.call_tool(params).await
+    }
+
+    /// `tools/call` where the server may answer with a background task (the client declared
+    /// [`tasks`](TestClientBuilder::tasks)): the result, or the task's id.
+    pub async fn start(&self, name: &str, args: Value) -> Result<Started, ServiceError> {
+        let mut params = CallToolRequestParams::new(name.to_owned());
+        if let Value::Object(args) = args {
+            params = params.with_arguments(args);
+        }
+        match self.service.call_tool_once(params).await? {
+            CallToolResponse::Complete(result) => Ok(Started::Done(result)),
+            CallToolResponse::Task(created) => Ok(Started::Task(created.task.task_id)),
+            _ => Err(ServiceError::UnexpectedResponse),
+        }
+    }
+
+    /// `tasks/get`: the task `id` as the server reports it (`taskId`, `status`, and once done
+    /// its `result` or `error`), as JSON.
+    pub async fn task(&self, id: &str) -> Result<Value, ServiceError> {
+        let params = serde_json::from_value(serde_json::json!({ "taskId": id }))
+            .map_err(|_| ServiceError::UnexpectedResponse)?;
+        let task = self.service.get_task(params).await?;
+        serde_json::to_value(task).map_err(|_| ServiceError::UnexpectedResponse)
+    }
+
+    /// The task `id` once it has ended (`completed`, `failed` or `cancelled`), polled until
+    /// then, for up to `wait`; `None` if it was still running.
+    pub async fn finished_task(
+        &self,
+        id: &str,
+        wait: Duration,
+    ) -> Result<Option<Value>, ServiceError> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let task = self.task(id).await?;
+            if matches!(
+                task["status"].as_str(),
+                Some("completed" | "failed" | "cancelled")
+            ) {
+                return Ok(Some(task));
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Ok(None);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// `tasks/cancel` of the task `id`.
+    pub async fn cancel_task(&self, id: &str) -> Result<(), ServiceError> {
+        let params = serde_json::from_value(serde_json::json!({ "taskId": id }))
+            .map_err(|_| ServiceError::UnexpectedResponse)?;
+        self.service.cancel_task(params).await
     }
 
     /// The underlying `rmcp` client, for any other request.

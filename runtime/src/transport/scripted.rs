@@ -40,6 +40,9 @@ pub(super) struct Script {
     pub(super) elicit: Option<Box<Elicit>>,
     pub(super) sample: Option<Box<Sample>>,
     pub(super) roots: Option<Vec<Root>>,
+    /// Declare the tasks extension (protocol 2026-07-28): the server may answer a call with
+    /// a task.
+    pub(super) tasks: bool,
 }
 
 /// What the client heard: the server's requests and notifications, in order, each as
@@ -75,6 +78,12 @@ impl Scripted {
         }
         if script.roots.is_some() {
             capabilities.insert("roots".into(), json!({}));
+        }
+        if script.tasks {
+            capabilities.insert(
+                "extensions".into(),
+                json!({ rmcp::model::TASKS_EXTENSION_ID: {} }),
+            );
         }
         config["capabilities"] = Value::Object(capabilities);
         let config = serde_json::from_value(config).unwrap_or_default();
