@@ -10,6 +10,6 @@ mod rate;
 mod uri;
 
 pub use kinds::{Danger, Semantic, TaskSupport, one_of};
-pub use name::{MAX_ABILITY_NAME, MAX_TOOL_NAME, check_ability_name, tool_name};
+pub use name::{MAX_ABILITY_NAME, MAX_TOOL_NAME, check_ability_name, operation_name, tool_name};
 pub use rate::{RateError, RateProblem, gcra, parse_rate};
 pub use uri::{UriTemplate, percent_decode, template_variables};

@@ -70,6 +70,27 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
+/// The snake_case operation name of an ability name: lower-cased, every run of characters
+/// outside `a-z 0-9` replaced by one `_`, trimmed of `_`; `op_` in front when it would start
+/// with a digit. `my-plugin/count-posts` gives `my_plugin_count_posts`.
+pub fn operation_name(ability_name: &str) -> String {
+    let mut name = String::with_capacity(ability_name.len());
+    for c in ability_name.chars() {
+        let c = c.to_ascii_lowercase();
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            name.push(c);
+        } else if !name.ends_with('_') {
+            name.push('_');
+        }
+    }
+    let name = name.trim_matches('_');
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("op_{name}")
+    } else {
+        name.to_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,6 +37,27 @@ fn forget_note(id: u64) -> u64 {
     id
 }
 
+/// Clear the cache: an UPDATE, raised to `dangerous` by its name (`purge_*`), as MCP-AQL
+/// raises it.
+#[ability(name = "purge-cache", semantic = "UPDATE")]
+fn purge_cache() -> bool {
+    true
+}
+
+/// Delete an archive, at most once an hour for each caller.
+#[ability(semantic = "DELETE", rate = "1/hour")]
+fn delete_archive(id: u64) -> u64 {
+    id
+}
+
+/// Empty a folder, asking which one to keep first: confirmed, then asking its own question.
+#[ability(semantic = "DELETE")]
+async fn empty_folder(ctx: &Context, folder: String) -> Result<Value, abilities::AbilityError> {
+    let schema = json!({"type": "object", "properties": {"keep": {"type": "string"}}});
+    let keep = ctx.ask("keep").elicit("Keep which file?", schema).await?;
+    Ok(json!({"emptied": folder, "kept": keep.content}))
+}
+
 /// What the caller's client can answer.
 #[ability(semantic = "READ")]
 fn can_ask(ctx: &Context) -> Value {
@@ -363,4 +384,79 @@ async fn a_chain_without_the_confirmation_link_confirms_nothing() {
     let done = lines.call(2, "delete_note", json!({"id": 1})).await;
     assert_eq!(done["structuredContent"], json!({"result": 1}), "{done}");
     assert_eq!(deleted(&count), 1);
+}
+
+#[tokio::test]
+async fn a_name_that_raises_the_danger_level_is_confirmed_on_every_surface() {
+    let (server, _) = server();
+    assert!(
+        server
+            .registry()
+            .get("purge-cache")
+            .expect("listed")
+            .needs_confirmation()
+    );
+    let mut lines = session(&server, json!({})).await;
+    let refused = tool_error(&lines.call(2, "purge-cache", json!({})).await);
+    assert_eq!(refused["code"], "CONFIRMATION_REQUIRED", "{refused}");
+    assert_eq!(refused["details"]["danger_level"], "dangerous");
+    assert_eq!(
+        refused["details"]["reasons"],
+        json!(["dangerous operations need confirmation"])
+    );
+}
+
+#[tokio::test]
+async fn a_made_up_token_on_a_call_refused_before_the_gate_still_counts_against_the_rate() {
+    let (server, _) = server();
+    let mut lines = session(&server, json!({})).await;
+    // A retry carrying a token skips the rate until the gate looks at the token; refused
+    // before (its arguments are invalid), it counts like any call.
+    let invalid = json!({"id": "seven", "_confirmation": "conf_made_up"});
+    let refused = tool_error(&lines.call(2, "delete_archive", invalid).await);
+    assert_eq!(refused["code"], "VALIDATION_INVALID_TYPE", "{refused}");
+    let limited = tool_error(&lines.call(3, "delete_archive", json!({"id": 7})).await);
+    assert_eq!(limited["code"], "RATE_LIMITED", "{limited}");
+}
+
+#[tokio::test]
+async fn a_confirmed_2026_call_whose_handler_asks_too_completes_once() {
+    let (server, _) = server();
+    let addr = serve_http(&server).await;
+    let elicits = json!({"elicitation": {}});
+    let call = json!({"name": "empty_folder", "arguments": {"folder": "tmp"}});
+    // Round 1: the gate asks.
+    let first = call_2026(addr, 1, call.clone(), elicits.clone()).await;
+    let first = &first["result"];
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    let gate_key = first["inputRequests"]
+        .as_object()
+        .and_then(|q| q.keys().next().cloned())
+        .expect("the gate's question");
+    // Round 2: confirmed; the handler asks its own question.
+    let mut second = call.clone();
+    second["inputResponses"] =
+        json!({ gate_key: {"action": "accept", "content": {"confirm": true}} });
+    second["requestState"] = first["requestState"].clone();
+    let asked = call_2026(addr, 2, second, elicits.clone()).await;
+    let asked = &asked["result"];
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    assert_eq!(
+        asked["inputRequests"]["keep"]["params"]["message"],
+        "Keep which file?"
+    );
+    // Round 3: the confirmation travels in the state; the call completes.
+    let mut third = call.clone();
+    third["inputResponses"] = json!({"keep": {"action": "accept", "content": {"keep": "a.txt"}}});
+    third["requestState"] = asked["requestState"].clone();
+    let done = call_2026(addr, 3, third.clone(), elicits.clone()).await;
+    assert_eq!(
+        done["result"]["structuredContent"],
+        json!({"result": {"emptied": "tmp", "kept": {"keep": "a.txt"}}}),
+        "{done}"
+    );
+    // The last round again: its confirmation was spent.
+    let replayed = call_2026(addr, 4, third, elicits).await;
+    let refused = tool_error(&replayed["result"]);
+    assert_eq!(refused["code"], "TOKEN_ALREADY_USED", "{refused}");
 }

@@ -51,7 +51,7 @@ async fn chatty_work(ctx: &Context) -> &'static str {
 
 /// Delete a note: confirmed by the user first.
 #[ability(semantic = "DELETE")]
-fn drop_note(id: u64) -> u64 {
+fn remove_note(id: u64) -> u64 {
     id
 }
 
@@ -190,13 +190,13 @@ async fn a_confirming_delete_is_tested_in_a_few_lines() {
         .await
         .expect("connects");
     let deleted = confirming
-        .call("drop_note", json!({"id": 4}))
+        .call("remove_note", json!({"id": 4}))
         .await
         .expect("answers");
     assert_eq!(deleted.structured_content, Some(json!({"result": 4})));
     assert_eq!(
         confirming.requests()[0]["params"]["message"],
-        r#"Confirm destructive operation 'drop_note' with {"id":4}"#
+        r#"Confirm destructive operation 'remove_note' with {"id":4}"#
     );
     let declining = server
         .test_client()
@@ -205,7 +205,7 @@ async fn a_confirming_delete_is_tested_in_a_few_lines() {
         .await
         .expect("connects");
     let kept = declining
-        .call("drop_note", json!({"id": 4}))
+        .call("remove_note", json!({"id": 4}))
         .await
         .expect("answers");
     assert_eq!(kept.is_error, Some(true));

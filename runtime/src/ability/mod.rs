@@ -61,6 +61,9 @@ pub struct Ability {
     confirm: bool,
     /// `confirm` as declared, if it was.
     confirm_declared: Option<bool>,
+    /// The danger level a confirmation names: the declared one, or the semantic's default
+    /// raised by the name.
+    gated: Danger,
     task: TaskSupport,
     rate: Option<Rate>,
     /// The top-level arguments never logged, audited or quoted in an error.
@@ -239,9 +242,8 @@ impl Ability {
     /// Derive the wire schemas, the validator and the argument list, once.
     pub(crate) fn from_parts(parts: Parts) -> Result<Self, RegistryError> {
         let tool_name = checked_tool_name(&parts)?;
-        let confirm = parts.confirm.unwrap_or_else(|| {
-            danger_of(parts.semantic, parts.danger, &tool_name).needs_confirmation()
-        });
+        let gated = danger_of(parts.semantic, parts.danger, &parts.name);
+        let confirm = parts.confirm.unwrap_or_else(|| gated.needs_confirmation());
         let (input_schema, input_shape) = input_schema(&parts.input);
         let validator = validator_of(&parts, &input_schema)?;
         let (output_schema, output_wrapped) = output_schema(parts.output);
@@ -285,6 +287,7 @@ impl Ability {
             danger_declared: parts.danger.is_some(),
             confirm_declared: parts.confirm,
             confirm,
+            gated,
             task: parts.task,
             rate: parts.rate,
             sensitive,
@@ -359,6 +362,12 @@ impl Ability {
     /// (see the `confirmation` link of [`Chain`](crate::middleware::Chain)).
     pub fn needs_confirmation(&self) -> bool {
         self.confirm
+    }
+
+    /// The danger level its confirmation names: the declared one, or the semantic's default
+    /// raised by the name (`purge_*`...).
+    pub(crate) fn gated_danger(&self) -> Danger {
+        self.gated
     }
 
     /// `confirm` (`Some(true)`) or `confirm = false` as declared; `None` when the danger
@@ -549,11 +558,15 @@ fn checked_tool_name(parts: &Parts) -> Result<String, RegistryError> {
     Ok(tool_name)
 }
 
-/// The danger level a call of an ability of `semantic` served as `tool_name` has: the
-/// declared one, else the semantic's default raised by the name (as MCP-AQL names it).
-fn danger_of(semantic: Semantic, declared: Option<Danger>, tool_name: &str) -> Danger {
+/// The danger level a call of an ability of `semantic` named `name` has: the declared one,
+/// else the semantic's default raised by its name, read as MCP-AQL names the operation
+/// (`ops/purge-cache` is `ops_purge_cache`), so every surface decides alike.
+fn danger_of(semantic: Semantic, declared: Option<Danger>, name: &str) -> Danger {
     let default = Danger::for_semantic(semantic);
-    match (declared, Danger::from_name(tool_name)) {
+    match (
+        declared,
+        Danger::from_name(&abilities_core::operation_name(name)),
+    ) {
         (Some(declared), _) => declared,
         (None, Some((named, _))) if named > default => named,
         (None, _) => default,

@@ -81,6 +81,8 @@ pub(crate) struct Rounds {
     taken: Mutex<std::collections::BTreeSet<String>>,
     /// The id of the answer (sealed, or sent up front) last handed to the handler.
     last_sealed: Mutex<Option<String>>,
+    /// The state this round came with (a digest), which tells its rounds apart.
+    state: Option<String>,
     asked: Mutex<BTreeMap<String, Question>>,
     /// The capabilities the handler needed and the client did not declare.
     missing: Mutex<Vec<Needed>>,
@@ -142,7 +144,11 @@ impl Rounds {
                 );
             }
         }
-        Ok(Self::new(answers))
+        let mut rounds = Self::new(answers);
+        rounds.state = Some(crate::digest::hex(&crate::digest::canonical(&Value::from(
+            state,
+        ))));
+        Ok(rounds)
     }
 
     fn new(answers: BTreeMap<String, Answer>) -> Self {
@@ -150,6 +156,7 @@ impl Rounds {
             answers,
             taken: Mutex::new(std::collections::BTreeSet::new()),
             last_sealed: Mutex::new(None),
+            state: None,
             asked: Mutex::new(BTreeMap::new()),
             missing: Mutex::new(Vec::new()),
         }
@@ -168,12 +175,17 @@ impl Rounds {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .insert(key);
-            answer.id.clone_into(
-                &mut self
-                    .last_sealed
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner),
-            );
+            // Named with the round it is handed out in: a later round of the same call (the
+            // handler asked again after it) hands it out under another name, a replay of
+            // any round under the same.
+            let named = answer.id.as_ref().map(|id| match &self.state {
+                Some(state) => format!("{id}.{state}"),
+                None => id.clone(),
+            });
+            *self
+                .last_sealed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = named;
             return Ok(answer.value.clone());
         }
         let method = question.method().to_owned();
@@ -187,8 +199,9 @@ impl Rounds {
         ))
     }
 
-    /// The id of the sealed answer last handed to the handler: every retry that carries it
-    /// (the same state again, or a later state it was sealed into) hands it out again.
+    /// The name of the sealed answer last handed to the handler, in this round: every retry
+    /// of this round (the same state again) hands it out under the same name; a later round
+    /// of the same call, under its own.
     pub(crate) fn last_sealed(&self) -> Option<String> {
         self.last_sealed
             .lock()

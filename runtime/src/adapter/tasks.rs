@@ -214,6 +214,8 @@ impl Held {
         };
         let mut gated: Vec<&dyn pipeline::Stage> = stages.to_vec();
         gated.push(&gate);
-        pipeline::run(ability, ctx, args, around, &gated).await
+        let outcome = pipeline::run(ability, ctx, args, around, &gated).await;
+        gate.settle(ability, &caller, &outcome).await;
+        outcome
     }
 }

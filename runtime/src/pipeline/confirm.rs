@@ -59,6 +59,8 @@ pub(crate) struct Confirm<'t> {
     pub(crate) token: Option<String>,
     pub(crate) policy: Policy,
     pub(crate) retry: Retry,
+    /// Whether the call reached the gate (it was refused before otherwise).
+    pub(crate) reached: std::sync::atomic::AtomicBool,
 }
 
 impl<'t> Confirm<'t> {
@@ -88,7 +90,7 @@ impl<'t> Confirm<'t> {
         };
         Some(Self {
             name: ability.tool_name(),
-            danger: ability.danger(),
+            danger: ability.gated_danger(),
             holder,
             guards,
             sent,
@@ -96,6 +98,7 @@ impl<'t> Confirm<'t> {
             token: token.and_then(|t| t.as_str().map(str::to_owned)),
             policy: Policy::default(),
             retry: Retry::Arguments,
+            reached: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -103,6 +106,22 @@ impl<'t> Confirm<'t> {
     /// issued (and is again if the token is refused).
     pub(crate) fn continues(&self) -> bool {
         self.token.is_some()
+    }
+
+    /// Once the call ended with `outcome`: a retry carrying a token went on without its rate
+    /// taken, so if it was refused before the gate looked at the token (its arguments, its
+    /// site, a middleware), it counts now, like any call refused that far.
+    pub(crate) async fn settle<T>(
+        &self,
+        ability: &Ability,
+        caller: &crate::Caller,
+        outcome: &Result<T, AbilityError>,
+    ) {
+        let reached = self.reached.load(std::sync::atomic::Ordering::Relaxed);
+        if self.continues() && outcome.is_err() && !reached {
+            // The call is refused already; a rate it exceeds now changes nothing of it.
+            let _ = self.guards.rates.take(ability, caller).await;
+        }
     }
 }
 
@@ -149,6 +168,8 @@ async fn redeem(
 /// answer) the user's answer to a direct question; otherwise `CONFIRMATION_REQUIRED`,
 /// offering a fresh token.
 async fn confirm(gate: &Confirm<'_>, ctx: &Context, ability: &Ability) -> Result<(), AbilityError> {
+    gate.reached
+        .store(true, std::sync::atomic::Ordering::Relaxed);
     if let Some(token) = &gate.token {
         return redeem(gate, ctx, ability, token).await;
     }

@@ -100,12 +100,14 @@ fn ability_section(out: &mut String, ability: &Ability) {
     if let Some(scope) = ability.permission() {
         let _ = writeln!(out, "- Needs the scope `{scope}`.");
     }
-    if danger.needs_confirmation() {
+    if ability.needs_confirmation() {
         let _ = writeln!(
             out,
-            "- Needs confirmation: over MCP-AQL, the first call answers `CONFIRMATION_REQUIRED` \
-             with a single-use token; call again with it as `confirmation_token` (or the user is \
-             asked directly, where the client can be asked)."
+            "- Needs confirmation: the user is asked directly where the client can \
+             be asked; otherwise the first call answers `CONFIRMATION_REQUIRED` with a \
+             single-use token in `details.confirmation_token`: ask the user, then call again \
+             with the same arguments and the token as `_confirmation` (over MCP-AQL, \
+             `confirmation_token`)."
         );
     }
     match ability.task_support() {

@@ -283,13 +283,16 @@ pub(crate) async fn execute(
         });
     let outcome = match gate {
         Some(gate) => {
+            let caller = ctx.caller().clone();
             let ctx = if gate.continues() {
                 ctx.continuing()
             } else {
                 ctx
             };
             let around = Around::guarded(served.guards, ability);
-            Box::pin(pipeline::run(ability, ctx, wire, around, &[&gate])).await
+            let outcome = Box::pin(pipeline::run(ability, ctx, wire, around, &[&gate])).await;
+            gate.settle(ability, &caller, &outcome).await;
+            outcome
         }
         None => ability.call_guarded(ctx, wire, served.guards).await,
     };

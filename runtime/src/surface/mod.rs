@@ -393,6 +393,7 @@ impl View {
         args: Value,
         gate: Confirm<'_>,
     ) -> Result<CallOutput, AbilityError> {
+        let caller = ctx.caller().clone();
         let ctx = if gate.continues() {
             ctx.continuing()
         } else {
@@ -401,7 +402,9 @@ impl View {
         let mut stages: Vec<&dyn Stage> = self.stages().to_vec();
         stages.push(&gate);
         let around = Around::new(served.guards, served.report.as_ref(), ability);
-        pipeline::run(ability, ctx, args, around, &stages).await
+        let outcome = pipeline::run(ability, ctx, args, around, &stages).await;
+        gate.settle(ability, &caller, &outcome).await;
+        outcome
     }
 
     /// The tool result (or, in standard mode, JSON-RPC error) of a pipeline outcome.

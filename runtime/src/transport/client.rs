@@ -209,7 +209,9 @@ impl TestClient {
     }
 
     /// `tools/call` where the server may answer with a background task (the client declared
-    /// [`tasks`](TestClientBuilder::tasks)): the result, or the task's id.
+    /// [`tasks`](TestClientBuilder::tasks)): the result, or the task's id. One request: a
+    /// call that asks the user before it becomes a task (2026-07-28 rounds) is
+    /// `UnexpectedResponse` here; [`call`](Self::call) answers its rounds.
     pub async fn start(&self, name: &str, args: Value) -> Result<Started, ServiceError> {
         let mut params = CallToolRequestParams::new(name.to_owned());
         if let Value::Object(args) = args {

@@ -43,26 +43,8 @@ pub(crate) const SPEC_VERSION: &str = "1.0.0-draft";
 /// The five semantic families, in the draft's order.
 const CRUDE: [&str; 5] = ["create", "read", "update", "delete", "execute"];
 
-/// The snake_case operation name of an ability name: lower-cased, every run of characters
-/// outside `a-z 0-9` replaced by one `_`, trimmed of `_`; `op_` in front when it would start
-/// with a digit. `my-plugin/count-posts` gives `my_plugin_count_posts`.
-pub fn operation_name(ability_name: &str) -> String {
-    let mut name = String::with_capacity(ability_name.len());
-    for c in ability_name.chars() {
-        let c = c.to_ascii_lowercase();
-        if c.is_ascii_lowercase() || c.is_ascii_digit() {
-            name.push(c);
-        } else if !name.ends_with('_') {
-            name.push('_');
-        }
-    }
-    let name = name.trim_matches('_');
-    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("op_{name}")
-    } else {
-        name.to_owned()
-    }
-}
+/// The snake_case operation name of an ability name (see [`abilities_core::operation_name`]).
+pub use abilities_core::operation_name;
 
 /// Apply an MCP-AQL UPDATE `input` to a stored value with the draft's merge rules: each key of
 /// `input` replaces the stored one, except that objects merge recursively; arrays replace

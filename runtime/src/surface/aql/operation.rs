@@ -56,14 +56,18 @@ pub(super) async fn operation_once(
         Some(gate) if gate.continues() => ctx.clone().continuing(),
         _ => ctx.clone(),
     };
-    let mut output = Box::pin(pipeline::run(
+    let outcome = Box::pin(pipeline::run(
         ability,
         run_ctx,
         Value::Object(params),
         Around::guarded(served.guards, ability),
         &stages,
     ))
-    .await?;
+    .await;
+    if let Some(gate) = &gate {
+        gate.settle(ability, ctx.caller(), &outcome).await;
+    }
+    let mut output = outcome?;
     let mut warnings = fallback;
     warnings.extend(deprecation(op));
     warnings.extend(output.take_warnings());
@@ -105,6 +109,7 @@ fn gate<'t>(
             ask: table.config.elicit_confirmation,
         },
         retry: Retry::Params,
+        reached: std::sync::atomic::AtomicBool::new(false),
     })
 }
 
