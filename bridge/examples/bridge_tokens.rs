@@ -1,8 +1,8 @@
 //! What the bridge saves a model, in o200k_base tokens of the exact JSON a client receives:
 //! the upstreams' own `tools/list` results together against the bridge's native, CRUDE and
 //! single ones; then ten tasks done both ways (native: the list, then one call per task;
-//! MCP-AQL single: the list, `introspect` of what the tasks need, then the calls, confirmations
-//! included), counting everything the model reads.
+//! MCP-AQL single: the list, `introspect` of what the tasks need, then the calls; both with
+//! their confirmations), counting everything the model reads.
 //!
 //! `cargo run -p abilities-bridge --example bridge_tokens -- --config C --files DIR [--check]`
 //! needs the configuration of `tests/interop/run.sh`: servers named `everything`,
@@ -207,13 +207,23 @@ async fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
     }
     let _ = bridge;
 
-    // The session, native: the list once, then each call's result.
+    // The session, native: the list once, then each call's result (a destructive one
+    // answers CONFIRMATION_REQUIRED first, as on MCP-AQL, and is sent again with its token).
     let tasks = tasks(&args.files);
     let native = server.connect().await?;
     let native_list = count(&bpe, &tools_list(&server).await);
     let mut native_results = 0;
     for (what, tool, arguments) in &tasks {
-        let result = call(&native, tool, arguments.clone()).await?;
+        let mut result = call(&native, tool, arguments.clone()).await?;
+        let error: Value =
+            serde_json::from_str(result["content"][0]["text"].as_str().unwrap_or("null"))
+                .unwrap_or(Value::Null);
+        if result["isError"] == true && error["code"] == "CONFIRMATION_REQUIRED" {
+            native_results += count(&bpe, &result);
+            let mut confirmed = arguments.clone();
+            confirmed["_confirmation"] = error["details"]["confirmation_token"].clone();
+            result = call(&native, tool, confirmed).await?;
+        }
         if result["isError"] == true {
             return Err(format!("native {what}: {result}").into());
         }
