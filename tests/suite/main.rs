@@ -64,5 +64,6 @@ mod store;
 mod support;
 mod surfaces;
 mod tasks;
+mod tasks_2025;
 mod test_client;
 mod tool_name_collision;

@@ -96,12 +96,19 @@ impl McpHandler {
             .view(self.slot)
             .task_ability(&snapshot.registry, &request.name)
         {
-            if tasks::declared(&context) {
+            // A 2025-11-25 session has that version's tasks, asked for with `params.task`
+            // (see `tasks_2025`); the 2026-07-28 extension is not its own.
+            let speaks_2025 = super::tasks_2025::speaks(&context);
+            if tasks::declared(&context) && !speaks_2025 {
                 // Boxed: the common path's future stays small.
                 return Box::pin(self.call_as_task(ability, request, args, context, attempt)).await;
             }
             if ability.task_support() == crate::TaskSupport::Required {
-                return Err(tasks::required());
+                return Err(if speaks_2025 {
+                    super::tasks_2025::required(&request.name)
+                } else {
+                    tasks::required()
+                });
             }
         }
         let served = Served {

@@ -16,6 +16,7 @@ mod level;
 mod page;
 mod subscriptions;
 mod tasks;
+pub(crate) mod tasks_2025;
 mod traced;
 
 use std::sync::Arc;
@@ -307,6 +308,10 @@ impl ServerHandler for McpHandler {
         request: rmcp::model::CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        if let Some(method) = request.method.strip_prefix(tasks_2025::PREFIX) {
+            let method = method.to_owned();
+            return self.tasks_2025(&method, request.params, context).await;
+        }
         if client::is_stateless(&context) && REMOVED.contains(&request.method.as_str()) {
             return Err(removed(&request.method));
         }

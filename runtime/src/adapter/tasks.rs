@@ -153,7 +153,7 @@ impl McpHandler {
 /// A task's run once its call is detached from the request: the call to its end, and its
 /// outcome recorded. The handler's own panics are its call's INTERNAL_ERROR already; whatever
 /// else fails on the way still settles the task. Ends with the error's code when it failed.
-async fn settle(
+pub(super) async fn settle(
     inner: Arc<crate::server::Inner>,
     live: Arc<crate::task::Live>,
     call: impl Future<Output = Result<crate::CallOutput, AbilityError>>,
@@ -176,14 +176,14 @@ async fn settle(
 
 /// What a task's call runs with: the server, and (for a call that must be confirmed) the
 /// request's holder, owned, as the task outlives the request.
-struct Held {
-    inner: Arc<crate::server::Inner>,
-    holding: Option<(crate::Caller, crate::ledger::Session, Option<Value>)>,
+pub(super) struct Held {
+    pub(super) inner: Arc<crate::server::Inner>,
+    pub(super) holding: Option<(crate::Caller, crate::ledger::Session, Option<Value>)>,
 }
 
 impl Held {
     /// The call through the pipeline, through the confirmation gate when it has a holder.
-    async fn run(
+    pub(super) async fn run(
         self,
         ability: &Arc<Ability>,
         ctx: crate::Context,

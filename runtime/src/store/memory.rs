@@ -130,6 +130,31 @@ impl Store for MemoryStore {
         self.with(move |t| Ok(t.tasks.get(&id).cloned()))
     }
 
+    fn tasks_of<'a>(
+        &'a self,
+        owner: &'a str,
+        now_ms: u64,
+        after: Option<(u64, &'a str)>,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<TaskRecord>> {
+        let owner = owner.to_owned();
+        let after = after.map(|(at, id)| (at, id.to_owned()));
+        self.with(move |t| {
+            let mut mine: Vec<&TaskRecord> = t
+                .tasks
+                .values()
+                .filter(|task| task.owner == owner && task.expires_at_ms() >= now_ms)
+                .filter(|task| {
+                    after.as_ref().is_none_or(|(at, id)| {
+                        (task.created_at_ms, task.id.as_str()) > (*at, id.as_str())
+                    })
+                })
+                .collect();
+            mine.sort_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
+            Ok(mine.into_iter().take(limit).cloned().collect())
+        })
+    }
+
     fn update_task(&self, r: TaskRecord) -> StoreFuture<'_, ()> {
         self.with(move |t| {
             if let Some(task) = t.tasks.get_mut(&r.id).filter(|task| running(task)) {

@@ -409,6 +409,20 @@ pub trait Store: Send + Sync + 'static {
     fn insert_task(&self, record: TaskRecord, limits: TaskLimits) -> StoreFuture<'_, TaskInsert>;
     /// The task with this id, expired or not.
     fn task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>>;
+    /// Up to `limit` tasks of `owner` that have not expired at `now_ms`, in the order they
+    /// were created (by `created_at_ms`, then id), after the task `after` names by
+    /// `(created_at_ms, id)`: `tasks/list`. A store that cannot list says so with an error
+    /// (never an empty page that is not true).
+    fn tasks_of<'a>(
+        &'a self,
+        owner: &'a str,
+        now_ms: u64,
+        after: Option<(u64, &'a str)>,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<TaskRecord>> {
+        let _ = (owner, now_ms, after, limit);
+        Box::pin(async { Err(StoreError::failed("this store does not list tasks")) })
+    }
     /// Replace the task's record (all but `alive_at_ms`, which only
     /// [`touch_tasks`](Self::touch_tasks) moves on), unless it already ended: a finished
     /// task's record stays as it ended.

@@ -22,6 +22,7 @@ pub(super) const SQLITE: &str = "CREATE TABLE IF NOT EXISTS abilities_tasks (
     error TEXT
 );
 CREATE INDEX IF NOT EXISTS abilities_tasks_expiry ON abilities_tasks (expires_at_ms);
+CREATE INDEX IF NOT EXISTS abilities_tasks_owner ON abilities_tasks (owner, created_at_ms, id);
 CREATE TABLE IF NOT EXISTS abilities_tokens (
     id TEXT PRIMARY KEY,
     holder TEXT NOT NULL,
@@ -95,6 +96,7 @@ CREATE TABLE IF NOT EXISTS abilities_tasks (
     error TEXT
 );
 CREATE INDEX IF NOT EXISTS abilities_tasks_expiry ON abilities_tasks (expires_at_ms);
+CREATE INDEX IF NOT EXISTS abilities_tasks_owner ON abilities_tasks (owner, created_at_ms, id);
 ALTER TABLE abilities_tasks ADD COLUMN IF NOT EXISTS alive_at_ms BIGINT NOT NULL DEFAULT 0;
 CREATE INDEX IF NOT EXISTS abilities_tasks_running ON abilities_tasks (owner)
     WHERE status IN ('working', 'input_required');

@@ -284,6 +284,16 @@ impl View {
             .and_then(|&(_, position)| self.tools.get(position))
     }
 
+    /// Whether a call on this surface may run as a background task.
+    pub(crate) fn runs_tasks(&self) -> bool {
+        self.tasks
+    }
+
+    /// Whether this surface lists a tool named `name`.
+    pub(crate) fn has_tool(&self, name: &str) -> bool {
+        self.index.contains_key(name)
+    }
+
     /// The stages this surface adds to an ability's call, run and task alike: the standard
     /// surface's lenient reading, the strict profile's `null` as absent. Chosen here only.
     pub(crate) fn stages(&self) -> &'static [&'static dyn Stage] {

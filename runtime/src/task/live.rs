@@ -78,6 +78,11 @@ pub(super) struct Waiting {
 }
 
 impl Live {
+    /// The task's record as it stands.
+    pub(crate) async fn record(&self) -> TaskRecord {
+        self.record.lock().await.clone()
+    }
+
     /// The record as the create answer shows it.
     pub(crate) async fn created(&self) -> rmcp::model::CreateTaskResult {
         super::wire::created(&*self.record.lock().await)

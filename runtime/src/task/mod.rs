@@ -11,6 +11,7 @@ mod lease;
 mod live;
 mod watch;
 mod wire;
+pub(crate) mod wire_2025;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,6 +44,12 @@ pub(crate) const DEFAULT_PER_CALLER: usize = 100;
 pub(crate) const DEFAULT_PER_SERVER: usize = 1000;
 /// How often expired records are swept (at most; sweeping rides on task traffic).
 const SWEEP_EVERY_MS: u64 = 60_000;
+
+/// The status message of a task a call did not become after all (see [`Tasks::discard`]):
+/// no list shows it.
+const DISCARDED: &str = "answered in its request, not as a task";
+/// How many tasks one `tasks/list` page holds.
+const LIST_PAGE: usize = 50;
 
 /// A new task id: 128 random bits, in hex.
 fn new_id() -> Result<String, ErrorData> {
@@ -287,7 +294,7 @@ impl Tasks {
     pub(crate) async fn discard(&self, live: &Live) {
         let mut record = live.record.lock().await;
         record.status = TaskStatus::Cancelled;
-        record.status_message = Some("answered in its request, not as a task".to_owned());
+        record.status_message = Some(DISCARDED.to_owned());
         record.updated_at_ms = now_ms();
         let id = record.id.clone();
         if let Err(error) = self.store.update_task(record.clone()).await {
@@ -441,6 +448,98 @@ impl Tasks {
         }
     }
 
+    /// The task `id` as `owner` may see it (protocol 2025-11-25's `tasks/get`).
+    pub(crate) async fn record(&self, id: &str, owner: &str) -> Result<TaskRecord, ErrorData> {
+        self.owned(id, owner).await
+    }
+
+    /// `tasks/list` (protocol 2025-11-25): one page of `owner`'s tasks in the order they
+    /// were created, and the cursor of the next page when there is one. A cursor is the
+    /// position of the last task of its page; one this server did not write is refused.
+    pub(crate) async fn list(
+        &self,
+        owner: &str,
+        cursor: Option<&str>,
+    ) -> Result<(Vec<TaskRecord>, Option<String>), ErrorData> {
+        self.sweep().await;
+        let after = match cursor {
+            None => None,
+            Some(cursor) => Some(position(cursor).ok_or_else(|| {
+                ErrorData::invalid_params(
+                    "Invalid params for tasks/list: the cursor is not one this server gave",
+                    None,
+                )
+            })?),
+        };
+        let mut page = self
+            .store
+            .tasks_of(owner, now_ms(), after, LIST_PAGE + 1)
+            .await
+            .map_err(|e| store_failed(&e))?;
+        let more = page.len() > LIST_PAGE;
+        page.truncate(LIST_PAGE);
+        let next = more
+            .then(|| page.last().map(|r| format!("{}.{}", r.created_at_ms, r.id)))
+            .flatten();
+        page.retain(|r| r.status_message.as_deref() != Some(DISCARDED));
+        let mut shown = Vec::with_capacity(page.len());
+        for record in page {
+            shown.push(self.unless_abandoned(record).await);
+        }
+        Ok((shown, next))
+    }
+
+    /// `tasks/cancel` of protocol 2025-11-25: the task is `cancelled` from now on (its
+    /// handler is asked to stop, here or on the replica running it) and the answer is the
+    /// task as recorded. A task that already ended cannot be cancelled: `-32602`.
+    pub(crate) async fn cancel_now(&self, id: &str, owner: &str) -> Result<TaskRecord, ErrorData> {
+        let record = self.owned(id, owner).await?;
+        if record.status.is_terminal() {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "task {id} already ended ({}): only a running task can be cancelled",
+                    wire_2025::status(&record)
+                ),
+                None,
+            ));
+        }
+        let cancelled = |mut record: TaskRecord| {
+            record.status = TaskStatus::Cancelled;
+            record.status_message = Some("cancelled by its caller".to_owned());
+            record.input_requests = None;
+            record.updated_at_ms = now_ms();
+            record
+        };
+        match self.running(id) {
+            Some(live) => {
+                let mut held = live.record.lock().await;
+                if !held.status.is_terminal() {
+                    *held = cancelled(held.clone());
+                    self.store
+                        .update_task(held.clone())
+                        .await
+                        .map_err(|e| store_failed(&e))?;
+                    live.told(&held).await;
+                }
+                drop(held);
+                live.cancel.cancel();
+            }
+            None => {
+                // Recorded here (a finished task's record stays as it ended), then the
+                // replica running it is asked to stop its handler.
+                self.store
+                    .update_task(cancelled(record.clone()))
+                    .await
+                    .map_err(|e| store_failed(&e))?;
+                self.elsewhere(&record, TaskSignal::Cancel).await?;
+                if self.store.is_shared() {
+                    let _ = self.store.publish_task(id).await;
+                }
+            }
+        }
+        self.owned(id, owner).await
+    }
+
     /// Record how the task's call ended, and forget its runner.
     pub(crate) async fn finish(&self, live: &Live, outcome: Result<CallOutput, AbilityError>) {
         let mut record = live.record.lock().await;
@@ -514,4 +613,11 @@ impl Tasks {
             Err(error) => tracing::warn!(%error, "expired tasks could not be swept"),
         }
     }
+}
+
+/// The position a `tasks/list` cursor names: `<created_at_ms>.<id>`.
+fn position(cursor: &str) -> Option<(u64, &str)> {
+    let (at, id) = cursor.split_once('.')?;
+    let valid = !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_hexdigit());
+    valid.then_some((at.parse().ok()?, id))
 }

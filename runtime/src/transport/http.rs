@@ -64,6 +64,10 @@ impl Server {
             config.session_store = Some(Arc::new(Restore(Arc::clone(kept))));
         }
         let sessions = Sessions::new(http, kept);
+        let offers = handler.clone();
+        sessions
+            .marked()
+            .offer_tasks(Box::new(move || offers.offers_tasks()));
         let manager = Arc::downgrade(&sessions.manager());
         self.inner.instruments.count_sessions(
             move || {

@@ -30,6 +30,9 @@ pub(super) struct Marked {
     /// The mark of each copy held here, by session.
     marks: Mutex<HashMap<SessionId, Arc<str>>>,
     next: AtomicU64,
+    /// Whether the endpoint's tools may run as tasks: a 2025-11-25 session's `initialize`
+    /// answer then tells of that version's tasks capability.
+    tasks: std::sync::OnceLock<Box<dyn Fn() -> bool + Send + Sync>>,
 }
 
 impl Marked {
@@ -40,7 +43,13 @@ impl Marked {
             replica,
             marks: Mutex::default(),
             next: AtomicU64::new(0),
+            tasks: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Say how to know whether the endpoint's tools may run as tasks.
+    pub(super) fn offer_tasks(&self, offers: Box<dyn Fn() -> bool + Send + Sync>) {
+        let _ = self.tasks.set(offers);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Arc<str>>> {
@@ -200,7 +209,15 @@ impl SessionManager for Marked {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        self.inner.initialize_session(id, message).await
+        let mut answer = self.inner.initialize_session(id, message).await?;
+        if let ServerJsonRpcMessage::Response(response) = &mut answer
+            && let rmcp::model::ServerResult::InitializeResult(init) = &response.result
+            && self.tasks.get().is_some_and(|offers| offers())
+            && let Some(announced) = crate::adapter::tasks_2025::announced(init)
+        {
+            response.result = announced;
+        }
+        Ok(answer)
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {

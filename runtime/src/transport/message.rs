@@ -76,7 +76,10 @@ impl Gate {
             .flatten()
             .filter(|id| !self.sessions.pumping(id))
             .map(str::to_owned);
-        let mut response = self.answer(parts, &bytes).await;
+        let mut response = match self.tasks_2025(&parts, &summary, &bytes) {
+            Some(renamed) => self.answer(parts, &renamed).await,
+            None => self.answer(parts, &bytes).await,
+        };
         if opens {
             response = self
                 .sessions
@@ -95,6 +98,25 @@ impl Gate {
             return rate_limited_status(response, seconds);
         }
         in_our_words(response, json_body, &bytes, &summary)
+    }
+
+    /// A task request of a 2025-11-25 session (by its `MCP-Protocol-Version`), renamed for
+    /// the adapter's room for that version's tasks.
+    fn tasks_2025(
+        &self,
+        parts: &axum::http::request::Parts,
+        summary: &Summary<'_>,
+        bytes: &Bytes,
+    ) -> Option<Bytes> {
+        let method = summary.method.as_deref()?;
+        let version = parts.headers.get("mcp-protocol-version")?;
+        if version.as_bytes() != b"2025-11-25"
+            || !crate::adapter::tasks_2025::METHODS.contains(&method)
+            || !self.mcp.handler.offers_tasks()
+        {
+            return None;
+        }
+        super::tasks_2025_request(bytes).map(Bytes::from)
     }
 
     /// The refusal of an `initialize` that would open a session now: the server drains, or

@@ -287,6 +287,11 @@ impl<R, W> LineTransport<R, W> {
         if batch::is_batch(text) {
             return self.take_batch(text).map_or(Line::Nothing, Line::Answer);
         }
+        // A task request of a 2025-11-25 session, renamed for the adapter's room for them.
+        let renamed = (self.version.as_deref() == Some("2025-11-25") && self.direct.offers_tasks())
+            .then(|| super::tasks_2025_request(text))
+            .flatten();
+        let text = renamed.as_deref().unwrap_or(text);
         let mut message = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
             Ok(message) => message,
             Err(e) => return reject(text, &e).map_or(Line::Nothing, Line::refused),
@@ -400,10 +405,16 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        if let JsonRpcMessage::Response(response) = &item
+        let mut item = item;
+        if let JsonRpcMessage::Response(response) = &mut item
             && let ServerResult::InitializeResult(init) = &response.result
         {
             self.version = Some(init.protocol_version.to_string());
+            if self.direct.offers_tasks()
+                && let Some(announced) = crate::adapter::tasks_2025::announced(init)
+            {
+                response.result = announced;
+            }
         }
         let batched = self.batched(&item);
         let writer = Arc::clone(&self.writer);

@@ -69,6 +69,12 @@ impl StdioDirect {
         })
     }
 
+    /// Whether the endpoint's tools may run as tasks (a 2025-11-25 session's are answered
+    /// by the adapter's room for that version's tasks).
+    pub(super) fn offers_tasks(&self) -> bool {
+        self.handler.offers_tasks()
+    }
+
     /// The session has started: requests may be answered in place from now on.
     pub(super) fn started(&self, peer: Peer<RoleServer>) {
         let _ = self.peer.set(peer);

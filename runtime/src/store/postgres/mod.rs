@@ -247,6 +247,33 @@ impl Store for PostgresStore {
         })
     }
 
+    fn tasks_of<'a>(
+        &'a self,
+        owner: &'a str,
+        now_ms: u64,
+        after: Option<(u64, &'a str)>,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<TaskRecord>> {
+        Box::pin(async move {
+            let (at, id) = after.map_or((-1, ""), |(at, id)| (int(at), id));
+            let rows = self
+                .client()
+                .await?
+                .query(
+                    "SELECT id, owner, status, status_message, created_at_ms, updated_at_ms,
+                        ttl_ms, poll_interval_ms, input_requests, result, error, alive_at_ms
+                     FROM abilities_tasks
+                     WHERE owner = $1 AND expires_at_ms >= $2
+                        AND (created_at_ms, id) > ($3, $4)
+                     ORDER BY created_at_ms, id LIMIT $5",
+                    &[&owner, &int(now_ms), &at, &id, &int(limit as u64)],
+                )
+                .await
+                .map_err(failed)?;
+            Ok(rows.iter().map(record).collect())
+        })
+    }
+
     fn update_task(&self, r: TaskRecord) -> StoreFuture<'_, ()> {
         Box::pin(async move {
             self.client()

@@ -219,6 +219,49 @@ impl Store for RedisStore {
         })
     }
 
+    fn tasks_of<'a>(
+        &'a self,
+        owner: &'a str,
+        now_ms: u64,
+        after: Option<(u64, &'a str)>,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<TaskRecord>> {
+        Box::pin(async move {
+            // The owner's ids by creation time (members of one score sort by id, as the
+            // order wants), from the position on; records gone since are skipped.
+            let key = format!("{PREFIX}owner:{owner}");
+            let from = after.map_or(0, |(at, _)| at);
+            let ids: Vec<(String, u64)> = redis::cmd("ZRANGEBYSCORE")
+                .arg(&key)
+                .arg(from)
+                .arg("+inf")
+                .arg("WITHSCORES")
+                .query_async(&mut self.conn())
+                .await
+                .map_err(failed)?;
+            let mut found = Vec::new();
+            for (id, at) in ids {
+                if found.len() >= limit {
+                    break;
+                }
+                if after.is_some_and(|(a, i)| (at, id.as_str()) <= (a, i)) {
+                    continue;
+                }
+                let fields: HashMap<String, String> = redis::cmd("HGETALL")
+                    .arg(format!("{PREFIX}task:{id}"))
+                    .query_async(&mut self.conn())
+                    .await
+                    .map_err(failed)?;
+                if let Some(record) = records::task(&id, &fields)
+                    .filter(|r| r.owner == owner && r.expires_at_ms() >= now_ms)
+                {
+                    found.push(record);
+                }
+            }
+            Ok(found)
+        })
+    }
+
     fn update_task(&self, r: TaskRecord) -> StoreFuture<'_, ()> {
         self.update_task_script(r)
     }

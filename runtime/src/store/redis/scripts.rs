@@ -66,6 +66,9 @@ redis.call('HSET', k, 'owner', ARGV[3], 'status', ARGV[4], 'created', ARGV[6],
 opt(k, 'message', ARGV[5]); opt(k, 'input', ARGV[11]); opt(k, 'result', ARGV[12]); opt(k, 'error', ARGV[13])
 if running(ARGV[4]) then redis.call('SADD', live, ARGV[2]) end
 index(k, tonumber(ARGV[10]))
+local mine_key = P .. 'owner:' .. ARGV[3]
+redis.call('ZADD', mine_key, ARGV[6], ARGV[2])
+index_later(mine_key, tonumber(ARGV[10]))
 return {0, 0}
 ";
 

@@ -194,6 +194,31 @@ impl Store for SqliteStore {
         })
     }
 
+    fn tasks_of<'a>(
+        &'a self,
+        owner: &'a str,
+        now_ms: u64,
+        after: Option<(u64, &'a str)>,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<TaskRecord>> {
+        let owner = owner.to_owned();
+        let (at, id) = after.map_or((-1, String::new()), |(at, id)| (int(at), id.to_owned()));
+        let limit = int(limit as u64);
+        self.run(move |db| {
+            let mut statement = db.prepare_cached(
+                "SELECT id, owner, status, status_message, created_at_ms, updated_at_ms, ttl_ms,
+                    poll_interval_ms, input_requests, result, error, alive_at_ms
+                 FROM abilities_tasks
+                 WHERE owner = ?1 AND expires_at_ms >= ?2
+                    AND (created_at_ms > ?3 OR (created_at_ms = ?3 AND id > ?4))
+                 ORDER BY created_at_ms, id LIMIT ?5",
+            )?;
+            let rows = statement
+                .query_map(rusqlite::params![owner, int(now_ms), at, id, limit], record)?;
+            rows.collect()
+        })
+    }
+
     fn update_task(&self, r: TaskRecord) -> StoreFuture<'_, ()> {
         self.run(move |db| {
             db.execute(
