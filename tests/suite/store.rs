@@ -634,7 +634,42 @@ async fn streams_keep_messages_in_order_for_a_while(store: &dyn Store) {
     );
 }
 
+/// A caller's tasks are listed in the order they were made, paged by position, without
+/// another caller's or an expired one.
+async fn a_callers_tasks_are_listed_in_order(store: &dyn Store) {
+    let owner = unique("lister");
+    let now = now_ms();
+    let mut made = Vec::new();
+    // Two made in one millisecond: the id breaks the tie.
+    for (n, at) in [(0, now), (1, now + 1), (2, now + 1), (3, now + 2)] {
+        let mut record = task(&format!("{owner}-{n}"), at);
+        record.owner.clone_from(&owner);
+        store.insert_task(record, TaskLimits::NONE).await.unwrap();
+        made.push(format!("{owner}-{n}"));
+    }
+    let mut expired = task(&unique("expired"), now.saturating_sub(120_000));
+    expired.owner.clone_from(&owner);
+    store.insert_task(expired, TaskLimits::NONE).await.unwrap();
+    store
+        .insert_task(task(&unique("other"), now), TaskLimits::NONE)
+        .await
+        .unwrap();
+    let ids = |page: Vec<TaskRecord>| page.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    let first = store.tasks_of(&owner, now, None, 3).await.unwrap();
+    let last = first
+        .last()
+        .map(|r| (r.created_at_ms, r.id.clone()))
+        .unwrap();
+    assert_eq!(ids(first), made[..3]);
+    let rest = store
+        .tasks_of(&owner, now, Some((last.0, &last.1)), 3)
+        .await
+        .unwrap();
+    assert_eq!(ids(rest), made[3..]);
+}
+
 async fn suite(store: Arc<dyn Store>) {
+    a_callers_tasks_are_listed_in_order(&*store).await;
     streams_keep_messages_in_order_for_a_while(&*store).await;
     sessions_are_kept_until_they_expire_or_end(&*store).await;
     forwarded_messages_are_taken_once_in_order(&*store).await;
