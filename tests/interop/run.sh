@@ -34,10 +34,17 @@ if ! cmp -s "$here/package.json" "$work/node/package.json" || [ ! -d "$work/node
   cp "$here/package.json" "$work/node/package.json"
   (cd "$work/node" && npm install --no-audit --no-fund --loglevel=error)
 fi
-cp "$here/ts_client.mjs" "$here/ts_surfaces.mjs" "$here/ts_aql.mjs" "$here/ts2_client.mjs" "$here/cluster.mjs" "$here/cluster_sessions.mjs" "$here/ts_bridge.mjs" "$here/ts_oauth.mjs" "$here/observe.mjs" "$work/node/"
+cp "$here/ts_client.mjs" "$here/ts_surfaces.mjs" "$here/ts_aql.mjs" "$here/ts2_client.mjs" "$here/cluster.mjs" "$here/cluster_sessions.mjs" "$here/ts_bridge.mjs" "$here/ts_oauth.mjs" "$here/observe.mjs" "$here/ts_tasks.mjs" "$work/node/"
 if ! "$work/venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "2.3.0")' 2>/dev/null; then
   python3 -m venv "$work/venv"
   "$work/venv/bin/pip" install --quiet --disable-pip-version-check 'mcp==2.3.0'
+fi
+
+# The Python SDK 1.x, whose client has protocol 2025-11-25's tasks (removed in 2.x), in its own
+# environment.
+if ! "$work/venv-py1/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "1.30.0")' 2>/dev/null; then
+  python3 -m venv "$work/venv-py1"
+  "$work/venv-py1/bin/pip" install --quiet --disable-pip-version-check 'mcp==1.30.0'
 fi
 
 # FastMCP 4.2's skills client in its own environment: it brings its own version of the Python
@@ -121,6 +128,10 @@ expect="$here/expect.json"
 stdio=("$site" --db "$tmp/stdio.db")
 run "ts sdk, stdio" node "$work/node/ts_client.mjs" "$expect" stdio "${stdio[@]}"
 run "ts sdk, http" node "$work/node/ts_client.mjs" "$expect" http "$url"
+run "ts sdk 1.x task client (2025-11-25), stdio" node "$work/node/ts_tasks.mjs" stdio "$site" --db "$tmp/tasks.db"
+run "ts sdk 1.x task client (2025-11-25), http" node "$work/node/ts_tasks.mjs" http "$url"
+run "python sdk 1.x task client (2025-11-25), stdio" "$work/venv-py1/bin/python" "$here/py_tasks.py" stdio "$site" --db "$tmp/py_tasks.db"
+run "python sdk 1.x task client (2025-11-25), http" "$work/venv-py1/bin/python" "$here/py_tasks.py" http "$url"
 run "ts sdk, meta and standard surfaces" node "$work/node/ts_surfaces.mjs" "$expect" "$surfaces_base"
 run "ts sdk v2, OAuth bearer tokens (site --issuer)" node "$work/node/ts_oauth.mjs" "$oauth_url" \
   "$jwt_fixtures/rsa1.pem" https://auth.example.com https://mcp.example.com/mcp
