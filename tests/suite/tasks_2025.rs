@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use crate::support::{Lines, http_session, post, serve_http};
+use crate::support::{Lines, get_streaming, http_session, post, serve_http};
 use abilities::{AbilityError, Context, Server, ability};
 use serde_json::{Value, json};
 
@@ -34,6 +34,14 @@ async fn export(rows: u64) -> Value {
 #[ability(semantic = "EXECUTE", task = "optional")]
 async fn broken() -> Result<Value, AbilityError> {
     Err(AbilityError::invalid("nothing to do"))
+}
+
+/// Asks whether to go on.
+#[ability(semantic = "EXECUTE", task = "required")]
+async fn ask_first(ctx: &Context) -> Result<Value, AbilityError> {
+    let schema = json!({"type": "object", "properties": {"go": {"type": "boolean"}}});
+    let answer = ctx.ask("go").elicit("Go on?", schema).await?;
+    Ok(json!({"answer": answer.content}))
 }
 
 /// Never a task.
@@ -364,5 +372,104 @@ async fn the_list_is_paged_in_the_order_tasks_were_made() {
         seen,
         sorted.iter().map(String::as_str).collect::<Vec<_>>(),
         "each once"
+    );
+}
+
+#[tokio::test]
+async fn a_task_asks_its_session_and_waits_in_input_required() {
+    let mut lines = Lines::initialized_with(&server(), json!({"elicitation": {}})).await;
+    lines
+        .send(
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                    "params": call("ask_first", json!({}))})
+            .to_string(),
+        )
+        .await;
+    let (mut before, created) = lines.until(2).await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    // The question reaches the session as a request of its own, marked as the task's.
+    let asked = loop {
+        let message = match before.pop() {
+            Some(message) => message,
+            None => lines.next().await,
+        };
+        if message["method"] == "elicitation/create" {
+            break message;
+        }
+    };
+    assert_eq!(
+        asked["params"]["_meta"]["io.modelcontextprotocol/related-task"],
+        json!({"taskId": id}),
+        "{asked}"
+    );
+    let polled = lines.request(3, "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(polled["result"]["status"], "input_required", "{polled}");
+    lines
+        .send(
+            &json!({"jsonrpc": "2.0", "id": asked["id"],
+                    "result": {"action": "accept", "content": {"go": true}}})
+            .to_string(),
+        )
+        .await;
+    let (_, result) = result_of(&mut lines, 4, &id).await;
+    assert_eq!(
+        result["result"]["structuredContent"],
+        json!({"result": {"answer": {"go": true}}}),
+        "{result}"
+    );
+}
+
+#[tokio::test]
+async fn over_http_a_tasks_question_reaches_the_sessions_stream() {
+    let addr = serve_http(&server()).await;
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "t", "version": "1"}
+    }});
+    let opened = post(addr, "/mcp", &[], init.to_string()).await;
+    let session = opened.header("mcp-session-id").expect("a session");
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(addr, "/mcp", &headers, initialized.to_string()).await;
+    let mut stream = get_streaming(addr, "/mcp", &headers).await;
+    assert_eq!(stream.status, 200);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": call("ask_first", json!({}))});
+    let created = post(addr, "/mcp", &headers, body.to_string())
+        .await
+        .message();
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
+    let asked = loop {
+        let message = stream.next_message().await.expect("the question");
+        if message["method"] == "elicitation/create" {
+            break message;
+        }
+    };
+    assert_eq!(
+        asked["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], id,
+        "{asked}"
+    );
+    let answer = json!({"jsonrpc": "2.0", "id": asked["id"],
+                        "result": {"action": "accept", "content": {"go": false}}});
+    let taken = post(addr, "/mcp", &headers, answer.to_string()).await;
+    assert_eq!(taken.status, 202, "{taken:?}");
+    let result = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/result",
+                        "params": {"taskId": id}});
+    let result = post(addr, "/mcp", &headers, result.to_string())
+        .await
+        .message();
+    assert_eq!(
+        result["result"]["structuredContent"],
+        json!({"result": {"answer": {"go": false}}}),
+        "{result}"
     );
 }

@@ -30,6 +30,11 @@ use crate::{AbilityError, ClientChannel, ErrorCode, LogLevel};
 /// Progress and log notifications of one request, back to its client. It keeps the request
 /// context and reads the progress token and client capabilities from it only when a handler
 /// needs them, so calls that never talk back pay nothing for them.
+/// In a request's extensions: the protocol 2025-11-25 task its call runs as (its questions
+/// go to the session, marked as the task's).
+#[derive(Clone)]
+pub(super) struct RelatedTask(pub(super) Arc<Live>);
+
 pub(super) struct RequestClient {
     request: RequestContext<RoleServer>,
     log_level: Arc<AtomicU8>,
@@ -117,22 +122,33 @@ impl RequestClient {
         }
         if self.task().is_none() && self.rounds.is_none() {
             // A protocol version with requests to the client: ask it.
-            let request = params::<P>(method, value)?;
-            let result = send(&self.request.peer, request)
-                .await
-                .map_err(|e| client_error(method, &e))?;
-            return serde_json::to_value(result).map_err(|e| AbilityError::internal(e.to_string()));
+            let Some(RelatedTask(live)) = self.request.extensions.get::<RelatedTask>() else {
+                return self.send(method, value, send).await;
+            };
+            // A protocol 2025-11-25 task asks its session, the request marked as the task's;
+            // the task waits in `input_required` meanwhile.
+            let key = self.next_key(key, method);
+            let question = Question::new(method, value.clone())?;
+            let mut value = value;
+            if let Value::Object(params) = &mut value {
+                let meta = params
+                    .entry("_meta")
+                    .or_insert_with(|| Value::Object(serde_json::Map::new()));
+                if let Value::Object(meta) = meta {
+                    meta.insert(
+                        crate::task::wire_2025::RELATED_TASK.into(),
+                        serde_json::json!({ "taskId": live.id() }),
+                    );
+                }
+            }
+            return live
+                .asking_session(key, question, self.send(method, value, send))
+                .await;
         }
         // Else a question of this round, or of the task the call became: keyed in asking
         // order, one count for both, so keys never repeat.
         {
-            let key = match key {
-                Some(key) => key.to_owned(),
-                None => {
-                    let kind = method.split('/').next().unwrap_or(method);
-                    format!("{kind}-{}", self.asked.fetch_add(1, Ordering::Relaxed))
-                }
-            };
+            let key = self.next_key(key, method);
             let question = Question::new(method, value)?;
             if let Some(task) = self.task() {
                 return task.ask(key, question).await;
@@ -143,6 +159,36 @@ impl RequestClient {
                 (None, None) => Err(AbilityError::internal("no way to ask the client")),
             }
         }
+    }
+
+    /// The key of a question: its own, or the next in asking order (one count for every
+    /// question of the call, so keys never repeat).
+    fn next_key(&self, key: Option<&str>, method: &str) -> String {
+        match key {
+            Some(key) => key.to_owned(),
+            None => {
+                let kind = method.split('/').next().unwrap_or(method);
+                format!("{kind}-{}", self.asked.fetch_add(1, Ordering::Relaxed))
+            }
+        }
+    }
+
+    /// Send the request `method` to the client, and its result as JSON.
+    async fn send<P, R>(
+        &self,
+        method: &str,
+        value: Value,
+        send: impl AsyncFnOnce(&rmcp::Peer<RoleServer>, P) -> Result<R, rmcp::service::ServiceError>,
+    ) -> Result<Value, AbilityError>
+    where
+        P: serde::de::DeserializeOwned,
+        R: serde::Serialize,
+    {
+        let request = params::<P>(method, value)?;
+        let result = send(&self.request.peer, request)
+            .await
+            .map_err(|e| client_error(method, &e))?;
+        serde_json::to_value(result).map_err(|e| AbilityError::internal(e.to_string()))
     }
 
     fn capabilities(&self) -> Option<ClientCapabilities> {

@@ -202,15 +202,26 @@ impl McpHandler {
         let holding = (self.inner.guards.confirms && ability.needs_confirmation())
             .then(|| self.holder_of(&context));
         let peer = context.peer.clone();
-        // Questions the handler asks go to the session, as in any call of this version.
-        let (ctx, _) = self.asking_context(context, Asked::tool_call(&mut request, &args), None)?;
         let cancel = CancellationToken::new();
+        let live = self.inner.tasks.create(&owner, cancel.clone()).await?;
+        let created = live.record().await;
+        // Questions the handler asks go to the session, as in any call of this version,
+        // marked as the task's; the task is `input_required` while one waits.
+        let mut context = context;
+        context
+            .extensions
+            .insert(super::client::RelatedTask(Arc::clone(&live)));
+        let ctx = match self.asking_context(context, Asked::tool_call(&mut request, &args), None) {
+            Ok((ctx, _)) => ctx,
+            Err(error) => {
+                self.inner.tasks.discard(&live).await;
+                return Err(error);
+            }
+        };
         let ctx = ctx
-            .with_cancellation(cancel.clone())
+            .with_cancellation(cancel)
             .with_timeout(self.inner.tasks.ttl())
             .with_via("task");
-        let live = self.inner.tasks.create(&owner, cancel).await?;
-        let created = live.record().await;
         let inner = Arc::clone(&self.inner);
         let stages = self.inner.snapshot().view(self.slot).stages();
         let principal = owner.principal().to_owned();

@@ -60,6 +60,8 @@ impl Slot {
 /// A task this process runs: its record (every change goes through it, then to the store),
 /// its cancellation and the questions it waits on.
 pub(crate) struct Live {
+    /// The task's id (also in its record).
+    pub(super) id: String,
     pub(super) store: Arc<dyn Store>,
     pub(super) watchers: Arc<Watchers>,
     pub(super) record: tokio::sync::Mutex<TaskRecord>,
@@ -78,6 +80,11 @@ pub(super) struct Waiting {
 }
 
 impl Live {
+    /// The task's id.
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
     /// The task's record as it stands.
     pub(crate) async fn record(&self) -> TaskRecord {
         self.record.lock().await.clone()
@@ -120,6 +127,44 @@ impl Live {
             answer = answered => answer.map_err(|_| {
                 AbilityError::new(ErrorCode::Cancelled, "the task ended before it was answered")
             }),
+            () = self.cancel.cancelled() => {
+                Err(AbilityError::new(ErrorCode::Cancelled, "the task was cancelled"))
+            }
+        }
+    }
+
+    /// A question of a protocol 2025-11-25 task, asked as a request to its session
+    /// (`asked`): the task is `input_required` while it waits, and the wait ends with the
+    /// client's answer, or when the task is cancelled.
+    pub(crate) async fn asking_session(
+        self: &Arc<Self>,
+        key: String,
+        question: Question,
+        asked: impl Future<Output = Result<Value, AbilityError>>,
+    ) -> Result<Value, AbilityError> {
+        if !self
+            .used
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key.clone())
+        {
+            return Err(AbilityError::internal(format!(
+                "the task asked under the key `{key}` before: a key names one question"
+            )));
+        }
+        let (answer, answered) = oneshot::channel();
+        self.waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key.clone(), Waiting { question, answer });
+        let _asking = Asking { live: self, key };
+        self.record_questions()
+            .await
+            .map_err(|e| AbilityError::internal(e.to_string()))?;
+        tokio::select! {
+            answer = asked => answer,
+            // Answered by `tasks/update` instead (the same caller, on another channel).
+            Ok(answer) = answered => Ok(answer),
             () = self.cancel.cancelled() => {
                 Err(AbilityError::new(ErrorCode::Cancelled, "the task was cancelled"))
             }

@@ -268,6 +268,7 @@ impl Tasks {
             }
         }
         let live = Arc::new(Live {
+            id: id.clone(),
             store: Arc::clone(&self.store),
             watchers: Arc::clone(&self.watchers),
             record: tokio::sync::Mutex::new(record),
