@@ -290,3 +290,126 @@ async fn a_task_runs_is_polled_to_its_result_and_another_is_cancelled() {
     };
     assert_eq!(result.structured_content, Some(json!({"result": 2})));
 }
+
+/// Count to `n` in the background, reporting each step.
+#[ability(semantic = "READ", task = "optional")]
+async fn counted(ctx: &Context, n: u64) -> u64 {
+    ctx.background().await;
+    for step in 0..n {
+        ctx.progress(step as f64, Some(n as f64), Some("counting"))
+            .await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    n
+}
+
+/// Ask in the background whether to go on.
+#[ability(semantic = "EXECUTE", task = "required")]
+async fn ask_then_go(ctx: &Context) -> Result<Value, AbilityError> {
+    ctx.background().await;
+    let schema = json!({"type": "object", "properties": {"go": {"type": "boolean"}}});
+    let answer = ctx.ask("go").elicit("Go on?", schema).await?;
+    Ok(json!({"answer": answer.content}))
+}
+
+#[tokio::test]
+async fn tasks_of_either_version_run_report_and_are_cancelled_by_one_script() {
+    use abilities::testing::Started;
+    for version in ["2025-11-25", "2026-07-28"] {
+        let client = server()
+            .test_client()
+            .protocol_version(version)
+            .tasks()
+            .connect()
+            .await
+            .expect("connects");
+        let Started::Task(id) = client
+            .start("counted", json!({"n": 3}))
+            .await
+            .expect("answers")
+        else {
+            panic!("{version}: not run as a task");
+        };
+        let result = client
+            .task_result(&id, Duration::from_secs(10))
+            .await
+            .expect("the result");
+        assert_eq!(
+            result.structured_content,
+            Some(json!({"result": 3})),
+            "{version}"
+        );
+        let task = client.task(&id).await.expect("answers");
+        assert_eq!(task["status"], "completed", "{version}: {task}");
+        if version == "2025-11-25" {
+            // That version's task is flat, `ttl` in milliseconds; its progress reaches the
+            // session, and so does its end.
+            assert_eq!(task["ttl"], 3_600_000, "{task}");
+            let progress = client
+                .notification("notifications/progress", Duration::from_secs(5))
+                .await
+                .expect("progress");
+            assert_eq!(progress["params"]["message"], "counting", "{progress}");
+            let ended = client
+                .notification("notifications/tasks/status", Duration::from_secs(5))
+                .await
+                .expect("the task's end");
+            assert_eq!(ended["params"]["taskId"], id.as_str(), "{ended}");
+        }
+
+        let Started::Task(id) = client
+            .start("wait_forever", json!({}))
+            .await
+            .expect("answers")
+        else {
+            panic!("{version}: not run as a task");
+        };
+        client.cancel_task(&id).await.expect("cancelled");
+        let ended = client
+            .finished_task(&id, Duration::from_secs(10))
+            .await
+            .expect("tasks/get answers")
+            .expect("the task ends");
+        assert_eq!(ended["status"], "cancelled", "{version}: {ended}");
+        assert!(
+            client
+                .task_result(&id, Duration::from_secs(10))
+                .await
+                .is_err(),
+            "{version}: a cancelled task has no result"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_2025_task_asks_the_script_through_its_session() {
+    use abilities::testing::Started;
+    let client = server()
+        .test_client()
+        .tasks()
+        .answer_elicitation(|_| Elicitation::accept(json!({"go": true})))
+        .connect()
+        .await
+        .expect("connects");
+    let Started::Task(id) = client
+        .start("ask_then_go", json!({}))
+        .await
+        .expect("answers")
+    else {
+        panic!("not run as a task");
+    };
+    let result = client
+        .task_result(&id, Duration::from_secs(10))
+        .await
+        .expect("the result");
+    assert_eq!(
+        result.structured_content,
+        Some(json!({"result": {"answer": {"go": true}}}))
+    );
+    let asked = &client.requests()[0];
+    assert_eq!(
+        asked["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        id.as_str(),
+        "{asked}"
+    );
+}

@@ -9,6 +9,7 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
 use super::scripted::{Script, Scripted, UserQuestion};
+use super::tap::Tap;
 use crate::{Caller, Elicitation, Root, Server, ServerError};
 
 /// A connected in-process client.
@@ -33,6 +34,10 @@ use crate::{Caller, Elicitation, Root, Server, ServerError};
 pub struct TestClient {
     service: RunningService<RoleClient, Scripted>,
     scripted: Scripted,
+    /// The answers as the server wrote them.
+    tap: Tap,
+    /// Its tasks are protocol 2025-11-25's (asked for with `params.task`).
+    tasks_2025: bool,
 }
 
 impl Server {
@@ -145,8 +150,9 @@ impl TestClientBuilder<'_> {
         self
     }
 
-    /// Declare the tasks extension, so the server may run a call of a task ability as a
-    /// background task ([`TestClient::start`]); with protocol version `"2026-07-28"`.
+    /// Run calls of task abilities as background tasks ([`TestClient::start`]): on protocol
+    /// 2025-11-25 that version's tasks (each call asks with `params.task`), on 2026-07-28 the
+    /// tasks extension (declared; the server decides).
     pub fn tasks(mut self) -> Self {
         self.script.tasks = true;
         self
@@ -165,12 +171,23 @@ impl TestClientBuilder<'_> {
             Some(caller) => self.server.handler(Some(caller)),
             None => self.server.local_handler(),
         };
+        // The server end is the one a stdio client meets: its own line transport.
         let (client_io, server_io) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = tokio::io::split(server_io);
+        let server = self.server.clone();
         tokio::spawn(async move {
-            if let Ok(running) = handler.serve(server_io).await {
-                let _ = running.waiting().await;
-            }
+            let _ = server
+                .serve_stream_with(handler, server_read, server_write)
+                .await;
         });
+        let tap = Tap::default();
+        let client_io = tap.between(client_io);
+        let tasks_2025 = self.script.tasks
+            && self
+                .version
+                .as_deref()
+                .unwrap_or(ProtocolVersion::V_2025_11_25.as_str())
+                == ProtocolVersion::V_2025_11_25.as_str();
         let scripted = Scripted::new(self.script, self.version.as_deref());
         let failed = |e: &dyn std::fmt::Display| ServerError::Session(e.to_string());
         let service = if self.version.as_deref() == Some(ProtocolVersion::V_2026_07_28.as_str()) {
@@ -189,7 +206,12 @@ impl TestClientBuilder<'_> {
                 .await
                 .map_err(|e| failed(&e))?
         };
-        Ok(TestClient { service, scripted })
+        Ok(TestClient {
+            service,
+            scripted,
+            tap,
+            tasks_2025,
+        })
     }
 }
 
@@ -208,11 +230,25 @@ impl TestClient {
         self.service.call_tool(params).await
     }
 
-    /// `tools/call` where the server may answer with a background task (the client declared
-    /// [`tasks`](TestClientBuilder::tasks)): the result, or the task's id. One request: a
-    /// call that asks the user before it becomes a task (2026-07-28 rounds) is
+    /// `tools/call` that may run as a background task (the client was set up with
+    /// [`tasks`](TestClientBuilder::tasks)): the result, or the task's id. On 2025-11-25 the
+    /// call asks for a task (`params.task`); on 2026-07-28 the server decides. One request:
+    /// a call that asks the user before it becomes a task (2026-07-28 rounds) is
     /// `UnexpectedResponse` here; [`call`](Self::call) answers its rounds.
     pub async fn start(&self, name: &str, args: Value) -> Result<Started, ServiceError> {
+        if self.tasks_2025 {
+            let mut params = serde_json::json!({"name": name, "task": {}});
+            if args.is_object() {
+                params["arguments"] = args;
+            }
+            let created = self.as_written("tools/call", params).await?;
+            return match created.pointer("/task/taskId").and_then(Value::as_str) {
+                Some(id) => Ok(Started::Task(id.to_owned())),
+                None => serde_json::from_value(created)
+                    .map(Started::Done)
+                    .map_err(|_| ServiceError::UnexpectedResponse),
+            };
+        }
         let mut params = CallToolRequestParams::new(name.to_owned());
         if let Value::Object(args) = args {
             params = params.with_arguments(args);
@@ -224,9 +260,15 @@ impl TestClient {
         }
     }
 
-    /// `tasks/get`: the task `id` as the server reports it (`taskId`, `status`, and once done
-    /// its `result` or `error`), as JSON.
+    /// `tasks/get`: the task `id` as the server reports it, as JSON: `taskId` and `status`
+    /// in both versions; on 2026-07-28 its `result` or `error` once done, on 2025-11-25
+    /// (where [`task_result`](Self::task_result) reads the result) `ttl` and `pollInterval`.
     pub async fn task(&self, id: &str) -> Result<Value, ServiceError> {
+        if self.tasks_2025 {
+            return self
+                .as_written("tasks/get", serde_json::json!({ "taskId": id }))
+                .await;
+        }
         let params = serde_json::from_value(serde_json::json!({ "taskId": id }))
             .map_err(|_| ServiceError::UnexpectedResponse)?;
         let task = self.service.get_task(params).await?;
@@ -258,9 +300,80 @@ impl TestClient {
 
     /// `tasks/cancel` of the task `id`.
     pub async fn cancel_task(&self, id: &str) -> Result<(), ServiceError> {
+        if self.tasks_2025 {
+            let params = serde_json::json!({ "taskId": id });
+            return self.as_written("tasks/cancel", params).await.map(drop);
+        }
         let params = serde_json::from_value(serde_json::json!({ "taskId": id }))
             .map_err(|_| ServiceError::UnexpectedResponse)?;
         self.service.cancel_task(params).await
+    }
+
+    /// The result of the task `id` once it has ended: on protocol 2025-11-25 its
+    /// `tasks/result` (which waits for the end), on 2026-07-28 the `result` of its
+    /// finished `tasks/get` (polled for up to `wait`). A task that failed or was cancelled
+    /// is the error it ended with.
+    pub async fn task_result(
+        &self,
+        id: &str,
+        wait: Duration,
+    ) -> Result<CallToolResult, ServiceError> {
+        let result = if self.tasks_2025 {
+            let ending = self.as_written("tasks/result", serde_json::json!({ "taskId": id }));
+            tokio::time::timeout(wait, ending)
+                .await
+                .map_err(|_| ServiceError::Timeout { timeout: wait })??
+        } else {
+            let Some(task) = self.finished_task(id, wait).await? else {
+                return Err(ServiceError::Timeout { timeout: wait });
+            };
+            match (task.get("result"), task.get("error")) {
+                (Some(result), _) => result.clone(),
+                (None, Some(error)) => {
+                    let error = serde_json::from_value(error.clone())
+                        .map_err(|_| ServiceError::UnexpectedResponse)?;
+                    return Err(ServiceError::McpError(error));
+                }
+                (None, None) => return Err(ServiceError::UnexpectedResponse),
+            }
+        };
+        serde_json::from_value(result).map_err(|_| ServiceError::UnexpectedResponse)
+    }
+
+    /// Send the request `method` with `params` and read its answer as the server wrote it
+    /// (its `result`, or the JSON-RPC error).
+    async fn as_written(&self, method: &str, params: Value) -> Result<Value, ServiceError> {
+        let Value::Object(params) = params else {
+            return Err(ServiceError::UnexpectedResponse);
+        };
+        let request = rmcp::model::ClientRequest::CustomRequest(rmcp::model::CustomRequest::new(
+            method.to_owned(),
+            Some(Value::Object(params)),
+        ));
+        let handle = self
+            .service
+            .peer()
+            .send_request_with_option(request, rmcp::service::PeerRequestOptions::no_options())
+            .await?;
+        let id = match &handle.id {
+            rmcp::model::NumberOrString::Number(n) => n.to_string(),
+            rmcp::model::NumberOrString::String(s) => s.to_string(),
+        };
+        // The typed answer is discarded: the tap kept it as written before rmcp read it.
+        let typed = handle.await_response().await;
+        let written = self.tap.take(&id);
+        match (written, typed) {
+            (Some(mut written), _) => {
+                if let Some(error) = written.get("error") {
+                    let error = serde_json::from_value(error.clone())
+                        .map_err(|_| ServiceError::UnexpectedResponse)?;
+                    return Err(ServiceError::McpError(error));
+                }
+                Ok(written["result"].take())
+            }
+            (None, Err(error)) => Err(error),
+            (None, Ok(_)) => Err(ServiceError::UnexpectedResponse),
+        }
     }
 
     /// The underlying `rmcp` client, for any other request.

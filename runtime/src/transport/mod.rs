@@ -20,6 +20,7 @@ mod sessions;
 pub(crate) mod stdio;
 mod stdio_direct;
 mod summary;
+mod tap;
 
 /// The requests of one session that may be answered at once, on HTTP and stdio: past them a
 /// request is refused (each id held is memory of the server's, which a client could grow).

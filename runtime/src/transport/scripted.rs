@@ -79,7 +79,9 @@ impl Scripted {
         if script.roots.is_some() {
             capabilities.insert("roots".into(), json!({}));
         }
-        if script.tasks {
+        // Protocol 2025-11-25 has tasks of its own, asked for per call (`params.task`).
+        let own_tasks = version.is_none_or(|v| v == "2025-11-25");
+        if script.tasks && !own_tasks {
             capabilities.insert(
                 "extensions".into(),
                 json!({ rmcp::model::TASKS_EXTENSION_ID: {} }),
@@ -103,6 +105,16 @@ impl Scripted {
         self.lock()
             .asked
             .push(json!({"method": method, "params": params}));
+    }
+
+    /// `params` with the request's `_meta` (rmcp reads it apart), as it was sent.
+    fn with_meta(mut params: Value, context: &RequestContext<RoleClient>) -> Value {
+        if !context.meta.0.is_empty()
+            && let Value::Object(params) = &mut params
+        {
+            params.insert("_meta".into(), params_of(&context.meta));
+        }
+        params
     }
 
     fn notified(&self, method: &str, params: Value) {
@@ -164,10 +176,13 @@ impl ClientHandler for Scripted {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let params = params_of(&request);
-        self.asked("elicitation/create", params.clone());
+        self.asked(
+            "elicitation/create",
+            Self::with_meta(params.clone(), &context),
+        );
         let Some(answer) = &self.script.elicit else {
             return Err(ErrorData::method_not_found::<
                 rmcp::model::ElicitationCreateRequestMethod,
@@ -184,10 +199,13 @@ impl ClientHandler for Scripted {
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
         let params = params_of(&params);
-        self.asked("sampling/createMessage", params.clone());
+        self.asked(
+            "sampling/createMessage",
+            Self::with_meta(params.clone(), &context),
+        );
         let Some(answer) = &self.script.sample else {
             return Err(ErrorData::method_not_found::<
                 rmcp::model::CreateMessageRequestMethod,

@@ -43,6 +43,21 @@ impl Server {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        self.serve_stream_with(self.local_handler(), input, output)
+            .await
+    }
+
+    /// [`serve_stream`](Self::serve_stream) with `handler` (which says who calls).
+    pub(crate) async fn serve_stream_with<R, W>(
+        &self,
+        handler: crate::adapter::McpHandler,
+        input: R,
+        output: W,
+    ) -> Result<(), ServerError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         let writer = Arc::new(Mutex::new(output));
         let (rejections, mut pending) = mpsc::unbounded_channel::<Vec<u8>>();
         // Answers to bad lines are written by their own task: rmcp drops the `receive` future
@@ -57,7 +72,6 @@ impl Server {
                 }
             }
         });
-        let handler = self.local_handler();
         // Plain requests are answered in place once the session has started (the handler is
         // the session's: one log level).
         let direct = StdioDirect::new(handler.clone());
