@@ -54,6 +54,38 @@ fn server() -> Server {
     builder!().build().expect("valid")
 }
 
+/// A 2025-11-25 HTTP session of a client declaring `capabilities`, initialized: its id and
+/// the `initialize` answer.
+async fn http_2025(addr: std::net::SocketAddr, capabilities: Value) -> (String, Value) {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": capabilities,
+        "clientInfo": {"name": "t", "version": "1"}
+    }});
+    let opened = post(addr, "/mcp", &[], init.to_string()).await;
+    let session = opened.header("mcp-session-id").expect("a session");
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(addr, "/mcp", &headers, initialized.to_string()).await;
+    (session, opened.message())
+}
+
+/// A stdio session's `initialize` of protocol `version`, and its answer.
+async fn opened(server: &Server, version: &str) -> (Lines, Value) {
+    let mut lines = Lines::start(server);
+    let init = lines
+        .request(
+            1,
+            "initialize",
+            json!({"protocolVersion": version, "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}}),
+        )
+        .await;
+    (lines, init)
+}
+
 fn call(name: &str, args: Value) -> Value {
     json!({"name": name, "arguments": args, "task": {"ttl": 60000}})
 }
@@ -68,15 +100,7 @@ async fn start(lines: &mut Lines, id: u64, name: &str, args: Value) -> Value {
 #[tokio::test]
 async fn the_session_is_told_of_tasks_and_which_tools_run_as_one() {
     let server = server();
-    let mut lines = Lines::start(&server);
-    let init = lines
-        .request(
-            1,
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "t", "version": "1"}}),
-        )
-        .await;
+    let (mut lines, init) = opened(&server, "2025-11-25").await;
     assert_eq!(
         init["result"]["capabilities"]["tasks"],
         json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
@@ -99,15 +123,7 @@ async fn the_session_is_told_of_tasks_and_which_tools_run_as_one() {
     assert_eq!(support("plain"), None, "absent means forbidden");
 
     // Another version is told of none of it.
-    let mut older = Lines::start(&server);
-    let init = older
-        .request(
-            1,
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "t", "version": "1"}}),
-        )
-        .await;
+    let (_, init) = opened(&server, "2025-06-18").await;
     assert!(
         init["result"]["capabilities"].get("tasks").is_none(),
         "{init}"
@@ -287,22 +303,16 @@ async fn a_callers_tasks_are_its_own() {
 #[tokio::test]
 async fn over_http_a_session_runs_a_task_to_its_result() {
     let addr = serve_http(&server()).await;
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}
-    }});
-    let opened = post(addr, "/mcp", &[], init.to_string()).await;
+    let (session, init) = http_2025(addr, json!({})).await;
     assert_eq!(
-        opened.message()["result"]["capabilities"]["tasks"]["requests"],
+        init["result"]["capabilities"]["tasks"]["requests"],
         json!({"tools": {"call": {}}}),
-        "{opened:?}"
+        "{init}"
     );
-    let session = opened.header("mcp-session-id").expect("a session");
     let headers = [
         ("mcp-session-id", session.as_str()),
         ("mcp-protocol-version", "2025-11-25"),
     ];
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    post(addr, "/mcp", &headers, initialized.to_string()).await;
     let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
     let listed = post(addr, "/mcp", &headers, list.to_string())
         .await
@@ -425,18 +435,11 @@ async fn a_task_asks_its_session_and_waits_in_input_required() {
 #[tokio::test]
 async fn over_http_a_tasks_question_reaches_the_sessions_stream() {
     let addr = serve_http(&server()).await;
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
-        "clientInfo": {"name": "t", "version": "1"}
-    }});
-    let opened = post(addr, "/mcp", &[], init.to_string()).await;
-    let session = opened.header("mcp-session-id").expect("a session");
+    let (session, _) = http_2025(addr, json!({"elicitation": {}})).await;
     let headers = [
         ("mcp-session-id", session.as_str()),
         ("mcp-protocol-version", "2025-11-25"),
     ];
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    post(addr, "/mcp", &headers, initialized.to_string()).await;
     let mut stream = get_streaming(addr, "/mcp", &headers).await;
     assert_eq!(stream.status, 200);
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",

@@ -211,6 +211,14 @@ async fn a_confirming_delete_is_tested_in_a_few_lines() {
     assert_eq!(kept.is_error, Some(true));
 }
 
+/// Start `name` with `args` on `client`: the id of the task it runs as.
+async fn task_of(client: &abilities::testing::TestClient, name: &str, args: Value) -> String {
+    match client.start(name, args).await.expect("answers") {
+        abilities::testing::Started::Task(id) => id,
+        abilities::testing::Started::Done(result) => panic!("{name} answered at once: {result:?}"),
+    }
+}
+
 /// Count to `n` in the background.
 #[ability(semantic = "READ", task = "optional")]
 async fn slow_count(ctx: &Context, n: u64) -> u64 {
@@ -236,13 +244,7 @@ async fn a_task_runs_is_polled_to_its_result_and_another_is_cancelled() {
         .connect()
         .await
         .expect("connects");
-    let Started::Task(id) = client
-        .start("slow_count", json!({"n": 3}))
-        .await
-        .expect("answers")
-    else {
-        panic!("not run as a task");
-    };
+    let id = task_of(&client, "slow_count", json!({"n": 3})).await;
     let done = client
         .finished_task(&id, Duration::from_secs(10))
         .await
@@ -255,13 +257,7 @@ async fn a_task_runs_is_polled_to_its_result_and_another_is_cancelled() {
         "{done}"
     );
 
-    let Started::Task(id) = client
-        .start("wait_forever", json!({}))
-        .await
-        .expect("answers")
-    else {
-        panic!("not run as a task");
-    };
+    let id = task_of(&client, "wait_forever", json!({})).await;
     assert_eq!(
         client.task(&id).await.expect("answers")["status"],
         "working"
@@ -314,7 +310,6 @@ async fn ask_then_go(ctx: &Context) -> Result<Value, AbilityError> {
 
 #[tokio::test]
 async fn tasks_of_either_version_run_report_and_are_cancelled_by_one_script() {
-    use abilities::testing::Started;
     for version in ["2025-11-25", "2026-07-28"] {
         let client = server()
             .test_client()
@@ -323,13 +318,7 @@ async fn tasks_of_either_version_run_report_and_are_cancelled_by_one_script() {
             .connect()
             .await
             .expect("connects");
-        let Started::Task(id) = client
-            .start("counted", json!({"n": 3}))
-            .await
-            .expect("answers")
-        else {
-            panic!("{version}: not run as a task");
-        };
+        let id = task_of(&client, "counted", json!({"n": 3})).await;
         let result = client
             .task_result(&id, Duration::from_secs(10))
             .await
@@ -357,13 +346,7 @@ async fn tasks_of_either_version_run_report_and_are_cancelled_by_one_script() {
             assert_eq!(ended["params"]["taskId"], id.as_str(), "{ended}");
         }
 
-        let Started::Task(id) = client
-            .start("wait_forever", json!({}))
-            .await
-            .expect("answers")
-        else {
-            panic!("{version}: not run as a task");
-        };
+        let id = task_of(&client, "wait_forever", json!({})).await;
         client.cancel_task(&id).await.expect("cancelled");
         let ended = client
             .finished_task(&id, Duration::from_secs(10))
@@ -383,7 +366,6 @@ async fn tasks_of_either_version_run_report_and_are_cancelled_by_one_script() {
 
 #[tokio::test]
 async fn a_2025_task_asks_the_script_through_its_session() {
-    use abilities::testing::Started;
     let client = server()
         .test_client()
         .tasks()
@@ -391,13 +373,7 @@ async fn a_2025_task_asks_the_script_through_its_session() {
         .connect()
         .await
         .expect("connects");
-    let Started::Task(id) = client
-        .start("ask_then_go", json!({}))
-        .await
-        .expect("answers")
-    else {
-        panic!("not run as a task");
-    };
+    let id = task_of(&client, "ask_then_go", json!({})).await;
     let result = client
         .task_result(&id, Duration::from_secs(10))
         .await

@@ -102,6 +102,19 @@ impl Live {
         key: String,
         question: Question,
     ) -> Result<Value, AbilityError> {
+        self.asking_session(key, question, std::future::pending())
+            .await
+    }
+
+    /// A question of a protocol 2025-11-25 task, asked as a request to its session
+    /// (`asked`): the task is `input_required` while it waits, and the wait ends with the
+    /// client's answer, an answer `tasks/update` brought, or the task's cancellation.
+    pub(crate) async fn asking_session(
+        self: &Arc<Self>,
+        key: String,
+        question: Question,
+        asked: impl Future<Output = Result<Value, AbilityError>>,
+    ) -> Result<Value, AbilityError> {
         if !self
             .used
             .lock()
@@ -124,47 +137,10 @@ impl Live {
             .await
             .map_err(|e| AbilityError::internal(e.to_string()))?;
         tokio::select! {
+            answer = asked => answer,
             answer = answered => answer.map_err(|_| {
                 AbilityError::new(ErrorCode::Cancelled, "the task ended before it was answered")
             }),
-            () = self.cancel.cancelled() => {
-                Err(AbilityError::new(ErrorCode::Cancelled, "the task was cancelled"))
-            }
-        }
-    }
-
-    /// A question of a protocol 2025-11-25 task, asked as a request to its session
-    /// (`asked`): the task is `input_required` while it waits, and the wait ends with the
-    /// client's answer, or when the task is cancelled.
-    pub(crate) async fn asking_session(
-        self: &Arc<Self>,
-        key: String,
-        question: Question,
-        asked: impl Future<Output = Result<Value, AbilityError>>,
-    ) -> Result<Value, AbilityError> {
-        if !self
-            .used
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(key.clone())
-        {
-            return Err(AbilityError::internal(format!(
-                "the task asked under the key `{key}` before: a key names one question"
-            )));
-        }
-        let (answer, answered) = oneshot::channel();
-        self.waiting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(key.clone(), Waiting { question, answer });
-        let _asking = Asking { live: self, key };
-        self.record_questions()
-            .await
-            .map_err(|e| AbilityError::internal(e.to_string()))?;
-        tokio::select! {
-            answer = asked => answer,
-            // Answered by `tasks/update` instead (the same caller, on another channel).
-            Ok(answer) = answered => Ok(answer),
             () = self.cancel.cancelled() => {
                 Err(AbilityError::new(ErrorCode::Cancelled, "the task was cancelled"))
             }
