@@ -25,7 +25,10 @@ const TAG: usize = 16;
 /// The signature of token `id` expiring at `exp` for `holder`.
 fn tag(holder: &Holder<'_>, id: &[u8], exp: u64) -> Option<[u8; 32]> {
     let key = &holder.seal().token_key;
-    crate::digest::keyed(key, &[id, &exp.to_be_bytes(), holder.id().as_bytes()])
+    crate::digest::keyed(
+        key,
+        &[id, &exp.to_be_bytes(), holder.token_holder().as_bytes()],
+    )
 }
 
 /// Issue `holder` a token for `operation` with `params`, valid for `ttl`; `message` is what
@@ -50,7 +53,7 @@ pub(crate) async fn issue(
     let ledger = holder.ledger();
     let record = TokenRecord {
         id: hex(&id),
-        holder: holder.id().to_owned(),
+        holder: holder.token_holder().into_owned(),
         operation: operation.to_owned(),
         params: hex(&digest(params)),
         issued_at_ms: now,
@@ -129,7 +132,7 @@ pub(crate) async fn redeem(
     }
     let record = TokenRecord {
         id: hex(id),
-        holder: holder.id().to_owned(),
+        holder: holder.token_holder().into_owned(),
         operation: operation.to_owned(),
         params: hex(&digest(params)),
         issued_at_ms: 0,

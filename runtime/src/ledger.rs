@@ -75,6 +75,57 @@ pub(crate) enum Session {
     None,
 }
 
+/// Where a request's client info is: sent with it, or said by its session's `initialize`
+/// (read only when a holder needs it).
+pub(crate) enum ClientInfo<'a> {
+    /// What the request sent (`_meta` on protocol 2026-07-28).
+    Sent(&'a Value),
+    /// The session the request came in.
+    Peer(rmcp::Peer<rmcp::RoleServer>),
+    None,
+}
+
+/// `name/version` of client info, each at most 100 characters (empty when unknown).
+fn client_name(name: &str, version: &str) -> String {
+    let cut = |text: &str| text.chars().take(100).collect::<String>();
+    format!("{}/{}", cut(name), cut(version))
+}
+
+/// A holder's client, as far as it was read.
+enum Client {
+    Named(String),
+    Peer(rmcp::Peer<rmcp::RoleServer>, std::sync::OnceLock<String>),
+}
+
+impl Client {
+    fn of(info: ClientInfo<'_>) -> Self {
+        let text = |value: &Value, key: &str| {
+            value
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        match info {
+            ClientInfo::Sent(sent) => {
+                Self::Named(client_name(&text(sent, "name"), &text(sent, "version")))
+            }
+            ClientInfo::Peer(peer) => Self::Peer(peer, std::sync::OnceLock::new()),
+            ClientInfo::None => Self::Named(client_name("", "")),
+        }
+    }
+
+    fn name(&self) -> &str {
+        match self {
+            Self::Named(name) => name,
+            Self::Peer(peer, name) => name.get_or_init(|| match peer.peer_info() {
+                Some(info) => client_name(&info.client_info.name, &info.client_info.version),
+                None => client_name("", ""),
+            }),
+        }
+    }
+}
+
 /// Who holds what a request is given (a token, a key), and where it is kept. Its id is
 /// written only when a token or key needs it, not on every call.
 pub(crate) struct Holder<'a> {
@@ -83,8 +134,8 @@ pub(crate) struct Holder<'a> {
     seal: &'a StateSeal,
     caller: Caller,
     session: Session,
-    /// `name/version` of the client info, for an anonymous caller without a session.
-    client: Option<String>,
+    /// The client, for an anonymous caller of an HTTP endpoint.
+    client: Option<Client>,
     id: std::sync::OnceLock<String>,
 }
 
@@ -97,29 +148,24 @@ impl<'a> Holder<'a> {
         seal: &'a StateSeal,
         caller: &Caller,
         session: Session,
-        client: Option<&Value>,
+        client: ClientInfo<'_>,
     ) -> Self {
-        let by_client = matches!(session, Session::None) && caller.is_anonymous();
-        let client = by_client.then(|| {
-            let part = |key: &str| {
-                client
-                    .and_then(|c| c.get(key))
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .chars()
-                    .take(100)
-                    .collect::<String>()
-            };
-            format!("{}/{}", part("name"), part("version"))
-        });
+        // An anonymous caller of an HTTP endpoint is known by its client info for its
+        // tokens (and, without a session, for everything it holds).
+        let by_client = !matches!(session, Session::Local(_)) && caller.is_anonymous();
         Self {
             ledger,
             seal,
             caller: caller.clone(),
             session,
-            client,
+            client: by_client.then(|| Client::of(client)),
             id: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The client's `name/version`, for a holder known by it.
+    fn client_name(&self) -> Option<&str> {
+        self.client.as_ref().map(Client::name)
     }
 
     /// `p:<principal>` for an authenticated HTTP caller; `s:<process>:<n>` for a session of
@@ -128,18 +174,31 @@ impl<'a> Holder<'a> {
     /// anonymous caller without a session, `c:<client name>/<version>` from the request's
     /// client info.
     pub(crate) fn id(&self) -> &str {
-        self.id.get_or_init(|| match (&self.session, &self.client) {
-            (_, Some(client)) => format!("c:{client}"),
-            (Session::Local(n), _) => format!("s:{}:{n}", self.ledger.instance),
-            _ if !self.caller.is_anonymous() => format!("p:{}", self.caller.principal()),
-            (Session::Http(n), _) => format!("s:{}:{n}", self.ledger.instance),
-            // The session id is a bearer secret: the ledger keeps a digest of it.
-            (Session::Kept(id), _) => {
-                let digest = crate::digest::canonical(&Value::String(id.clone()));
-                format!("k:{}", crate::digest::hex(&digest))
-            }
-            (Session::None, None) => "c:/".to_owned(),
-        })
+        self.id
+            .get_or_init(|| match (&self.session, self.client_name()) {
+                (Session::None, Some(client)) => format!("c:{client}"),
+                (Session::Local(n), _) => format!("s:{}:{n}", self.ledger.instance),
+                _ if !self.caller.is_anonymous() => format!("p:{}", self.caller.principal()),
+                (Session::Http(n), _) => format!("s:{}:{n}", self.ledger.instance),
+                // The session id is a bearer secret: the ledger keeps a digest of it.
+                (Session::Kept(id), _) => {
+                    let digest = crate::digest::canonical(&Value::String(id.clone()));
+                    format!("k:{}", crate::digest::hex(&digest))
+                }
+                (Session::None, None) => "c:/".to_owned(),
+            })
+    }
+
+    /// Who a confirmation token is bound to: as [`id`](Self::id), but an anonymous caller of
+    /// an HTTP endpoint by its client info (`c:<name>/<version>`) whether or not it has a
+    /// session, as a client often opens a session per command (the Inspector's CLI) and
+    /// retries in the next. Such a token is its own secret, bound to the tool and its
+    /// arguments, and spent once.
+    pub(crate) fn token_holder(&self) -> std::borrow::Cow<'_, str> {
+        match self.client_name() {
+            Some(client) => std::borrow::Cow::Owned(format!("c:{client}")),
+            None => std::borrow::Cow::Borrowed(self.id()),
+        }
     }
 
     pub(crate) fn ledger(&self) -> &Ledger {

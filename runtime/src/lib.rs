@@ -98,7 +98,7 @@ pub use surface::aql::{
 };
 pub use surface::{MetaNames, Surface};
 pub use task::TaskConfig;
-pub use transport::client::{Started, TestClient, TestClientBuilder};
+pub use transport::client::{Started, TestClient, TestClientBuilder, tool_error};
 pub use transport::http::serve_router;
 pub use transport::scripted::UserQuestion;
 

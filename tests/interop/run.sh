@@ -7,6 +7,36 @@
 # an OTLP receiver; then the official
 # JSON Schema Test Suite on the built-in validator, the official
 # conformance suite against the `conformance` example, with its expected failures;
+# The notes example (the guide's first app): a client that can ask its user confirms a delete
+# by elicitation (the Python SDK); one that cannot (the Inspector CLI, a session per command)
+# gets a token and retries with it; the TypeScript SDK 1.x runs its export as a 2025-11-25 task.
+start notes "$root/target/debug/examples/notes" --addr 127.0.0.1:0
+notes_url=$started_url
+run "python sdk, notes: a delete the user confirms (elicitation)" "$work/venv/bin/python" "$here/py_notes.py" "$notes_url"
+confirm_by_token() {
+  local url=$1 out id token
+  out=$(inspector "$url" --method tools/call --tool-name add_note --tool-arg title=cli body=b) || return 1
+  id=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["structuredContent"]["id"])' <<<"$out") || return 1
+  out=$(inspector "$url" --method tools/call --tool-name delete_note --tool-arg "id=$id") || return 1
+  token=$(python3 -c '
+import json, sys
+result = json.load(sys.stdin)
+error = json.loads(result["content"][0]["text"])
+assert result["isError"] and error["code"] == "CONFIRMATION_REQUIRED", result
+print(error["details"]["confirmation_token"])' <<<"$out") || { echo "no confirmation asked: $out" >&2; return 1; }
+  out=$(inspector "$url" --method tools/call --tool-name delete_note --tool-arg "id=$id" "_confirmation=$token") || return 1
+  python3 -c '
+import json, sys
+result = json.load(sys.stdin)
+assert result["isError"] is False and result["structuredContent"]["id"] == int(sys.argv[1]), result
+print("PASS inspector cli notes: deleted with its token, in a later session")' "$id" <<<"$out" || { echo "$out" >&2; return 1; }
+  out=$(inspector "$url" --method tools/call --tool-name delete_note --tool-arg "id=$id" "_confirmation=$token") || return 1
+  grep -q TOKEN_ALREADY_USED <<<"$out" || { echo "a spent token was taken again: $out" >&2; return 1; }
+}
+run "inspector cli, notes: a delete confirmed with its token" confirm_by_token "$notes_url"
+run "ts sdk 1.x task client, notes: the export as a 2025-11-25 task" \
+  env EXPORT_TOOL=export_notes PLAIN_TOOL=get_note node "$work/node/ts_tasks.mjs" http "$notes_url"
+
 # abilities-bridge over four real servers (everything, filesystem, memory from npm; time from
 # PyPI); then the
 # store suite on PostgreSQL and Redis, and a cluster of three replicas behind nginx on each

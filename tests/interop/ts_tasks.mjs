@@ -3,12 +3,16 @@
 // read), is polled and listed, and a long one is cancelled.
 // Usage: node ts_tasks.mjs stdio CMD [ARGS...]
 //        node ts_tasks.mjs http URL
+// The export is the `site` example's (`wp_export_posts`, with `wp_get_post` a tool that is no
+// task) unless EXPORT_TOOL and PLAIN_TOOL name others taking `delay_ms`.
 // Prints PASS/FAIL per check; exits 1 if any check failed.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const [mode, ...target] = process.argv.slice(2);
+const exportName = process.env.EXPORT_TOOL ?? "wp_export_posts";
+const plainName = process.env.PLAIN_TOOL ?? "wp_get_post";
 let failed = 0;
 const check = (name, ok, detail) => {
   if (ok) console.log(`PASS ts tasks ${mode} ${name}`);
@@ -33,9 +37,9 @@ check("capabilities.tasks", tasks?.requests?.tools?.call !== undefined && tasks?
 
 // The task client needs the tools (and their outputSchema) known first.
 const { tools } = await client.listTools();
-const exportTool = tools.find((t) => t.name === "wp_export_posts");
+const exportTool = tools.find((t) => t.name === exportName);
 check("execution.taskSupport", exportTool?.execution?.taskSupport === "optional", JSON.stringify(exportTool?.execution));
-const plain = tools.find((t) => t.name === "wp_get_post");
+const plain = tools.find((t) => t.name === plainName);
 check("a plain tool says nothing of tasks", plain && plain.execution === undefined, JSON.stringify(plain?.execution));
 
 // Run: created, statuses, result.
@@ -43,7 +47,7 @@ const seen = [];
 let taskId;
 let result;
 for await (const message of client.experimental.tasks.callToolStream(
-  { name: "wp_export_posts", arguments: { delay_ms: 400 } },
+  { name: exportName, arguments: { delay_ms: 400 } },
   undefined,
   { task: { ttl: 60000 } },
 )) {
@@ -67,7 +71,7 @@ check("tasks/list", listed.tasks.some((t) => t.taskId === taskId && t.status ===
 
 // Cancel a long one.
 const long = client.experimental.tasks.callToolStream(
-  { name: "wp_export_posts", arguments: { delay_ms: 600000 } },
+  { name: exportName, arguments: { delay_ms: 600000 } },
   undefined,
   { task: { ttl: 60000 } },
 );

@@ -460,3 +460,61 @@ async fn a_confirmed_2026_call_whose_handler_asks_too_completes_once() {
     let refused = tool_error(&replayed["result"]);
     assert_eq!(refused["code"], "TOKEN_ALREADY_USED", "{refused}");
 }
+
+/// An anonymous 2025-11-25 HTTP session of the client `name`: its id.
+async fn anonymous_session(addr: SocketAddr, name: &str) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": name, "version": "1"}
+    }});
+    let opened = post(addr, "/mcp", &[], init.to_string()).await;
+    let session = opened.header("mcp-session-id").expect("a session");
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(addr, "/mcp", &headers, initialized.to_string()).await;
+    session
+}
+
+/// `delete_note` of `id` in `session`, with `token` when given: the tool result.
+async fn delete_in(addr: SocketAddr, session: &str, id: u64, token: Option<&str>) -> Value {
+    let mut arguments = json!({"id": id});
+    if let Some(token) = token {
+        arguments["_confirmation"] = json!(token);
+    }
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "delete_note", "arguments": arguments}});
+    let headers = [
+        ("mcp-session-id", session),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    post(addr, "/mcp", &headers, call.to_string())
+        .await
+        .message()["result"]
+        .clone()
+}
+
+#[tokio::test]
+async fn an_anonymous_clients_token_holds_in_its_next_session() {
+    // A command-line client opens a session per command: the refusal in one, the retry in
+    // the next. Its token is bound to its client info (and the tool and arguments).
+    let (server, count) = server();
+    let addr = serve_http(&server).await;
+    let first = anonymous_session(addr, "inspector-cli").await;
+    let refused = tool_error(&delete_in(addr, &first, 7, None).await);
+    assert_eq!(refused["code"], "CONFIRMATION_REQUIRED", "{refused}");
+    let token = token_of(&refused);
+    // Another client's session cannot spend it.
+    let other = anonymous_session(addr, "another-app").await;
+    let stolen = tool_error(&delete_in(addr, &other, 7, Some(&token)).await);
+    assert_eq!(stolen["code"], "TOKEN_INVALID", "{stolen}");
+    assert_eq!(deleted(&count), 0);
+    let next = anonymous_session(addr, "inspector-cli").await;
+    let done = delete_in(addr, &next, 7, Some(&token)).await;
+    assert_eq!(done["structuredContent"], json!({"result": 7}), "{done}");
+    assert_eq!(deleted(&count), 1);
+    let again = tool_error(&delete_in(addr, &next, 7, Some(&token)).await);
+    assert_eq!(again["code"], "TOKEN_ALREADY_USED", "{again}");
+}

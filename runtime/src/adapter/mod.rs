@@ -35,7 +35,7 @@ use rmcp::{RoleServer, ServerHandler};
 use crate::rpc::ToRpc;
 
 use crate::Server;
-use crate::ledger::{Holder, Session};
+use crate::ledger::{ClientInfo, Holder, Session};
 use crate::pipeline::Reporter;
 use crate::server::{Inner, Listener, Lists};
 use crate::{Caller, Context, LogLevel};
@@ -133,7 +133,14 @@ impl McpHandler {
     pub(super) fn holder(&self, request: &RequestContext<RoleServer>) -> Holder<'_> {
         let caller = self.caller(request);
         let session = self.session_of(request);
-        let client = request.meta.0.get("io.modelcontextprotocol/clientInfo");
+        let client = match request.meta.0.get("io.modelcontextprotocol/clientInfo") {
+            Some(sent) => ClientInfo::Sent(sent),
+            // Read only if a token is issued or spent.
+            None if caller.is_anonymous() && !matches!(session, Session::Local(_)) => {
+                ClientInfo::Peer(request.peer.clone())
+            }
+            None => ClientInfo::None,
+        };
         Holder::new(
             &self.inner.ledger,
             &self.inner.seal,
@@ -149,12 +156,17 @@ impl McpHandler {
         &self,
         request: &RequestContext<RoleServer>,
     ) -> (Caller, Session, Option<serde_json::Value>) {
-        let client = request.meta.0.get("io.modelcontextprotocol/clientInfo");
-        (
-            self.caller(request),
-            self.session_of(request),
-            client.cloned(),
-        )
+        // The client info of the request (2026-07-28), or of its session's `initialize`.
+        let client = request
+            .meta
+            .0
+            .get("io.modelcontextprotocol/clientInfo")
+            .cloned()
+            .or_else(|| {
+                let info = request.peer.peer_info()?;
+                serde_json::to_value(&info.client_info).ok()
+            });
+        (self.caller(request), self.session_of(request), client)
     }
 
     /// The session `request` came on, as the ledger tells holders apart.

@@ -202,7 +202,10 @@ impl Held {
             &inner.seal,
             &caller,
             session,
-            client.as_ref(),
+            client.as_ref().map_or(
+                crate::ledger::ClientInfo::None,
+                crate::ledger::ClientInfo::Sent,
+            ),
         );
         let Some(gate) = Confirm::of_tool(ability, &holder, guards, &mut args) else {
             return pipeline::run(ability, ctx, args, around, stages).await;

@@ -96,6 +96,37 @@ impl Server {
     }
 }
 
+/// The `{code, message, details}` of a tool error (a result with `isError: true`), as the
+/// server wrote it in the result's text; `None` for a result that is no error.
+///
+/// ```standalone_crate
+/// use abilities::{AbilityError, Server, ability, testing::tool_error};
+/// use serde_json::json;
+///
+/// /// Always refuses.
+/// #[ability(semantic = "READ")]
+/// fn refuse() -> Result<u8, AbilityError> {
+///     Err(AbilityError::invalid("never"))
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let client = Server::builder().build().unwrap().connect().await.unwrap();
+/// let refused = client.call("refuse", json!({})).await.unwrap();
+/// let error = tool_error(&refused).unwrap();
+/// assert_eq!(error["message"], "never");
+/// # });
+/// ```
+pub fn tool_error(result: &CallToolResult) -> Option<Value> {
+    if result.is_error != Some(true) {
+        return None;
+    }
+    result
+        .content
+        .iter()
+        .find_map(|block| block.as_text())
+        .and_then(|text| serde_json::from_str(&text.text).ok())
+}
+
 /// What a call that may become a task came back as ([`TestClient::start`]).
 #[derive(Debug)]
 pub enum Started {
