@@ -189,6 +189,12 @@ impl<'a> Holder<'a> {
             })
     }
 
+    /// Whether the holder is a session (a local one, or an HTTP one) or an authenticated
+    /// caller: known apart from every other holder.
+    pub(crate) fn has_session(&self) -> bool {
+        !matches!(self.session, Session::None) || !self.caller.is_anonymous()
+    }
+
     /// Who a confirmation token is bound to: as [`id`](Self::id), but an anonymous caller of
     /// an HTTP endpoint by its client info (`c:<name>/<version>`) whether or not it has a
     /// session, as a client often opens a session per command (the Inspector's CLI) and

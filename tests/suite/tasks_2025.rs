@@ -44,6 +44,13 @@ async fn ask_first(ctx: &Context) -> Result<Value, AbilityError> {
     Ok(json!({"answer": answer.content}))
 }
 
+/// Works on through a cancellation, then says it finished.
+#[ability(semantic = "EXECUTE", task = "optional")]
+async fn stubborn() -> Value {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    json!({"finished": true})
+}
+
 /// Never a task.
 #[ability(semantic = "READ")]
 fn plain() -> Value {
@@ -474,5 +481,111 @@ async fn over_http_a_tasks_question_reaches_the_sessions_stream() {
         result["result"]["structuredContent"],
         json!({"result": {"answer": {"go": false}}}),
         "{result}"
+    );
+}
+
+#[tokio::test]
+async fn anonymous_sessions_see_only_their_own_tasks() {
+    let addr = serve_http(&server()).await;
+    let (mine, _) = http_2025(addr, json!({})).await;
+    let (theirs, _) = http_2025(addr, json!({})).await;
+    let headers = |session: &str| {
+        [
+            ("mcp-session-id", session.to_owned()),
+            ("mcp-protocol-version", "2025-11-25".to_owned()),
+        ]
+    };
+    let send = |session: String, body: Value| async move {
+        let headers = headers(&session);
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        post(addr, "/mcp", &headers, body.to_string())
+            .await
+            .message()
+    };
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": call("export", json!({"rows": 1}))});
+    let created = send(mine.clone(), body).await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/list", "params": {}});
+    let listed = send(theirs.clone(), list.clone()).await;
+    assert_eq!(listed["result"]["tasks"], json!([]), "{listed}");
+    let get = json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": id}});
+    let got = send(theirs, get.clone()).await;
+    assert_eq!(got["error"]["code"], -32602, "{got}");
+    let own = send(mine.clone(), list).await;
+    assert_eq!(own["result"]["tasks"][0]["taskId"], id.as_str(), "{own}");
+    assert_eq!(send(mine, get).await["result"]["taskId"], id.as_str());
+}
+
+#[tokio::test]
+async fn a_cancelled_task_stays_cancelled_whatever_its_handler_returns() {
+    let mut lines = Lines::initialized(&server()).await;
+    let task = start(&mut lines, 2, "stubborn", json!({})).await;
+    let id = task["taskId"].as_str().expect("an id").to_owned();
+    let cancelled = lines
+        .request(3, "tasks/cancel", json!({"taskId": id}))
+        .await;
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let polled = lines.request(4, "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(polled["result"]["status"], "cancelled", "{polled}");
+}
+
+#[tokio::test]
+async fn a_result_wait_the_client_cancels_ends_with_its_request() {
+    let mut lines = Lines::initialized(&server()).await;
+    let task = start(&mut lines, 2, "nap", json!({"ms": 60000})).await;
+    let id = task["taskId"].as_str().expect("an id").to_owned();
+    lines
+        .send(
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/result",
+                    "params": {"taskId": id}})
+            .to_string(),
+        )
+        .await;
+    lines
+        .send(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": 3}})
+            .to_string(),
+        )
+        .await;
+    // The id is free again (once the abandoned wait has ended): a new request with it gets
+    // its own answer, and nothing of the abandoned wait comes after.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let again = lines.request(3, "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(again["result"]["taskId"], id.as_str(), "{again}");
+    let (between, cancelled) = {
+        lines
+            .send(
+                &json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/cancel",
+                        "params": {"taskId": id}})
+                .to_string(),
+            )
+            .await;
+        lines.until(4).await
+    };
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    assert!(
+        between.iter().all(|m| m["id"] != 3),
+        "an answer to the abandoned wait: {between:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_idempotency_key_on_a_task_call_is_refused_not_ignored() {
+    let mut lines = Lines::initialized(&server()).await;
+    let mut params = call("export", json!({"rows": 1}));
+    params["_meta"] = json!({"io.github.abilities-rs/idempotencyKey": "k-1"});
+    let refused = lines.request(2, "tools/call", params).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let listed = lines.request(3, "tasks/list", json!({})).await;
+    assert_eq!(
+        listed["result"]["tasks"],
+        json!([]),
+        "nothing ran: {listed}"
     );
 }

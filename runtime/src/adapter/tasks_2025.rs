@@ -113,13 +113,13 @@ impl McpHandler {
         if !speaks(&context) {
             return Err(ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,
-                format!("Method not found: {PREFIX}{method}"),
+                format!("Method not found: {method}"),
                 None,
             ));
         }
         let params = params.unwrap_or_else(|| json!({}));
-        let owner = self.caller(&context);
-        let owner = owner.principal();
+        let owner = self.owner_2025(&context);
+        let owner = owner.name.as_str();
         let tasks = &self.inner.tasks;
         let answer = match method {
             "tools/call" => self.call_2025(params, context).await?,
@@ -134,41 +134,79 @@ impl McpHandler {
                 let work = tasks.cancel_now(id, owner);
                 wire_2025::task(&self.traced("tasks/cancel", &context, work).await?)
             }
-            "tasks/list" => {
-                let cursor = match params.get("cursor") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::String(cursor)) => Some(cursor.as_str()),
-                    Some(_) => {
-                        return Err(ErrorData::invalid_params(
-                            "Invalid params for tasks/list: the cursor must be a string",
-                            None,
-                        ));
-                    }
-                };
-                let work = tasks.list(owner, cursor);
-                let (page, next) = self.traced("tasks/list", &context, work).await?;
-                let mut answer =
-                    json!({"tasks": page.iter().map(wire_2025::task).collect::<Vec<_>>()});
-                if let Some(next) = next {
-                    answer["nextCursor"] = json!(next);
-                }
-                answer
-            }
+            "tasks/list" => self.list_2025(&params, &context).await?,
             "tasks/result" => {
                 let id = task_id(&params)?.to_owned();
-                let work = self.ended(id, owner.to_owned());
-                let record = self.traced("tasks/result", &context, work).await?;
-                wire_2025::outcome(&record)?
+                self.result_2025(id, owner.to_owned(), &context).await?
             }
             other => {
                 return Err(ErrorData::new(
                     ErrorCode::METHOD_NOT_FOUND,
-                    format!("Method not found: {PREFIX}{other}"),
+                    format!("Method not found: {other}"),
                     None,
                 ));
             }
         };
         Ok(CustomResult(answer))
+    }
+
+    /// `tasks/list`: a page of the caller's tasks, and the next page's cursor.
+    async fn list_2025(
+        &self,
+        params: &Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Value, ErrorData> {
+        let cursor = match params.get("cursor") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(cursor)) => Some(cursor.as_str()),
+            Some(_) => {
+                return Err(ErrorData::invalid_params(
+                    "Invalid params for tasks/list: the cursor must be a string",
+                    None,
+                ));
+            }
+        };
+        let owner = self.owner_2025(context);
+        if !owner.known {
+            return Err(ErrorData::new(
+                ErrorCode::INVALID_REQUEST,
+                "tasks/list needs a caller the server knows: authenticate, or open a session \
+                 (an anonymous caller without one is told apart from no other)",
+                None,
+            ));
+        }
+        let work = self.inner.tasks.list(&owner.name, cursor);
+        let (page, next) = self.traced("tasks/list", context, work).await?;
+        let mut answer = json!({"tasks": page.iter().map(wire_2025::task).collect::<Vec<_>>()});
+        if let Some(next) = next {
+            answer["nextCursor"] = json!(next);
+        }
+        Ok(answer)
+    }
+
+    /// `tasks/result`: once the task ended, what its call answered. The client may give up
+    /// waiting (`notifications/cancelled`, or the server stops): the wait ends with the
+    /// request.
+    async fn result_2025(
+        &self,
+        id: String,
+        owner: String,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Value, ErrorData> {
+        let waiting = self.ended(id, owner);
+        let cancelled = context.ct.clone();
+        let work = async move {
+            tokio::select! {
+                ended = waiting => ended,
+                () = cancelled.cancelled() => Err(ErrorData::new(
+                    ErrorCode(-32800),
+                    "tasks/result was cancelled before the task ended",
+                    None,
+                )),
+            }
+        };
+        let record = self.traced("tasks/result", context, work).await?;
+        wire_2025::outcome(&record)
     }
 
     /// `tools/call` with `params.task`: the task is recorded, the answer is the task, and the
@@ -196,14 +234,32 @@ impl McpHandler {
             }
             return Err(AbilityError::unknown(Lookup::Tool, &request.name).to_rpc());
         };
+        // rmcp reads a request's `_meta` apart, into its context.
+        let keyed = context.meta.0.contains_key(crate::IDEMPOTENCY_META_KEY)
+            || request
+                .meta
+                .as_ref()
+                .is_some_and(|meta| meta.0.contains_key(crate::IDEMPOTENCY_META_KEY));
+        if keyed {
+            // A key is never silently ignored; a task is its own record to come back to.
+            return Err(ErrorData::invalid_params(
+                "an idempotency key is not kept for a call run as a task (protocol 2025-11-25): \
+                 send it without the key, and come back to the task by its id",
+                None,
+            ));
+        }
         let args = request.arguments.take().map_or(Value::Null, Value::Object);
-        let owner = self.caller(&context);
+        let owner = self.owner_2025(&context);
         let report = McpHandler::reporter(&context);
         let holding = (self.inner.guards.confirms && ability.needs_confirmation())
             .then(|| self.holder_of(&context));
         let peer = context.peer.clone();
         let cancel = CancellationToken::new();
-        let live = self.inner.tasks.create(&owner, cancel.clone()).await?;
+        let live = self
+            .inner
+            .tasks
+            .create_for(&owner.name, owner.limited, cancel.clone())
+            .await?;
         let created = live.record().await;
         // Questions the handler asks go to the session, as in any call of this version,
         // marked as the task's; the task is `input_required` while one waits.
@@ -222,34 +278,39 @@ impl McpHandler {
             .with_cancellation(cancel)
             .with_timeout(self.inner.tasks.ttl())
             .with_via("task");
-        let inner = Arc::clone(&self.inner);
-        let stages = self.inner.snapshot().view(self.slot).stages();
-        let principal = owner.principal().to_owned();
-        let name = request.name.clone();
-        let id = created.id.clone();
-        let task = id.clone();
-        let run = async move {
-            let held = super::tasks::Held {
-                inner: Arc::clone(&inner),
-                holding,
-            };
-            let call = held.run(&ability, ctx, args, report.as_ref(), stages);
-            let ended = super::tasks::settle(Arc::clone(&inner), Arc::clone(&live), call).await;
-            // The session hears that the task ended (its status, as `tasks/get` reads it).
-            if let Ok(record) = inner.tasks.record(&task, &principal).await {
-                let note = CustomNotification::new(
-                    "notifications/tasks/status",
-                    Some(wire_2025::task(&record)),
-                );
-                let note = ServerNotification::CustomNotification(note);
-                if let Err(error) = peer.send_notification(note).await {
-                    tracing::debug!(%error, "a task's status notification was not sent");
-                }
-            }
-            ended
+        let background = Background {
+            inner: Arc::clone(&self.inner),
+            live,
+            holding,
+            peer,
+            owner: owner.name,
+            report,
         };
-        tokio::spawn(crate::instruments::Instruments::task_run(&name, &id, run));
+        let stages = self.inner.snapshot().view(self.slot).stages();
+        background.spawn(ability, ctx, args, stages, &request.name);
         Ok(wire_2025::created(&created))
+    }
+
+    /// Whose tasks a request's are: an authenticated caller's principal; an anonymous
+    /// caller's session (anonymous callers share one principal, and a list of their tasks
+    /// would show each the others'); an anonymous caller without a session, its client, as
+    /// for its tokens (the task id is then the secret, and it cannot list).
+    fn owner_2025(&self, context: &RequestContext<RoleServer>) -> Owner {
+        let caller = self.caller(context);
+        if !caller.is_anonymous() {
+            return Owner {
+                name: caller.principal().to_owned(),
+                limited: true,
+                known: true,
+            };
+        }
+        let holder = self.holder(context);
+        let known = holder.has_session();
+        Owner {
+            name: format!("{}@{}", caller.principal(), holder.id()),
+            limited: known,
+            known,
+        }
     }
 
     /// `tools/list` of this version: each tool that may run as a task says so in
@@ -308,6 +369,65 @@ impl McpHandler {
         }
         tasks.record(&id, &owner).await
     }
+}
+
+/// What a 2025-11-25 task's call runs with once its request is answered.
+struct Background {
+    inner: Arc<crate::server::Inner>,
+    live: Arc<crate::task::Live>,
+    /// The request's holder, for a call that must be confirmed.
+    holding: Option<(crate::Caller, crate::ledger::Session, Option<Value>)>,
+    /// The session, told when the task ends.
+    peer: rmcp::Peer<RoleServer>,
+    owner: String,
+    report: Option<crate::pipeline::Reporter>,
+}
+
+impl Background {
+    /// Run the call in the background, through the pipeline (and the confirmation gate); its
+    /// outcome recorded, then the session told (`notifications/tasks/status`).
+    fn spawn(
+        self,
+        ability: Arc<crate::Ability>,
+        ctx: crate::Context,
+        args: Value,
+        stages: &'static [&'static dyn crate::pipeline::Stage],
+        name: &str,
+    ) {
+        let id = self.live.id().to_owned();
+        let run = async move {
+            let held = super::tasks::Held {
+                inner: Arc::clone(&self.inner),
+                holding: self.holding,
+            };
+            let call = held.run(&ability, ctx, args, self.report.as_ref(), stages);
+            let live = Arc::clone(&self.live);
+            let ended = super::tasks::settle(Arc::clone(&self.inner), live, call).await;
+            // The session hears that the task ended (its status, as `tasks/get` reads it).
+            if let Ok(record) = self.inner.tasks.record(self.live.id(), &self.owner).await {
+                let note = CustomNotification::new(
+                    "notifications/tasks/status",
+                    Some(wire_2025::task(&record)),
+                );
+                let note = ServerNotification::CustomNotification(note);
+                if let Err(error) = self.peer.send_notification(note).await {
+                    tracing::debug!(%error, "a task's status notification was not sent");
+                }
+            }
+            ended
+        };
+        tokio::spawn(crate::instruments::Instruments::task_run(name, &id, run));
+    }
+}
+
+/// Whose a 2025-11-25 task is.
+struct Owner {
+    /// The owner the records name.
+    name: String,
+    /// It has a share of running tasks of its own.
+    limited: bool,
+    /// It is told apart from other callers: it may list its tasks.
+    known: bool,
 }
 
 /// Stop following a task when `tasks/result` ends (answered, or dropped with its request).

@@ -226,6 +226,18 @@ impl Tasks {
         owner: &crate::Caller,
         cancel: CancellationToken,
     ) -> Result<Arc<Live>, ErrorData> {
+        let limited = !owner.is_anonymous();
+        self.create_for(owner.principal(), limited, cancel).await
+    }
+
+    /// Record a new task of the owner named `owner` (its own share of running tasks when
+    /// `limited`), working; its runner. See [`create`](Self::create).
+    pub(crate) async fn create_for(
+        &self,
+        owner: &str,
+        limited: bool,
+        cancel: CancellationToken,
+    ) -> Result<Arc<Live>, ErrorData> {
         self.sweep().await;
         let too_many = |message: String, limit: usize| {
             ErrorData::new(
@@ -235,13 +247,12 @@ impl Tasks {
             )
         };
         let limits = TaskLimits {
-            per_owner: (!owner.is_anonymous())
-                .then(|| u32::try_from(self.per_caller).unwrap_or(u32::MAX)),
+            per_owner: limited.then(|| u32::try_from(self.per_caller).unwrap_or(u32::MAX)),
             per_server: u32::try_from(self.per_server).unwrap_or(u32::MAX),
             lease_ms: lease::LEASE_MS,
         };
         let id = new_id()?;
-        let record = self.working(id.clone(), owner.principal());
+        let record = self.working(id.clone(), owner);
         // Recorded before anyone hears of it: `tasks/get` finds it as soon as its id is out.
         match self
             .store
@@ -496,13 +507,7 @@ impl Tasks {
     pub(crate) async fn cancel_now(&self, id: &str, owner: &str) -> Result<TaskRecord, ErrorData> {
         let record = self.owned(id, owner).await?;
         if record.status.is_terminal() {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "task {id} already ended ({}): only a running task can be cancelled",
-                    wire_2025::status(&record)
-                ),
-                None,
-            ));
+            return Err(ended(id, &record));
         }
         let cancelled = |mut record: TaskRecord| {
             record.status = TaskStatus::Cancelled;
@@ -514,14 +519,16 @@ impl Tasks {
         match self.running(id) {
             Some(live) => {
                 let mut held = live.record.lock().await;
-                if !held.status.is_terminal() {
-                    *held = cancelled(held.clone());
-                    self.store
-                        .update_task(held.clone())
-                        .await
-                        .map_err(|e| store_failed(&e))?;
-                    live.told(&held).await;
+                if held.status.is_terminal() {
+                    // It ended between the read and now.
+                    return Err(ended(id, &held));
                 }
+                *held = cancelled(held.clone());
+                self.store
+                    .update_task(held.clone())
+                    .await
+                    .map_err(|e| store_failed(&e))?;
+                live.told(&held).await;
                 drop(held);
                 live.cancel.cancel();
             }
@@ -538,12 +545,30 @@ impl Tasks {
                 }
             }
         }
-        self.owned(id, owner).await
+        let now = self.owned(id, owner).await?;
+        if now.status == TaskStatus::Cancelled {
+            Ok(now)
+        } else {
+            // It ended on another replica before the cancellation was recorded.
+            Err(ended(id, &now))
+        }
     }
 
     /// Record how the task's call ended, and forget its runner.
     pub(crate) async fn finish(&self, live: &Live, outcome: Result<CallOutput, AbilityError>) {
         let mut record = live.record.lock().await;
+        if record.status.is_terminal() {
+            // Cancelled (protocol 2025-11-25's `tasks/cancel` ends it at once): it stays so,
+            // whatever the handler returned after.
+            let id = record.id.clone();
+            self.instruments.task_ended(record.status.as_str());
+            drop(record);
+            self.live
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&id);
+            return;
+        }
         let cancelled = live.cancel.is_cancelled();
         match outcome {
             Err(e) if cancelled || e.code() == &ErrorCode::Cancelled => {
@@ -614,6 +639,17 @@ impl Tasks {
             Err(error) => tracing::warn!(%error, "expired tasks could not be swept"),
         }
     }
+}
+
+/// The refusal to cancel task `id`, which ended as `record` says: `-32602`.
+fn ended(id: &str, record: &TaskRecord) -> ErrorData {
+    ErrorData::invalid_params(
+        format!(
+            "task {id} already ended ({}): only a running task can be cancelled",
+            wire_2025::status(record)
+        ),
+        None,
+    )
 }
 
 /// The position a `tasks/list` cursor names: `<created_at_ms>.<id>`.

@@ -18,8 +18,17 @@ pub(crate) fn task(record: &TaskRecord) -> Value {
     let mut task = Map::with_capacity(7);
     task.insert("taskId".into(), json!(record.id));
     task.insert("status".into(), json!(status(record)));
-    if let Some(message) = &record.status_message {
-        task.insert("statusMessage".into(), json!(message));
+    match &record.status_message {
+        Some(message) => {
+            task.insert("statusMessage".into(), json!(message));
+        }
+        None if status(record) == "failed" => {
+            task.insert(
+                "statusMessage".into(),
+                json!("the tool returned an error: read it with tasks/result"),
+            );
+        }
+        None => {}
     }
     task.insert(
         "createdAt".into(),

@@ -252,10 +252,20 @@ impl Store for RedisStore {
                     .query_async(&mut self.conn())
                     .await
                     .map_err(failed)?;
-                if let Some(record) = records::task(&id, &fields)
-                    .filter(|r| r.owner == owner && r.expires_at_ms() >= now_ms)
-                {
-                    found.push(record);
+                match records::task(&id, &fields) {
+                    Some(record) if record.owner == owner && record.expires_at_ms() >= now_ms => {
+                        found.push(record);
+                    }
+                    Some(record) if record.owner == owner => {}
+                    // Swept (or another's): no longer the owner's.
+                    _ => {
+                        let _: i64 = redis::cmd("ZREM")
+                            .arg(&key)
+                            .arg(&id)
+                            .query_async(&mut self.conn())
+                            .await
+                            .map_err(failed)?;
+                    }
                 }
             }
             Ok(found)

@@ -67,6 +67,8 @@ opt(k, 'message', ARGV[5]); opt(k, 'input', ARGV[11]); opt(k, 'result', ARGV[12]
 if running(ARGV[4]) then redis.call('SADD', live, ARGV[2]) end
 index(k, tonumber(ARGV[10]))
 local mine_key = P .. 'owner:' .. ARGV[3]
+-- The owner's tasks by creation; those made a lifetime before this one are gone by now.
+redis.call('ZREMRANGEBYSCORE', mine_key, '-inf', '(' .. fmt(created - tonumber(ARGV[8])))
 redis.call('ZADD', mine_key, ARGV[6], ARGV[2])
 index_later(mine_key, tonumber(ARGV[10]))
 return {0, 0}
