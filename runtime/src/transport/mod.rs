@@ -143,7 +143,7 @@ fn answer_message(
 /// A request of a 2025-11-25 session that the adapter answers as that version's tasks,
 /// renamed for it: only a message that names such a method (or a `task`) is read again.
 fn tasks_2025_request(message: &[u8]) -> Option<Vec<u8>> {
-    let names = |needle: &[u8]| message.windows(needle.len()).any(|w| w == needle);
+    let names = |needle: &[u8]| memchr::memmem::find(message, needle).is_some();
     (names(b"\"tasks/") || names(b"\"task\"") || names(b"\"tools/list\""))
         .then(|| crate::adapter::tasks_2025::renamed(message))
         .flatten()
