@@ -164,29 +164,33 @@ run_workload() { # workload "servers" "tool=args;..."
 for workload in $workloads; do
   case "$workload" in
     shop)
-      step "shop servers: abilities :8101, rmcp :8102, FastMCP :8103, TypeScript SDK :8104"
+      step "shop servers: abilities :8101, rmcp :8102 (defaults) and :8105 (json_response), FastMCP :8103, TypeScript SDK :8104"
       start shop-abilities 8101 "$bin/shop_site" --http 127.0.0.1:8101
       start shop-rmcp 8102 "$bin/shop_rmcp" --http 127.0.0.1:8102
+      start shop-rmcp-json 8105 "$bin/shop_rmcp" --http 127.0.0.1:8105 --json-response
       start shop-fastmcp 8103 "$py" "$root/bench/peers/python/serve.py" --workload shop --port 8103
       start shop-ts-sdk 8104 node "$root/bench/peers/node/shop.mjs" --port 8104
       python3 "$root/scripts/shop_check.py" abilities="${url_of[shop-abilities]}" \
-        rmcp="${url_of[shop-rmcp]}" fastmcp="${url_of[shop-fastmcp]}" ts-sdk="${url_of[shop-ts-sdk]}"
-      run_workload shop "abilities rmcp fastmcp ts-sdk" \
+        rmcp="${url_of[shop-rmcp]}" rmcp-json="${url_of[shop-rmcp-json]}" \
+        fastmcp="${url_of[shop-fastmcp]}" ts-sdk="${url_of[shop-ts-sdk]}"
+      run_workload shop "abilities rmcp-json rmcp fastmcp ts-sdk" \
         'search_products={};get_user_cart={"user_id": "user-00007"};checkout={"user_id": "user-00007", "items": [{"product_id": 42, "quantity": 2}, {"product_id": 1337, "quantity": 1}]}'
-      for server in abilities rmcp fastmcp ts-sdk; do kill "${pid_of[shop-$server]}"; done
+      for server in abilities rmcp rmcp-json fastmcp ts-sdk; do kill "${pid_of[shop-$server]}"; done
       ;;
     hello)
-      step "hello servers: abilities :8111, rmcp :8112, FastMCP :8113, TypeScript SDK :8114, bare :8115"
+      step "hello servers: abilities :8111, rmcp :8112 (defaults) and :8116 (json_response), FastMCP :8113, TypeScript SDK :8114, bare :8115"
       start hello-abilities 8111 "$bin/site" --http 127.0.0.1:8111 --db "$work/site.db"
       start hello-rmcp 8112 "$bin/rmcp_site" --http 127.0.0.1:8112 --db "$work/site.db"
+      start hello-rmcp-json 8116 "$bin/rmcp_site" --http 127.0.0.1:8116 --db "$work/site.db" --json-response
       start hello-fastmcp 8113 "$py" "$root/bench/peers/python/serve.py" --workload hello \
         --port 8113 --db "$work/site.db"
       start hello-ts-sdk 8114 node "$root/bench/peers/node/hello.mjs" --port 8114 --db "$work/site.db"
       start hello-bare 8115 "$bin/bare_site" --http 127.0.0.1:8115 --db "$work/site.db"
       python3 "$root/scripts/shop_check.py" --workload hello abilities="${url_of[hello-abilities]}" \
-        rmcp="${url_of[hello-rmcp]}" fastmcp="${url_of[hello-fastmcp]}" ts-sdk="${url_of[hello-ts-sdk]}"
-      run_workload hello "abilities rmcp fastmcp ts-sdk bare" 'my-plugin-count-posts={"input": "post"}'
-      for server in abilities rmcp fastmcp ts-sdk bare; do kill "${pid_of[hello-$server]}"; done
+        rmcp="${url_of[hello-rmcp]}" rmcp-json="${url_of[hello-rmcp-json]}" \
+        fastmcp="${url_of[hello-fastmcp]}" ts-sdk="${url_of[hello-ts-sdk]}"
+      run_workload hello "abilities rmcp-json rmcp fastmcp ts-sdk bare" 'my-plugin-count-posts={"input": "post"}'
+      for server in abilities rmcp rmcp-json fastmcp ts-sdk bare; do kill "${pid_of[hello-$server]}"; done
       ;;
     *) echo "unknown workload: $workload" >&2; exit 2 ;;
   esac

@@ -23,6 +23,11 @@ struct Args {
     /// Serve streamable HTTP at /mcp on this address instead of stdio.
     #[arg(long)]
     http: Option<SocketAddr>,
+    /// Answer with plain JSON where rmcp may (`StreamableHttpServerConfig::json_response`,
+    /// as the public cross-SDK benchmark and rmcp's docs configure it for request-response
+    /// tools), instead of rmcp's default SSE stream.
+    #[arg(long)]
+    json_response: bool,
     /// The SQLite database (created and seeded if missing).
     #[arg(long, default_value = "site.db")]
     db: PathBuf,
@@ -35,7 +40,7 @@ async fn main() -> ExitCode {
     let args = Args::parse();
     let run = async {
         let site = RmcpSite::new(Arc::new(Db::open(&args.db)?));
-        rmcp_serve::serve(site, args.http).await
+        rmcp_serve::serve(site, args.http, args.json_response).await
     };
     match run.await {
         Ok(()) => ExitCode::SUCCESS,

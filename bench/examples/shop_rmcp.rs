@@ -24,6 +24,11 @@ struct Args {
     /// Serve streamable HTTP at /mcp on this address instead of stdio.
     #[arg(long)]
     http: Option<SocketAddr>,
+    /// Answer with plain JSON where rmcp may (`StreamableHttpServerConfig::json_response`,
+    /// as the public cross-SDK benchmark and rmcp's docs configure it for request-response
+    /// tools), instead of rmcp's default SSE stream.
+    #[arg(long)]
+    json_response: bool,
     /// Redis.
     #[arg(long, default_value = "redis://127.0.0.1:6390")]
     redis: String,
@@ -101,7 +106,7 @@ async fn main() -> ExitCode {
             shop: Shop::connect(&args.redis, &args.api, "rmcp").await?,
             tool_router: RmcpShop::tool_router(),
         };
-        rmcp_serve::serve(server, args.http).await
+        rmcp_serve::serve(server, args.http, args.json_response).await
     };
     match run.await {
         Ok(()) => ExitCode::SUCCESS,

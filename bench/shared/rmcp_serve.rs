@@ -21,10 +21,13 @@ pub(crate) fn logging() {
         .init();
 }
 
-/// Serve `server` over streamable HTTP on `http`, or over stdio without it, until it ends.
+/// Serve `server` over streamable HTTP on `http`, or over stdio without it, until it ends;
+/// with `json_response`, plain JSON answers where rmcp may give them (its configuration at its
+/// best for request-response tools), else rmcp's defaults (an SSE stream per answer).
 pub(crate) async fn serve<S>(
     server: S,
     http: Option<SocketAddr>,
+    json_response: bool,
 ) -> Result<(), Box<dyn std::error::Error>>
 where
     S: ServerHandler + Clone + Send + Sync + 'static,
@@ -34,7 +37,7 @@ where
             let service = StreamableHttpService::new(
                 move || Ok(server.clone()),
                 Arc::new(LocalSessionManager::default()),
-                StreamableHttpServerConfig::default(),
+                StreamableHttpServerConfig::default().with_json_response(json_response),
             );
             let router = abilities::http::axum::Router::new().nest_service("/mcp", service);
             let listener = tokio::net::TcpListener::bind(addr).await?;
