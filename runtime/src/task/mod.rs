@@ -8,6 +8,7 @@
 //! of the server, and a task its process did not live to finish reads as `failed`.
 
 mod lease;
+mod list;
 mod live;
 mod watch;
 mod wire;
@@ -48,8 +49,6 @@ const SWEEP_EVERY_MS: u64 = 60_000;
 /// The status message of a task a call did not become after all (see [`Tasks::discard`]):
 /// no list shows it.
 const DISCARDED: &str = "answered in its request, not as a task";
-/// How many tasks one `tasks/list` page holds.
-const LIST_PAGE: usize = 50;
 
 /// A new task id: 128 random bits, in hex.
 fn new_id() -> Result<String, ErrorData> {
@@ -465,42 +464,6 @@ impl Tasks {
         self.owned(id, owner).await
     }
 
-    /// `tasks/list` (protocol 2025-11-25): one page of `owner`'s tasks in the order they
-    /// were created, and the cursor of the next page when there is one. A cursor is the
-    /// position of the last task of its page; one this server did not write is refused.
-    pub(crate) async fn list(
-        &self,
-        owner: &str,
-        cursor: Option<&str>,
-    ) -> Result<(Vec<TaskRecord>, Option<String>), ErrorData> {
-        self.sweep().await;
-        let after = match cursor {
-            None => None,
-            Some(cursor) => Some(position(cursor).ok_or_else(|| {
-                ErrorData::invalid_params(
-                    "Invalid params for tasks/list: the cursor is not one this server gave",
-                    None,
-                )
-            })?),
-        };
-        let mut page = self
-            .store
-            .tasks_of(owner, now_ms(), after, LIST_PAGE + 1)
-            .await
-            .map_err(|e| store_failed(&e))?;
-        let more = page.len() > LIST_PAGE;
-        page.truncate(LIST_PAGE);
-        let next = more
-            .then(|| page.last().map(|r| format!("{}.{}", r.created_at_ms, r.id)))
-            .flatten();
-        page.retain(|r| r.status_message.as_deref() != Some(DISCARDED));
-        let mut shown = Vec::with_capacity(page.len());
-        for record in page {
-            shown.push(self.unless_abandoned(record).await);
-        }
-        Ok((shown, next))
-    }
-
     /// `tasks/cancel` of protocol 2025-11-25: the task is `cancelled` from now on (its
     /// handler is asked to stop, here or on the replica running it) and the answer is the
     /// task as recorded. A task that already ended cannot be cancelled: `-32602`.
@@ -650,11 +613,4 @@ fn ended(id: &str, record: &TaskRecord) -> ErrorData {
         ),
         None,
     )
-}
-
-/// The position a `tasks/list` cursor names: `<created_at_ms>.<id>`.
-fn position(cursor: &str) -> Option<(u64, &str)> {
-    let (at, id) = cursor.split_once('.')?;
-    let valid = !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_hexdigit());
-    valid.then_some((at.parse().ok()?, id))
 }

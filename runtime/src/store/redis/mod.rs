@@ -3,6 +3,7 @@
 //! other over pub/sub.
 
 mod listener;
+mod listing;
 mod records;
 mod scripts;
 mod streams;
@@ -226,50 +227,7 @@ impl Store for RedisStore {
         after: Option<(u64, &'a str)>,
         limit: usize,
     ) -> StoreFuture<'a, Vec<TaskRecord>> {
-        Box::pin(async move {
-            // The owner's ids by creation time (members of one score sort by id, as the
-            // order wants), from the position on; records gone since are skipped.
-            let key = format!("{PREFIX}owner:{owner}");
-            let from = after.map_or(0, |(at, _)| at);
-            let ids: Vec<(String, u64)> = redis::cmd("ZRANGEBYSCORE")
-                .arg(&key)
-                .arg(from)
-                .arg("+inf")
-                .arg("WITHSCORES")
-                .query_async(&mut self.conn())
-                .await
-                .map_err(failed)?;
-            let mut found = Vec::new();
-            for (id, at) in ids {
-                if found.len() >= limit {
-                    break;
-                }
-                if after.is_some_and(|(a, i)| (at, id.as_str()) <= (a, i)) {
-                    continue;
-                }
-                let fields: HashMap<String, String> = redis::cmd("HGETALL")
-                    .arg(format!("{PREFIX}task:{id}"))
-                    .query_async(&mut self.conn())
-                    .await
-                    .map_err(failed)?;
-                match records::task(&id, &fields) {
-                    Some(record) if record.owner == owner && record.expires_at_ms() >= now_ms => {
-                        found.push(record);
-                    }
-                    Some(record) if record.owner == owner => {}
-                    // Swept (or another's): no longer the owner's.
-                    _ => {
-                        let _: i64 = redis::cmd("ZREM")
-                            .arg(&key)
-                            .arg(&id)
-                            .query_async(&mut self.conn())
-                            .await
-                            .map_err(failed)?;
-                    }
-                }
-            }
-            Ok(found)
-        })
+        Box::pin(listing::tasks_of(self, owner, now_ms, after, limit))
     }
 
     fn update_task(&self, r: TaskRecord) -> StoreFuture<'_, ()> {
