@@ -9,6 +9,10 @@
 //!         object      Registry::call of an ability with named parameters
 //!         handler     ServerHandler::call_tool of a server (what a transport calls)
 //!         rmcp        ServerHandler::call_tool of the same tool written with rmcp's macros
+//!
+//! call_instructions sizes
+//!   the size in bytes of the future `ServerHandler::call_tool` returns, for the server and
+//!   for the tool written with rmcp's macros (every poll of a call may move it)
 //! ```
 
 use std::hint::black_box;
@@ -141,6 +145,17 @@ fn handler_calls<S: ServerHandler + Clone>(n: u64, handler: S) {
     }
 }
 
+/// The size of the future `call_tool` returns for `handler`.
+fn call_future_size<S: ServerHandler + Clone>(handler: S) -> usize {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("runtime: {e}"));
+    let peer = rt.block_on(peer(handler.clone()));
+    let ctx = RequestContext::new(rmcp::model::NumberOrString::Number(1), peer);
+    std::mem::size_of_val(&ServerHandler::call_tool(&handler, params(), ctx))
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let path = args.next().unwrap_or_default();
@@ -164,8 +179,18 @@ fn main() {
                 tool_router: RmcpCount::tool_router(),
             },
         ),
+        "sizes" => {
+            let server = Server::builder()
+                .build()
+                .unwrap_or_else(|e| panic!("server: {e}"));
+            let ours = call_future_size(server.handler(None));
+            let rmcp = call_future_size(RmcpCount {
+                tool_router: RmcpCount::tool_router(),
+            });
+            println!("handler: {ours} bytes\nrmcp: {rmcp} bytes");
+        }
         other => {
-            eprintln!("unknown path '{other}': flattened, object, handler or rmcp");
+            eprintln!("unknown path '{other}': flattened, object, handler, rmcp or sizes");
             std::process::exit(2);
         }
     }

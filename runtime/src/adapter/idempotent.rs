@@ -2,8 +2,12 @@
 //! per caller and key within the window; its retries, on any replica sharing the store, get
 //! its first answer.
 
-use rmcp::RoleServer;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+
+use futures_util::future::Either;
+use rmcp::RoleServer;
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorData};
 use rmcp::service::RequestContext;
@@ -83,13 +87,15 @@ impl McpHandler {
         response
     }
 
-    /// A `tools/call`, once; `attempt` records whether a handler started.
-    pub(super) async fn call_tool_once(
+    /// A `tools/call`, once; `attempt` records whether a handler started. What only checks
+    /// runs now; the future keeps what the call needs after its handler, and nothing of the
+    /// request it no longer reads.
+    pub(super) fn call_tool_once(
         &self,
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
         attempt: Option<Arc<Attempt>>,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + '_ {
         let args = request.arguments.take().map_or(Value::Null, Value::Object);
         let snapshot = self.inner.snapshot();
         if let Some(ability) = snapshot
@@ -101,43 +107,53 @@ impl McpHandler {
             let speaks_2025 = super::tasks_2025::speaks(&context);
             if tasks::declared(&context) && !speaks_2025 {
                 // Boxed: the common path's future stays small.
-                return Box::pin(self.call_as_task(ability, request, args, context, attempt)).await;
+                let task = self.call_as_task(ability, request, args, context, attempt);
+                return Either::Left(Box::pin(task) as Boxed<'_>);
             }
             if ability.task_support() == crate::TaskSupport::Required {
-                return Err(if speaks_2025 {
+                let refused = if speaks_2025 {
                     super::tasks_2025::required(&request.name)
                 } else {
                     tasks::required()
-                });
+                };
+                return Either::Left(Box::pin(std::future::ready(Err(refused))));
             }
         }
-        let served = Served {
-            holder: self.holder(&context),
-            guards: &self.inner.guards,
-            report: McpHandler::reporter(&context),
-            skills: &snapshot.skills,
-        };
-        let (mut ctx, question) =
-            self.asking_context(context, Asked::tool_call(&mut request, &args), None)?;
-        if let Some(attempt) = &attempt {
-            ctx = ctx.with_attempt(Arc::clone(attempt));
-        }
-        let result = snapshot
-            .view(self.slot)
-            .call(&snapshot.registry, ctx, &served, &request.name, args)
-            .await;
-        let failed = result.as_ref().map_or(true, |r| r.is_error == Some(true));
-        let rounds = Pending::answer(question.as_ref(), &self.inner, failed);
-        if let (Some(attempt), Ok(Some(_)) | Err(_)) = (&attempt, &rounds) {
-            // A question, a capability to declare or answers too large: not an outcome.
-            attempt.ask();
-        }
-        match rounds? {
-            Some(input) => Ok(input.into()),
-            None => result.map(Into::into),
-        }
+        let holder = self.holder(&context);
+        let report = McpHandler::reporter(&context);
+        let asked = self.asking_context(context, Asked::tool_call(&mut request, &args), None);
+        let name = request.name;
+        Either::Right(async move {
+            let (mut ctx, question) = asked?;
+            if let Some(attempt) = &attempt {
+                ctx = ctx.with_attempt(Arc::clone(attempt));
+            }
+            let served = Served {
+                holder,
+                guards: &self.inner.guards,
+                report,
+                skills: &snapshot.skills,
+            };
+            let result = snapshot
+                .view(self.slot)
+                .call(&snapshot.registry, ctx, &served, &name, args)
+                .await;
+            let failed = result.as_ref().map_or(true, |r| r.is_error == Some(true));
+            let rounds = Pending::answer(question.as_ref(), &self.inner, failed);
+            if let (Some(attempt), Ok(Some(_)) | Err(_)) = (&attempt, &rounds) {
+                // A question, a capability to declare or answers too large: not an outcome.
+                attempt.ask();
+            }
+            match rounds? {
+                Some(input) => Ok(input.into()),
+                None => result.map(Into::into),
+            }
+        })
     }
 }
+
+/// A `tools/call` on a rarer path, boxed apart.
+type Boxed<'a> = Pin<Box<dyn Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a>>;
 
 /// The first call's answer, as recorded.
 fn replay(outcome: Recorded) -> Result<CallToolResponse, ErrorData> {

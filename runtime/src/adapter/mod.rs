@@ -19,9 +19,11 @@ mod tasks;
 pub(crate) mod tasks_2025;
 mod traced;
 
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
+use futures_util::future::Either;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ErrorData,
     GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
@@ -398,19 +400,18 @@ impl ServerHandler for McpHandler {
         self.inner.snapshot().view(self.slot).tool(name).cloned()
     }
 
-    async fn call_tool(
+    fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + '_ {
         let traced = self.span("tools/call", Some(&request.name), &context);
-        let call = async move {
-            match context.meta.0.get(crate::IDEMPOTENCY_META_KEY).cloned() {
-                None => self.call_tool_once(request, context, None).await,
-                Some(key) => Box::pin(self.call_idempotent(key, request, context)).await,
-            }
+        // Not an `async fn`: the request is not kept in the future beside the call's own.
+        let call = match context.meta.0.get(crate::IDEMPOTENCY_META_KEY).cloned() {
+            None => Either::Left(self.call_tool_once(request, context, None)),
+            Some(key) => Either::Right(Box::pin(self.call_idempotent(key, request, context))),
         };
-        traced.run(call, traced::tool_error).await
+        traced.run(call, traced::tool_error)
     }
 
     async fn get_task(

@@ -26,6 +26,7 @@ mod order;
 mod output;
 pub(crate) mod rate;
 mod report;
+mod running;
 mod stages;
 mod traced;
 
@@ -42,6 +43,7 @@ pub(crate) use confirm::{Confirm, TOKEN_ARGUMENT};
 pub(crate) use confirm::{Policy, Retry};
 pub use output::CallOutput;
 pub(crate) use report::{Reading, Reporter, report};
+pub(crate) use running::Running;
 
 use crate::audit::Audit;
 use crate::error::Lookup;
@@ -391,50 +393,49 @@ pub(crate) type Settle<'a> = Box<dyn FnOnce(Result<&CallOutput, &AbilityError>) 
 ///
 /// The stages that only check run at once, when the future is made (a pipeline future is
 /// always awaited where it is made): with none that waits (native tools, meta,
-/// `Ability::call`), the future keeps only the running handler, and a call's context and
-/// arguments are not carried through every level of it. From the first stage that may wait
-/// (a rate kept in the shared store, MCP-AQL's confirmation gate) the rest run in an async
-/// continuation.
+/// `Ability::call`) and nothing enclosing the call, the future is the running handler and
+/// what hears its outcome, small and moved cheaply, and a call's context and arguments are
+/// not carried through every level of it. From the first stage that may wait (a rate kept
+/// in the shared store, MCP-AQL's confirmation gate), or inside a span, the rest run in one
+/// boxed continuation.
 pub(crate) fn run<'a>(
     ability: &'a Ability,
     ctx: Context,
     args: Value,
     around: Around<'a>,
     surface: &'a [&'a dyn Stage],
-) -> impl Future<Output = Result<CallOutput, AbilityError>> + Send + 'a {
+) -> Running<'a> {
     // The links that watch the whole call (the server's audit trail) look first.
     let (watching, enclosing) = around.watchers(ability, &ctx, &args);
     let start = start(ability, ctx, args, around, surface);
-    async move {
-        let work = async {
-            let (handler, finish) = match start {
-                Start::Handler(handler, finish) => (handler, finish),
-                Start::Waiting(call, done) => {
-                    let rest =
-                        Order::new(call.ability, around, call.ctx.continues(), surface).skip(done);
-                    Box::pin(waiting(*call, around, rest)).await?
-                }
-                Start::Refused(error) => return Err(error),
+    let state = match (start, enclosing) {
+        // The common call: the handler runs in this future, nothing around it.
+        (Start::Handler(handler, finish), None) => running::State::Handler(handler, finish),
+        (Start::Refused(error), None) => running::State::Refused(Some(error)),
+        (start, enclosing) => running::State::Boxed(Box::pin(async move {
+            let work = async {
+                let (handler, finish) = match start {
+                    Start::Handler(handler, finish) => (handler, finish),
+                    Start::Waiting(call, done) => {
+                        let rest = Order::new(call.ability, around, call.ctx.continues(), surface)
+                            .skip(done);
+                        waiting(*call, around, rest).await?
+                    }
+                    Start::Refused(error) => return Err(error),
+                };
+                let mut output = handler.await?;
+                running::finish(&mut output, finish);
+                Ok(output)
             };
-            let mut output = handler.await?;
-            if let Some(finish) = finish {
-                for finish in finish.into_iter().rev() {
-                    finish(&mut output);
-                }
+            // The work stays where it is: awaited in place, or through what encloses it.
+            let work = std::pin::pin!(work);
+            match enclosing {
+                Some(enclose) => enclose(work).await,
+                None => work.await,
             }
-            Ok(output)
-        };
-        // The work stays where it is: awaited in place, or through what encloses it.
-        let work = std::pin::pin!(work);
-        let outcome = match enclosing {
-            Some(enclose) => enclose(work).await,
-            None => work.await,
-        };
-        if let Some(settle) = watching {
-            settle(outcome.as_ref());
-        }
-        outcome
-    }
+        })),
+    };
+    Running::new(state, watching)
 }
 
 /// Where a call stands once the stages that only check have run.

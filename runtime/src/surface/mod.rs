@@ -14,6 +14,7 @@ use crate::pipeline::{self, Around, Confirm, Guards, Reporter, Stage};
 use crate::rpc::ToRpc;
 
 use crate::{AbilityError, CallOutput, Context, Registry};
+pub(crate) use tool_call::ToolCall;
 
 /// Who a call is served for and what the server puts around it: the request's holder (of
 /// confirmation tokens and idempotency keys) and the server's rate limits and audit trail.
@@ -37,6 +38,7 @@ pub(crate) mod meta;
 pub(crate) mod native;
 pub(crate) mod standard;
 pub(crate) mod strict;
+mod tool_call;
 
 /// How a server presents its registry as MCP tools. One server can serve several surfaces at
 /// once, each on its own HTTP path (see
@@ -180,7 +182,9 @@ pub(crate) struct View {
     pub(crate) tools: Vec<Tool>,
     /// The sort key of each tool, ascending: where a page cursor resumes.
     pub(crate) ranks: Vec<String>,
-    index: HashMap<String, (Entry, usize)>,
+    /// Read on every call with a name the client sent, never written after registration: a
+    /// fast seeded hash (no insert a client makes can degrade it).
+    index: HashMap<String, (Entry, usize), foldhash::fast::RandomState>,
     /// Whether each tool's input schema asks for `Mcp-Param-*` headers (`x-mcp-header`).
     param_headers: Vec<bool>,
     #[cfg(feature = "aql")]
@@ -338,17 +342,19 @@ impl View {
         false
     }
 
-    /// Call the tool named `name` through this surface.
-    pub(crate) async fn call(
-        &self,
-        registry: &Registry,
+    /// Call the tool named `name` through this surface. The common call (an ability's tool,
+    /// nothing to confirm) is its pipeline's future and the mapping of its outcome; the
+    /// rarer ones are boxed apart.
+    pub(crate) fn call<'a>(
+        &'a self,
+        registry: &'a Registry,
         ctx: Context,
-        served: &Served<'_>,
+        served: &'a Served<'_>,
         name: &str,
         args: Value,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> ToolCall<'a> {
         let Some((entry, _)) = self.index.get(name) else {
-            return Err(AbilityError::unknown(Lookup::Tool, name).to_rpc());
+            return ToolCall::ready(Err(AbilityError::unknown(Lookup::Tool, name).to_rpc()));
         };
         if let (Some(report), false) = (&served.report, matches!(entry, Entry::Ability(_))) {
             report.no_scope();
@@ -356,39 +362,40 @@ impl View {
         match entry {
             Entry::SiteContext => {
                 let output = CallOutput::structured_only(native::site_context(ctx.site()));
-                self.finish(Ok(output))
+                ToolCall::ready(self.finish(Ok(output)))
             }
             Entry::Ability(i) => {
                 let Some(ability) = registry.at(*i) else {
-                    return self.finish(Err(AbilityError::internal(
+                    return ToolCall::ready(self.finish(Err(AbilityError::internal(
                         "the tool table is inconsistent",
-                    )));
+                    ))));
                 };
                 let mut args = args;
                 if let Some(gate) =
                     Confirm::of_tool(ability, &served.holder, served.guards, &mut args)
                 {
-                    return self
-                        .finish(Box::pin(self.confirmed(ability, ctx, served, args, gate)).await);
+                    let confirmed = self.confirmed(ability, ctx, served, args, gate);
+                    return ToolCall::boxed(async move { self.finish(confirmed.await) });
                 }
-                let stages = self.stages();
-                // Not boxed: the handler's waiting path is boxed apart, so this future stays
-                // small, and a call saves an allocation.
                 let around = Around::new(served.guards, served.report.as_ref(), ability);
-                let outcome = pipeline::run(ability, ctx, args, around, stages).await;
-                self.finish(outcome)
+                let running = pipeline::run(ability, ctx, args, around, self.stages());
+                ToolCall::Running(self, running)
             }
-            Entry::Discover => Ok(meta::discover(registry)),
-            Entry::GetInfo => Ok(meta::get_info(registry, &args, ctx.site().is_some())),
-            Entry::Execute => Ok(Box::pin(meta::execute(registry, ctx, served, args)).await),
+            Entry::Discover => ToolCall::ready(Ok(meta::discover(registry))),
+            Entry::GetInfo => {
+                ToolCall::ready(Ok(meta::get_info(registry, &args, ctx.site().is_some())))
+            }
+            Entry::Execute => {
+                ToolCall::boxed(async move { Ok(meta::execute(registry, ctx, served, args).await) })
+            }
             #[cfg(feature = "aql")]
             Entry::Aql(endpoint) => match &self.aql {
-                Some(table) => {
-                    Ok(Box::pin(aql::call(table, registry, endpoint, ctx, served, args)).await)
-                }
-                None => self.finish(Err(AbilityError::internal(
+                Some(table) => ToolCall::boxed(async move {
+                    Ok(aql::call(table, registry, endpoint, ctx, served, args).await)
+                }),
+                None => ToolCall::ready(self.finish(Err(AbilityError::internal(
                     "the tool table is inconsistent",
-                ))),
+                )))),
             },
         }
     }
@@ -418,7 +425,7 @@ impl View {
     }
 
     /// The tool result (or, in standard mode, JSON-RPC error) of a pipeline outcome.
-    fn finish(
+    pub(super) fn finish(
         &self,
         outcome: Result<CallOutput, AbilityError>,
     ) -> Result<CallToolResult, ErrorData> {

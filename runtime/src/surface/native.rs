@@ -105,15 +105,19 @@ pub(crate) fn result(outcome: Result<CallOutput, AbilityError>) -> CallToolResul
 pub(crate) fn success(output: CallOutput, pretty: bool) -> CallToolResult {
     let (structured, content) = output.into_wire();
     let mut result = match structured {
-        Some(value) if pretty => {
-            let text = serde_json::to_string_pretty(&value);
-            let mut result = CallToolResult::structured(value);
-            if let Ok(text) = text {
-                result.content = vec![ContentBlock::text(text)];
-            }
+        Some(value) => {
+            // Written straight to bytes: `Value`'s `Display` goes through a formatter per
+            // token. A `Value` always serializes.
+            let text = if pretty {
+                serde_json::to_string_pretty(&value)
+            } else {
+                serde_json::to_string(&value)
+            };
+            let mut result =
+                CallToolResult::success(vec![ContentBlock::text(text.unwrap_or_default())]);
+            result.structured_content = Some(value);
             result
         }
-        Some(value) => CallToolResult::structured(value),
         None => CallToolResult::success(Vec::new()),
     };
     for block in content.into_iter().flatten() {
