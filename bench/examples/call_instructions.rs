@@ -11,8 +11,10 @@
 //!         rmcp        ServerHandler::call_tool of the same tool written with rmcp's macros
 //!
 //! call_instructions sizes
-//!   the size in bytes of the future `ServerHandler::call_tool` returns, for the server and
-//!   for the tool written with rmcp's macros (every poll of a call may move it)
+//!   the size in bytes of the future `ServerHandler::call_tool` returns, and of rmcp's
+//!   dispatch of a request to it (`Service::handle_request`, as large as the handler's
+//!   largest method: what a transport spawns), for the server and for the tool written with
+//!   rmcp's macros
 //! ```
 
 use std::hint::black_box;
@@ -145,15 +147,19 @@ fn handler_calls<S: ServerHandler + Clone>(n: u64, handler: S) {
     }
 }
 
-/// The size of the future `call_tool` returns for `handler`.
-fn call_future_size<S: ServerHandler + Clone>(handler: S) -> usize {
+/// The sizes of the futures `call_tool` and `handle_request` return for `handler`.
+fn call_future_sizes<S: ServerHandler + Clone>(handler: S) -> (usize, usize) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap_or_else(|e| panic!("runtime: {e}"));
     let peer = rt.block_on(peer(handler.clone()));
-    let ctx = RequestContext::new(rmcp::model::NumberOrString::Number(1), peer);
-    std::mem::size_of_val(&ServerHandler::call_tool(&handler, params(), ctx))
+    let ctx = || RequestContext::new(rmcp::model::NumberOrString::Number(1), peer.clone());
+    let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(params()));
+    (
+        std::mem::size_of_val(&ServerHandler::call_tool(&handler, params(), ctx())),
+        std::mem::size_of_val(&rmcp::Service::handle_request(&handler, request, ctx())),
+    )
 }
 
 fn main() {
@@ -183,11 +189,15 @@ fn main() {
             let server = Server::builder()
                 .build()
                 .unwrap_or_else(|e| panic!("server: {e}"));
-            let ours = call_future_size(server.handler(None));
-            let rmcp = call_future_size(RmcpCount {
+            let ours = call_future_sizes(server.handler(None));
+            let rmcp = call_future_sizes(RmcpCount {
                 tool_router: RmcpCount::tool_router(),
             });
-            println!("handler: {ours} bytes\nrmcp: {rmcp} bytes");
+            println!("call_tool: handler {} bytes, rmcp {} bytes", ours.0, rmcp.0);
+            println!(
+                "handle_request: handler {} bytes, rmcp {} bytes",
+                ours.1, rmcp.1
+            );
         }
         other => {
             eprintln!("unknown path '{other}': flattened, object, handler, rmcp or sizes");

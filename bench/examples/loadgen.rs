@@ -14,6 +14,8 @@
 
 #[path = "../shared/load_url.rs"]
 mod load_url;
+#[path = "../shared/stdio_bulk.rs"]
+mod stdio_bulk;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -464,9 +466,34 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             row("stdio", name, &run, "");
             rates.insert(("stdio", *name), (run.calls_per_sec, run.cpu_per_call));
         }
+        // The same calls written ahead, so the server, not the pipe, is the bound.
+        let total = args.clients * args.calls;
+        let mut bulk: Vec<Vec<Run>> = servers.iter().map(|_| Vec::new()).collect();
+        for round in 0..args.rounds {
+            for k in 0..servers.len() {
+                let i = (k + round) % servers.len();
+                let (name, bin) = &servers[i];
+                let db = tmp.join(format!("{name}-bulk.db"));
+                let run = stdio_bulk::run(bin, &db, total, CALL, cpu_time).await?;
+                bulk[i].push(Run {
+                    calls_per_sec: run.calls_per_sec,
+                    p50: Duration::ZERO,
+                    p99: Duration::ZERO,
+                    cpu_per_call: run.cpu_per_call,
+                });
+            }
+        }
+        for ((name, _), runs) in servers.iter().zip(bulk) {
+            let run = median(runs);
+            row("stdio, written ahead", name, &run, "");
+            rates.insert(
+                ("stdio, written ahead", *name),
+                (run.calls_per_sec, run.cpu_per_call),
+            );
+        }
     }
     println!();
-    for transport in ["http", "stdio"] {
+    for transport in ["http", "stdio", "stdio, written ahead"] {
         if let (Some(ours), Some(theirs), Some(floor)) = (
             rates.get(&(transport, "abilities")),
             rates.get(&(transport, "rmcp")),

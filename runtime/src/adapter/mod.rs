@@ -324,7 +324,9 @@ impl ServerHandler for McpHandler {
     ) -> Result<rmcp::model::CustomResult, ErrorData> {
         if let Some(method) = request.method.strip_prefix(tasks_2025::PREFIX) {
             let method = method.to_owned();
-            return self.tasks_2025(&method, request.params, context).await;
+            // Boxed: rmcp's dispatch future is as large as its largest method's, and every
+            // request (a `tools/call` too) moves it.
+            return Box::pin(self.tasks_2025(&method, request.params, context)).await;
         }
         if client::is_stateless(&context) && REMOVED.contains(&request.method.as_str()) {
             return Err(removed(&request.method));
@@ -357,7 +359,7 @@ impl ServerHandler for McpHandler {
     ) -> Result<rmcp::model::InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
         if let Some(kept) = &self.kept {
-            self.join(kept, &context).await?;
+            Box::pin(self.join(kept, &context)).await?;
         }
         self.negotiate_initialize(&request)
     }
@@ -421,12 +423,8 @@ impl ServerHandler for McpHandler {
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
         let owner = self.caller(&context);
         let tasks = &self.inner.tasks;
-        self.traced(
-            "tasks/get",
-            &context,
-            tasks.get(&request.task_id, owner.principal()),
-        )
-        .await
+        let get = Box::pin(tasks.get(&request.task_id, owner.principal()));
+        self.traced("tasks/get", &context, get).await
     }
 
     async fn update_task(
@@ -436,7 +434,8 @@ impl ServerHandler for McpHandler {
     ) -> Result<(), ErrorData> {
         let owner = self.caller(&context);
         let tasks = &self.inner.tasks;
-        let update = tasks.update(&request.task_id, owner.principal(), request.input_responses);
+        let update =
+            Box::pin(tasks.update(&request.task_id, owner.principal(), request.input_responses));
         self.traced("tasks/update", &context, update).await
     }
 
@@ -447,7 +446,7 @@ impl ServerHandler for McpHandler {
     ) -> Result<(), ErrorData> {
         let owner = self.caller(&context);
         let tasks = &self.inner.tasks;
-        let cancel = tasks.cancel(&request.task_id, owner.principal());
+        let cancel = Box::pin(tasks.cancel(&request.task_id, owner.principal()));
         self.traced("tasks/cancel", &context, cancel).await
     }
 
@@ -528,7 +527,9 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let traced = self.span("resources/read", None, &context);
-        traced.run(self.read(request, context), traced::never).await
+        traced
+            .run(Box::pin(self.read(request, context)), traced::never)
+            .await
     }
 
     async fn subscribe(
@@ -568,7 +569,8 @@ impl ServerHandler for McpHandler {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        self.listen_stream(context).await
+        // Boxed, as the rarer requests' work is: see `on_custom_request`.
+        Box::pin(self.listen_stream(context)).await
     }
 
     async fn list_prompts(
@@ -596,7 +598,7 @@ impl ServerHandler for McpHandler {
     ) -> Result<GetPromptResponse, ErrorData> {
         let traced = self.span("prompts/get", Some(&request.name), &context);
         traced
-            .run(self.prompt(request, context), traced::never)
+            .run(Box::pin(self.prompt(request, context)), traced::never)
             .await
     }
 

@@ -66,12 +66,12 @@ impl McpHandler {
 
 impl McpHandler {
     /// `work`, the answer to the request `method`, in the request's span.
-    pub(super) fn traced<T>(
+    pub(super) fn traced<'w, T: 'w>(
         &self,
         method: &'static str,
         context: &RequestContext<RoleServer>,
-        work: impl Future<Output = Result<T, ErrorData>>,
-    ) -> impl Future<Output = Result<T, ErrorData>> {
+        work: impl Future<Output = Result<T, ErrorData>> + Send + 'w,
+    ) -> impl Future<Output = Result<T, ErrorData>> + Send + 'w {
         self.span(method, None, context).run(work, never)
     }
 }
@@ -79,22 +79,26 @@ impl McpHandler {
 impl Traced {
     /// Serve the request (`work`) in the span; `failed` says whether an answer reports a
     /// failure of its own (a tool result with `isError`).
+    /// Untraced, the work itself; traced, boxed (the span costs more than the box), so a
+    /// request's future is no larger when the server traces.
     #[cfg(feature = "otel")]
-    pub(super) async fn run<T>(
+    pub(super) fn run<'w, T: 'w>(
         self,
-        work: impl Future<Output = Result<T, ErrorData>>,
-        failed: impl FnOnce(&T) -> bool,
-    ) -> Result<T, ErrorData> {
+        work: impl Future<Output = Result<T, ErrorData>> + Send + 'w,
+        failed: impl FnOnce(&T) -> bool + Send + 'w,
+    ) -> impl Future<Output = Result<T, ErrorData>> + Send + 'w {
         let Some(cx) = self.cx else {
-            return work.await;
+            return futures_util::future::Either::Left(work);
         };
-        let out = crate::otel::within(Some(&cx), work).await;
-        match &out {
-            Ok(answer) if failed(answer) => crate::otel::end(&cx, Err("tool_error")),
-            Ok(_) => crate::otel::end(&cx, Ok(())),
-            Err(error) => crate::otel::end(&cx, Err(&error.code.0.to_string())),
-        }
-        out
+        futures_util::future::Either::Right(Box::pin(async move {
+            let out = crate::otel::within(Some(&cx), work).await;
+            match &out {
+                Ok(answer) if failed(answer) => crate::otel::end(&cx, Err("tool_error")),
+                Ok(_) => crate::otel::end(&cx, Ok(())),
+                Err(error) => crate::otel::end(&cx, Err(&error.code.0.to_string())),
+            }
+            out
+        }))
     }
 
     /// Serve the request (`work`): the server does not trace.

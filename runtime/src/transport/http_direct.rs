@@ -92,7 +92,8 @@ impl Direct {
         if !InPlace::named(method) {
             return None;
         }
-        let ClientJsonRpcMessage::Request(message) = serde_json::from_slice(body).ok()? else {
+        let ClientJsonRpcMessage::Request(message) = super::parse::client_message(body).ok()?
+        else {
             return None;
         };
         let request = message.request;

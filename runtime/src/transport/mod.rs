@@ -12,6 +12,7 @@ mod in_step;
 mod marked;
 mod message;
 mod metrics;
+mod parse;
 mod probes;
 mod restore;
 mod resumable;

@@ -306,7 +306,7 @@ impl<R, W> LineTransport<R, W> {
             .then(|| super::tasks_2025_request(text))
             .flatten();
         let text = renamed.as_deref().unwrap_or(text);
-        let mut message = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
+        let mut message = match super::parse::client_message(text) {
             Ok(message) => message,
             Err(e) => return reject(text, &e).map_or(Line::Nothing, Line::refused),
         };
