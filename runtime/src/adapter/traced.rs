@@ -79,6 +79,7 @@ impl McpHandler {
 impl Traced {
     /// Serve the request (`work`) in the span; `failed` says whether an answer reports a
     /// failure of its own (a tool result with `isError`).
+    ///
     /// Untraced, the work itself; traced, boxed (the span costs more than the box), so a
     /// request's future is no larger when the server traces.
     #[cfg(feature = "otel")]

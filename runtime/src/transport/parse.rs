@@ -11,6 +11,7 @@ use rmcp::model::{
     ClientRequest, JsonRpcMessage, JsonRpcRequest, JsonRpcVersion2_0, RequestId,
 };
 use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, Visitor, value::MapAccessDeserializer};
 
 /// A `tools/call` request, every member named (an unknown one: not this path).
 #[derive(Deserialize)]
@@ -24,13 +25,35 @@ struct CallLine {
         reason = "checked by its type: \"tools/call\" and nothing else"
     )]
     method: CallToolRequestMethod,
-    params: CallToolRequestParams,
+    params: Object<CallToolRequestParams>,
+}
+
+/// A `T` read from a JSON object only. A derived struct also takes an array of its fields
+/// in order; rmcp's message and params (flattened) take only objects, so this path must too.
+struct Object<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Members<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer
+            .deserialize_map(Members(std::marker::PhantomData))
+            .map(Object)
+    }
 }
 
 /// The message in `bytes`, as rmcp's type reads it.
 pub(crate) fn client_message(bytes: &[u8]) -> serde_json::Result<ClientJsonRpcMessage> {
     if memchr::memmem::find(bytes, b"\"tools/call\"").is_some()
-        && let Ok(line) = serde_json::from_slice::<CallLine>(bytes)
+        && let Ok(Object(line)) = serde_json::from_slice::<Object<CallLine>>(bytes)
     {
         return Ok(call(line));
     }
@@ -40,7 +63,7 @@ pub(crate) fn client_message(bytes: &[u8]) -> serde_json::Result<ClientJsonRpcMe
 /// The message rmcp's type would make of `line`: the params' `_meta` goes to the request's
 /// extensions, where rmcp's handlers read it.
 fn call(line: CallLine) -> ClientJsonRpcMessage {
-    let mut params = line.params;
+    let Object(mut params) = line.params;
     let meta = params.meta.take();
     let mut request = CallToolRequest::new(params);
     if let Some(meta) = meta {
@@ -114,6 +137,9 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"tools/call"}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":4}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
+            // Members by position: a derived struct takes them, rmcp does not.
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[null,"t",{"x":1},null,null]}"#,
+            r#"["2.0",1,"tools/call",{"name":"t"}]"#,
         ];
         for text in lines {
             let ours = client_message(text.as_bytes()).map(|m| serde_json::to_value(m).ok());
